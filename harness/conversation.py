@@ -1,0 +1,151 @@
+"""Conversation helpers: validation of projections, rounds, private keys, rendering.
+
+Messages are OpenAI Chat Completions dicts. Keys beginning with ``_`` are private to
+the harness (``_error``, ``_step``, ...) and are dropped before a request is sent.
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterable, Iterator
+
+
+class InvalidConversation(ValueError):
+    """A projection that no chat API would accept; the message says what is wrong."""
+
+
+def tool_call_ids(message: dict) -> list[str]:
+    """The ids of an assistant message's tool calls (empty for other messages)."""
+    return [call["id"] for call in message.get("tool_calls") or []]
+
+
+def validate_projection(request: list[dict], system: dict) -> None:
+    """Check that ``request`` is a conversation a chat API accepts.
+
+    Rules: the leading system message is ``system`` unchanged; every assistant
+    ``tool_calls`` entry is answered by a tool message right after it (parallel calls
+    in any order); no tool message without its call; the last message is not an
+    assistant message. Raises ``InvalidConversation`` naming the first violation.
+    """
+    if not request:
+        raise InvalidConversation("the projection is empty")
+    if request[0] is not system and request[0] != system:
+        raise InvalidConversation("the leading system message was changed or removed")
+    pending: set[str] = set()
+    for index, message in enumerate(request):
+        role = message.get("role")
+        if role not in {"system", "user", "assistant", "tool"}:
+            raise InvalidConversation(f"message {index} has an unknown role {role!r}")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                raise InvalidConversation(f"message {index} is a tool result for {call_id!r} with no matching call")
+            pending.discard(call_id)
+            continue
+        if pending:
+            raise InvalidConversation(
+                f"message {index} ({role}) arrives before tool results for {sorted(pending)} were given"
+            )
+        if role == "system" and index > 0:
+            raise InvalidConversation(f"message {index} is a second system message")
+        if role == "assistant":
+            ids = tool_call_ids(message)
+            if len(set(ids)) != len(ids):
+                raise InvalidConversation(f"message {index} repeats a tool call id")
+            pending = set(ids)
+    if pending:
+        raise InvalidConversation(f"tool calls {sorted(pending)} have no results")
+    if request[-1].get("role") == "assistant":
+        raise InvalidConversation("the projection ends with an assistant message")
+
+
+def split_head(messages: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Split off the head: the system message and the first user message (the task)."""
+    head_len = 1
+    if len(messages) > 1 and messages[1].get("role") == "user":
+        head_len = 2
+    return messages[:head_len], messages[head_len:]
+
+
+def split_rounds(messages: list[dict]) -> list[list[dict]]:
+    """Group messages into rounds: an assistant message with its tool results, or a lone message.
+
+    Tool messages always stay with the assistant message that called them, so a round is
+    the unit a strategy may keep or drop without breaking the pairing.
+    """
+    rounds: list[list[dict]] = []
+    for message in messages:
+        if message.get("role") == "tool" and rounds and rounds[-1][0].get("role") == "assistant":
+            rounds[-1].append(message)
+        else:
+            rounds.append([message])
+    return rounds
+
+
+def drop_orphans(messages: list[dict]) -> list[dict]:
+    """Repair a cut conversation: drop tool results whose call is gone and calls whose results are gone."""
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    called: set[str] = set()
+    kept: list[dict] = []
+    for message in messages:
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            ids = tool_call_ids(message)
+            if not all(i in answered for i in ids):
+                continue
+            called.update(ids)
+        elif message.get("role") == "tool" and message.get("tool_call_id") not in called:
+            continue
+        kept.append(message)
+    return kept
+
+
+def strip_private(message: dict) -> dict:
+    """A copy of ``message`` without the harness's private ``_`` keys."""
+    if not any(key.startswith("_") for key in message):
+        return message
+    return {key: value for key, value in message.items() if not key.startswith("_")}
+
+
+def parse_arguments(raw: str | dict | None) -> dict:
+    """Parse a tool call's JSON arguments; raises ``ValueError`` with a readable reason."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ValueError("arguments must be a JSON object")
+    return value
+
+
+def iter_calls(message: dict) -> Iterator[tuple[str, str, str]]:
+    """Yield ``(id, name, raw_arguments)`` for each tool call of an assistant message."""
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        yield call.get("id", ""), function.get("name", ""), function.get("arguments", "")
+
+
+def render_history(messages: Iterable[dict]) -> str:
+    """Render messages as plain text for a summarizer, one block per message.
+
+    Format (relied on by the reference policies): ``[user]: ...``, ``[assistant]: ...``,
+    ``[tool_call] name {json args}`` and ``[tool name]: result``.
+    """
+    names: dict[str, str] = {}
+    lines: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "system":
+            continue
+        if role == "tool":
+            name = names.get(message.get("tool_call_id", ""), "tool")
+            lines.append(f"[tool {name}]: {message.get('content') or ''}")
+            continue
+        if message.get("content"):
+            lines.append(f"[{role}]: {message['content']}")
+        for call_id, name, raw in iter_calls(message):
+            names[call_id] = name
+            lines.append(f"[tool_call] {name} {raw}")
+    return "\n".join(lines)

@@ -1,0 +1,358 @@
+"""The agent loop: one trial, from the task's prompts to ``submit`` or a limit.
+
+The history is append-only. Before every model call the strategy projects it
+(``prepare``), the harness validates the projection, counts it, checks the model's
+context window, and sends it. Tool calls are executed by the task instance (or the
+strategy, for tools it offers); the harness adds ``submit``, which grades and ends the
+trial. Everything is logged to the trial's transcript and to ``steps.jsonl``.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.conversation import InvalidConversation, iter_calls, parse_arguments, strip_private, validate_projection
+from harness.models.base import Completion, ContextOverflowError, ModelError, Usage, session_for
+from harness.pricing import Pricing
+from harness.records import RunWriter, Transcript
+from harness.summarizer import summary_request
+from harness.tokens import REPLY_PRIMER, TokenCounter
+from strategies.base import ToolError
+
+OUTCOMES = ("submitted", "step_limit", "context_overflow", "model_error", "strategy_error")
+NO_TOOL_CALL = (
+    "Your reply contained no tool call. Continue the task with the tools; call submit(...) with your answer when done."
+)
+
+
+def submit_tool(answer_schema: dict) -> dict:
+    """The ``submit`` tool the harness adds to every task."""
+    return {
+        "type": "function",
+        "function": {
+            "name": "submit",
+            "description": "Submit your final answer. This ends the task.",
+            "parameters": answer_schema,
+        },
+    }
+
+
+@dataclass
+class TrialSettings:
+    """Per-run limits and labels that every trial needs."""
+
+    budget: int
+    max_steps: int
+    strategy_name: str
+    strategy_params: dict
+    model_name: str
+    pricing: Pricing = field(default_factory=Pricing)
+    run_name: str = ""
+
+
+@dataclass
+class CallTotals:
+    """Token and cost totals of one kind of call (agent, summarizer, ...)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    cached_sources: set = field(default_factory=set)
+
+    def add(self, usage: Usage, cost: float) -> None:
+        """Accumulate one call."""
+        self.calls += 1
+        self.input_tokens += usage.prompt_tokens or 0
+        self.cached_tokens += usage.cached_tokens or 0
+        self.output_tokens += usage.output_tokens or 0
+        self.cost += cost
+        self.cached_sources.add(usage.cached_source)
+
+
+class MessageTable:
+    """Gives every distinct message a short ref (``m0``, ``m1`` ...) and logs its body once.
+
+    Look-ups are by identity first, so a step costs O(new messages); a rebuilt message
+    with the same content gets the same ref.
+    """
+
+    def __init__(self, transcript: Transcript) -> None:
+        self._transcript = transcript
+        self._by_id: dict[int, tuple[dict, str]] = {}
+        self._by_content: dict[str, str] = {}
+
+    def ref(self, message: dict) -> str:
+        """The ref of ``message``, logging its body the first time it is seen."""
+        entry = self._by_id.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        key = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+        ref = self._by_content.get(key)
+        if ref is None:
+            ref = f"m{len(self._by_content)}"
+            self._by_content[key] = ref
+            self._transcript.event("message", ref=ref, message=message)
+        self._by_id[id(message)] = (message, ref)
+        return ref
+
+
+class TrialContext:
+    """The ``StrategyContext`` of one trial (see strategies/base.py)."""
+
+    def __init__(self, budget: int, counter: TokenCounter, store: Path, transcript: Transcript,
+                 summarizer: Any, on_summarizer_call) -> None:
+        self.budget = budget
+        self.store = store
+        self.counter = counter
+        self.tools: list[dict] = []
+        self.step = 0
+        self.compactions = 0
+        self.events_this_step: list[str] = []
+        self._transcript = transcript
+        self._summarizer = summarizer
+        self._on_summarizer_call = on_summarizer_call
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Tokens of ``messages`` (memoized; tools and primer excluded)."""
+        return self.counter.messages(messages)
+
+    def count_message(self, message: dict) -> int:
+        """Tokens of one message (memoized)."""
+        return self.counter.message(message)
+
+    def request_overhead(self) -> int:
+        """Tokens of the tool schemas plus the reply primer."""
+        return self.counter.tools(self.tools) + REPLY_PRIMER
+
+    def summarize(self, messages: list[dict], instructions: str = "") -> str:
+        """Call the summarizer model on ``messages``; billed to the trial as a summarizer call."""
+        request = summary_request(messages, instructions)
+        completion = self._summarizer.complete(request, [])
+        self._on_summarizer_call(request, completion)
+        return str(completion.message.get("content") or "")
+
+    def log(self, event: str, **data: Any) -> None:
+        """Record a strategy event; ``compaction`` events are counted in the trial row."""
+        if event == "compaction":
+            self.compactions += 1
+        self.events_this_step.append(event)
+        self._transcript.event("strategy", step=self.step, name=event, data=data)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, model: Any, summarizer: Any,
+              settings: TrialSettings, writer: RunWriter, text_cache: dict[str, int] | None = None) -> dict:
+    """Run one trial and return its row (the caller appends it to ``trials.jsonl``)."""
+    started = time.perf_counter()
+    started_at = _now()
+    counter = TokenCounter(text_cache)
+    transcript = writer.transcript(trial_id)
+    table = MessageTable(transcript)
+    agent = session_for(model, instance)
+    summarizer_session = agent if summarizer is None or summarizer is model else session_for(summarizer, instance)
+    totals = {"agent": CallTotals(), "summarizer": CallTotals()}
+    store = writer.run_dir / "stores" / trial_id
+    row_base = {"trial_id": trial_id}
+
+    def record_call(kind: str, step: int, request: list[dict], tools: list[dict], completion: Completion,
+                    request_tokens: int, extra: dict | None = None) -> None:
+        usage = completion.usage
+        if usage.prompt_tokens is None:
+            usage.prompt_tokens = request_tokens
+            usage.tokens_source = "tiktoken"
+        if usage.output_tokens is None:
+            usage.output_tokens = counter.message(completion.message)
+        if usage.cached_tokens is None:
+            usage.cached_tokens = 0
+        cost = settings.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens + usage.reasoning_tokens)
+        totals[kind].add(usage, cost)
+        writer.step({
+            **row_base, "step": step, "kind": kind, "request_tokens": request_tokens,
+            "prompt_tokens": usage.prompt_tokens, "cached_tokens": usage.cached_tokens,
+            "cached_source": usage.cached_source, "output_tokens": usage.output_tokens,
+            "reasoning_tokens": usage.reasoning_tokens, "tokens_source": usage.tokens_source,
+            "request_messages": len(request), "latency_s": round(completion.latency_s, 6), "cost": cost,
+            **(extra or {}),
+        })
+
+    def on_summarizer_call(request: list[dict], completion: Completion) -> None:
+        tokens = counter.request(request, [])
+        transcript.event("summarizer", step=ctx.step, request=[table.ref(m) for m in request],
+                         reply=completion.message.get("content"))
+        record_call("summarizer", ctx.step, request, [], completion, tokens)
+
+    ctx = TrialContext(settings.budget, counter, store, transcript, summarizer_session, on_summarizer_call)
+    outcome, error, grade, answer = "step_limit", None, None, None
+    history: list[dict] = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+    ]
+    tools: list[dict] = list(instance.tools)
+    strategy_tool_names: set[str] = set()
+    tool_log: list[dict] = []
+    seen_resources: set[str] = set()
+    reads = rereads = 0
+    peak_context = 0
+    history_tokens = counter.messages(history)
+    steps = 0
+    try:
+        if hasattr(strategy, "bind"):
+            strategy.bind(ctx)
+        extra_tools = list(strategy.tools()) if hasattr(strategy, "tools") else []
+    except Exception as exc:  # a strategy that cannot even start
+        extra_tools, outcome, error = [], "strategy_error", f"{type(exc).__name__}: {exc}"
+    strategy_tool_names = {t["function"]["name"] for t in extra_tools}
+    tools = tools + extra_tools + [submit_tool(instance.answer_schema)]
+    ctx.tools = tools
+    transcript.event("trial_start", trial_id=trial_id, instance=instance.id, family=instance.family,
+                     seed=instance.seed, trial=trial_index, strategy=settings.strategy_name,
+                     strategy_params=settings.strategy_params, budget=settings.budget, model=settings.model_name,
+                     reference_agent=bool(getattr(model, "is_reference", False)), tools=tools, started_at=started_at)
+    for message in history:
+        table.ref(message)
+
+    while outcome != "strategy_error" and steps < settings.max_steps:
+        steps += 1
+        ctx.step = steps
+        ctx.events_this_step = []
+        try:
+            request = strategy.prepare(list(history))
+            validate_projection(request, history[0])
+        except InvalidConversation as exc:
+            outcome, error = "strategy_error", f"invalid projection at step {steps}: {exc}"
+            break
+        except Exception as exc:
+            outcome, error = "strategy_error", f"strategy raised at step {steps}: {type(exc).__name__}: {exc}"
+            break
+        request_tokens = counter.request(request, tools)
+        peak_context = max(peak_context, request_tokens)
+        transcript.event("request", step=steps, refs=[table.ref(m) for m in request], tokens=request_tokens)
+        if request_tokens > agent.context_window:
+            outcome = "context_overflow"
+            error = f"request of {request_tokens:,} tokens exceeds the {agent.context_window:,}-token context window"
+            break
+        try:
+            completion = agent.complete([strip_private(m) for m in request], tools)
+        except ContextOverflowError as exc:
+            outcome, error = "context_overflow", str(exc)
+            break
+        except ModelError as exc:
+            outcome, error = "model_error", str(exc)
+            break
+        except Exception as exc:  # a backend bug must not kill the run
+            outcome, error = "model_error", f"{type(exc).__name__}: {exc}"
+            break
+        reply = dict(completion.message)
+        reply["role"] = "assistant"
+        reply["_step"] = steps
+        history.append(reply)
+        history_tokens += counter.message(reply)
+        transcript.event("reply", step=steps, ref=table.ref(reply), latency_s=round(completion.latency_s, 6))
+        calls = list(iter_calls(reply))
+        record_call("agent", steps, request, tools, completion, request_tokens, {
+            "history_tokens": history_tokens, "tool_calls": [name for _, name, _ in calls],
+            "strategy_events": list(ctx.events_this_step),
+        })
+        if not calls:
+            nudge = {"role": "user", "content": NO_TOOL_CALL, "_step": steps, "_nudge": True}
+            history.append(nudge)
+            history_tokens += counter.message(nudge)
+            continue
+        submitted = False
+        for call_id, name, raw in calls:
+            resource = None
+            is_error = False
+            args: dict = {}
+            try:
+                args = parse_arguments(raw)
+            except ValueError as exc:
+                content, is_error = f"ERROR: could not parse the arguments of {name}: {exc}. Fix the JSON and call again.", True
+            else:
+                if name == "submit":
+                    answer = args
+                    grade = instance.grade(args)
+                    content = "Answer received. The task is over."
+                    submitted = True
+                elif name in strategy_tool_names:
+                    try:
+                        content = str(strategy.call(name, args))
+                    except ToolError as exc:
+                        content, is_error = f"ERROR: {exc}", True
+                    except Exception as exc:
+                        outcome, error = "strategy_error", f"strategy tool {name} raised: {type(exc).__name__}: {exc}"
+                        content, is_error = f"ERROR: internal error in {name}", True
+                else:
+                    result = instance.call(name, args)
+                    content, is_error, resource = result.content, result.is_error, result.resource
+            if resource is not None and not is_error:
+                reads += 1
+                if resource in seen_resources:
+                    rereads += 1
+                seen_resources.add(resource)
+            tool_log.append({"step": steps, "name": name, "args": args, "is_error": is_error, "resource": resource})
+            message = {"role": "tool", "tool_call_id": call_id, "content": content, "_step": steps,
+                       "_tool": name, "_args": args, "_error": is_error, "_resource": resource}
+            history.append(message)
+            history_tokens += counter.message(message)
+            transcript.event("tool", step=steps, name=name, args=args, is_error=is_error, resource=resource,
+                             ref=table.ref(message))
+        if submitted:
+            outcome = "submitted"
+            break
+
+    wall_s = time.perf_counter() - started
+    agent_totals, summ_totals = totals["agent"], totals["summarizer"]
+    cached_sources = sorted(agent_totals.cached_sources) or ["none"]
+    row = {
+        "trial_id": trial_id,
+        "run": settings.run_name,
+        "strategy": settings.strategy_name,
+        "strategy_params": settings.strategy_params,
+        "budget": settings.budget,
+        "family": instance.family,
+        "instance_id": instance.id,
+        "seed": instance.seed,
+        "trial": trial_index,
+        "model": settings.model_name,
+        "reference_agent": bool(getattr(model, "is_reference", False)),
+        "outcome": outcome,
+        "success": bool(outcome == "submitted" and grade is not None and grade.success),
+        "score": float(grade.score) if (outcome == "submitted" and grade is not None) else 0.0,
+        "steps": steps,
+        "input_tokens": agent_totals.input_tokens,
+        "cached_tokens": agent_totals.cached_tokens,
+        "cached_source": "+".join(cached_sources),
+        "output_tokens": agent_totals.output_tokens,
+        "summarizer_calls": summ_totals.calls,
+        "summarizer_input_tokens": summ_totals.input_tokens,
+        "summarizer_cached_tokens": summ_totals.cached_tokens,
+        "summarizer_output_tokens": summ_totals.output_tokens,
+        "cost": round(agent_totals.cost + summ_totals.cost, 8),
+        "agent_cost": round(agent_totals.cost, 8),
+        "summarizer_cost": round(summ_totals.cost, 8),
+        "pricing": settings.pricing.name,
+        "reads": reads,
+        "rereads": rereads,
+        "reread_rate": round(rereads / reads, 4) if reads else 0.0,
+        "peak_context": peak_context,
+        "final_history_tokens": history_tokens,
+        "compactions": ctx.compactions,
+        "wall_s": round(wall_s, 4),
+        "started_at": started_at,
+        "error": error,
+        "grade_detail": grade.detail if grade is not None else None,
+    }
+    row.update(instance.trial_metrics(tool_log))
+    transcript.event("trial_end", outcome=outcome, success=row["success"], score=row["score"], error=error,
+                     answer=answer, steps=steps)
+    transcript.commit()
+    return row

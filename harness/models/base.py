@@ -1,0 +1,62 @@
+"""The Model contract: ``complete(messages, tools) -> Completion``.
+
+``Usage`` is normalized across backends: ``prompt_tokens`` counts all input tokens
+(cached included), ``cached_tokens`` the part served from a prefix cache, and
+``cached_source`` says where that figure came from: ``reported`` by the engine,
+``simulated`` by the harness's prefix-cache model, or ``none``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ModelError(RuntimeError):
+    """The model could not produce a reply (exhausted retries, bad endpoint, ...)."""
+
+
+class ContextOverflowError(ModelError):
+    """The request is longer than the model's context window (a real API's 400)."""
+
+
+@dataclass
+class Usage:
+    """Token usage of one model call, normalized across providers.
+
+    ``None`` means "not reported": the harness then fills in its own tiktoken count
+    and marks ``tokens_source`` as ``tiktoken``.
+    """
+
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int = 0
+    cached_source: str = "none"
+    tokens_source: str = "reported"
+
+
+@dataclass
+class Completion:
+    """A model reply: the assistant message, its usage and the call's latency."""
+
+    message: dict
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    raw: dict[str, Any] | None = None
+
+
+class Model(Protocol):
+    """A chat model. ``for_trial`` (optional) returns a per-trial session."""
+
+    name: str
+    context_window: int
+    is_reference: bool
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
+        """Reply to a request."""
+
+
+def session_for(model: Any, instance: Any) -> Any:
+    """The per-trial session of a model: ``model.for_trial(instance)`` if it has one."""
+    factory = getattr(model, "for_trial", None)
+    return factory(instance) if callable(factory) else model

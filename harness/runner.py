@@ -1,0 +1,229 @@
+"""Run orchestration: build the objects from a config, run the pending trials, write the records.
+
+``execute(cfg, run_dir)`` is what ``python -m harness run`` calls inside each Hydra job.
+Config problems raise ``ConfigError`` before anything is written.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from harness.budget import BudgetError, format_budget, parse_budget
+from harness.loop import TrialSettings, run_trial
+from harness.pricing import Pricing
+from harness.records import RunWriter
+from tasks.base import KnobError, TaskFamily
+
+IDENTITY_FILE = "identity.json"
+NOT_IDENTITY = ("trials", "progress", "workers")
+
+
+class ConfigError(ValueError):
+    """A config problem; reported as one line, exit code 2, nothing written."""
+
+
+@dataclass
+class TrialJob:
+    """One pending trial."""
+
+    trial_id: str
+    family: str
+    instance: Any
+    trial_index: int
+
+
+def _node(cfg: Any) -> dict:
+    return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
+
+
+def build(spec: dict, what: str) -> Any:
+    """Instantiate a ``_target_`` spec (its ``name`` key is a label, not an argument)."""
+    spec = {k: v for k, v in spec.items() if k != "name"}
+    try:
+        return instantiate(spec, _convert_="all")
+    except Exception as exc:  # hydra wraps constructor errors
+        cause = exc
+        while cause.__cause__ is not None:
+            cause = cause.__cause__
+        raise ConfigError(f"cannot build {what}: {cause}") from None
+
+
+def strategy_params(spec: dict) -> dict:
+    """The strategy's parameters as recorded in every row."""
+    return {k: v for k, v in spec.items() if k not in ("name", "_target_")}
+
+
+def families_from(cfg: DictConfig) -> dict[str, TaskFamily]:
+    """The task families of the run: ``task`` alone if set, else the suite's."""
+    specs = {cfg.task.name: _node(cfg.task)} if cfg.get("task") else _node(cfg.suite.families)
+    families = {}
+    for name, spec in specs.items():
+        try:
+            families[name] = build(spec, f"task family {name}")
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace("cannot build task family", "bad task knob for")) from None
+    return families
+
+
+def identity(cfg: DictConfig) -> dict:
+    """The part of the config that decides what a trial is; a run folder holds one identity."""
+    data = _node(cfg)
+    for key in NOT_IDENTITY:
+        data.pop(key, None)
+    return data
+
+
+def check_identity(run_dir: Path, ident: dict) -> None:
+    """Refuse to mix two configs in one folder (resume needs the same config)."""
+    path = run_dir / IDENTITY_FILE
+    if not path.exists():
+        return
+    old = json.loads(path.read_text())
+    if old != ident:
+        keys = sorted(k for k in set(old) | set(ident) if old.get(k) != ident.get(k))
+        raise ConfigError(
+            f"{run_dir} already holds a run of a different config (differs in: {', '.join(keys)}); "
+            "choose another folder with hydra.run.dir=..."
+        )
+
+
+def plan(cfg: DictConfig) -> tuple[list[TrialJob], dict[str, TaskFamily]]:
+    """Every trial of the run, in a fixed order."""
+    families = families_from(cfg)
+    trials = int(cfg.trials)
+    if trials < 1:
+        raise ConfigError(f"trials={trials} must be at least 1")
+    instances = int(cfg.suite.get("instances", 1))
+    jobs: list[TrialJob] = []
+    for name, family in families.items():
+        for i in range(instances):
+            try:
+                instance = family.generate(int(cfg.seed) + i)
+            except KnobError as exc:
+                raise ConfigError(str(exc)) from None
+            for t in range(trials):
+                jobs.append(TrialJob(f"{instance.id}-t{t}", name, instance, t))
+    return jobs, families
+
+
+def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, dict]:
+    """Trial settings plus the strategy and model specs."""
+    try:
+        budget = parse_budget(cfg.budget)
+    except BudgetError as exc:
+        raise ConfigError(str(exc)) from None
+    if int(cfg.max_steps) < 1:
+        raise ConfigError(f"max_steps={cfg.max_steps} must be at least 1")
+    strategy_spec = _node(cfg.strategy)
+    model_spec = _node(cfg.model)
+    pricing = Pricing(**_node(cfg.pricing)) if cfg.get("pricing") else Pricing()
+    settings = TrialSettings(
+        budget=budget,
+        max_steps=int(cfg.max_steps),
+        strategy_name=str(strategy_spec.get("name", strategy_spec.get("_target_", "?"))),
+        strategy_params=strategy_params(strategy_spec),
+        model_name=str(model_spec.get("name", "?")),
+        pricing=pricing,
+        run_name=run_dir.name,
+    )
+    return settings, strategy_spec, model_spec
+
+
+def banner(model: Any, settings: TrialSettings, n_pending: int, n_done: int, run_dir: Path) -> str:
+    """The first lines a run prints."""
+    lines = [f"ctxbench run -> {run_dir}"]
+    if getattr(model, "is_reference", False):
+        lines.append(f"model: {settings.model_name} = {getattr(model, 'label', 'reference agent (not an LLM)')}")
+    else:
+        lines.append(f"model: {settings.model_name}")
+    lines.append(
+        f"strategy: {settings.strategy_name} {settings.strategy_params or ''}  budget: {format_budget(settings.budget)}  "
+        f"max_steps: {settings.max_steps}  trials to run: {n_pending} (already recorded: {n_done})"
+    )
+    return "\n".join(lines)
+
+
+def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print) -> list[dict]:
+    """Run every pending trial of ``cfg`` into ``run_dir``; return the rows written now."""
+    run_dir = Path(run_dir)
+    settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
+    jobs, _ = plan(cfg)
+    model = build(model_spec, "model")
+    summarizer = build(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
+    build(strategy_spec, "strategy")  # fail early on bad parameters
+    ident = identity(cfg)
+    check_identity(run_dir, ident)
+
+    writer = RunWriter(run_dir)
+    (run_dir / IDENTITY_FILE).write_text(json.dumps(ident, indent=1, sort_keys=True))
+    pending = [job for job in jobs if job.trial_id not in writer.done]
+    echo(banner(model, settings, len(pending), len(jobs) - len(pending), run_dir))
+    text_cache: dict[str, int] = {}
+    rows: list[dict] = []
+
+    def one(job: TrialJob) -> dict:
+        strategy = build(strategy_spec, "strategy")
+        return run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.instance,
+                         strategy=strategy, model=model, summarizer=summarizer, settings=settings,
+                         writer=writer, text_cache=text_cache)
+
+    progress = _progress(len(pending), bool(cfg.get("progress", True)))
+    workers = max(1, int(cfg.get("workers", 1)))
+    try:
+        if workers == 1:
+            for job in pending:
+                rows.append(_commit(writer, one(job), progress))
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(one, job) for job in pending]
+                for future in as_completed(futures):
+                    rows.append(_commit(writer, future.result(), progress))
+    finally:
+        progress.close()
+        writer.close()
+    from harness.reporting import write_run_outputs  # late import: pandas/matplotlib are slow to load
+
+    all_rows = write_run_outputs(run_dir, settings)
+    successes = sum(1 for r in all_rows if r["success"])
+    echo(f"done: {len(all_rows)} trials, {successes} succeeded; records in {run_dir}")
+    if getattr(model, "is_reference", False):
+        echo("note: these results come from the scripted reference agent, not an LLM.")
+    return rows
+
+
+def _commit(writer: RunWriter, row: dict, progress: Any) -> dict:
+    writer.trial(row)
+    progress.record(row)
+    return row
+
+
+class _progress:
+    """tqdm bar with success and token counts so far (or nothing when disabled)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.ok = self.tokens = 0
+        self.cost = 0.0
+        self.bar = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="trial", file=sys.stderr, dynamic_ncols=True)
+
+    def record(self, row: dict) -> None:
+        self.ok += bool(row["success"])
+        self.tokens += row["input_tokens"] + row["summarizer_input_tokens"]
+        self.cost += row["cost"]
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"success {self.ok}/{self.bar.n + 1}, input {self.tokens:,} tok, ${self.cost:.4f}")
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

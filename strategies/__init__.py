@@ -1,0 +1,1 @@
+"""Context-management strategies. The contract lives in ``strategies.base``."""

@@ -1,0 +1,84 @@
+"""The Strategy contract.
+
+A strategy decides what the model sees. Its one required method is
+``prepare(messages) -> messages``: it receives the full, append-only history and returns
+the projection that is sent to the model. It must never mutate the history (copy a
+message before changing it) and its output must be a valid conversation (leading system
+message unchanged, tool calls paired with their results, no trailing assistant message);
+the harness validates every projection and ends the trial with ``strategy_error`` if not.
+
+One instance serves one trial, so a strategy may keep state (frozen placeholders, a
+running summary, counters). Optional, duck-typed hooks:
+
+* ``bind(ctx)`` receives the ``StrategyContext`` below before the first ``prepare``;
+* ``tools()`` returns extra tool schemas offered to the agent;
+* ``call(name, args) -> str`` executes them (raise ``ToolError`` for a bad call).
+
+A third-party strategy needs no change to this package: any importable class with a
+``prepare`` method can be named by ``_target_`` in a config (see strategies/README.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+class ToolError(Exception):
+    """Raised by a strategy's ``call`` for a bad tool call; becomes an error tool result."""
+
+
+class StrategyContext(Protocol):
+    """What the harness gives a strategy at ``bind`` time (one per trial)."""
+
+    budget: int
+    """Token budget for the prepared request (tool schemas included)."""
+    store: Path
+    """A per-trial directory the strategy may write files to."""
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Tokens of these messages (memoized per message; excludes tools and primer)."""
+
+    def count_message(self, message: dict) -> int:
+        """Tokens of one message (memoized)."""
+
+    def request_overhead(self) -> int:
+        """Tokens every request pays besides its messages: tool schemas and reply primer."""
+
+    def summarize(self, messages: list[dict], instructions: str = "") -> str:
+        """Ask the configured summarizer model for a structured summary (billed to the trial)."""
+
+    def log(self, event: str, **data: Any) -> None:
+        """Record a strategy event in the transcript; ``compaction`` events are counted."""
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """Anything with ``prepare(messages) -> messages``."""
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """Return the projection of ``messages`` that the model sees."""
+
+
+class BaseStrategy:
+    """Optional convenience base class: keeps the bound context, offers no tools."""
+
+    ctx: StrategyContext
+
+    def bind(self, ctx: StrategyContext) -> None:
+        """Keep the trial context."""
+        self.ctx = ctx
+
+    def tools(self) -> list[dict]:
+        """No extra tools by default."""
+        return []
+
+    def call(self, name: str, args: dict) -> str:
+        """No extra tools by default."""
+        raise ToolError(f"unknown tool {name!r}")
+
+    def fits(self, messages: list[dict]) -> bool:
+        """Whether ``messages`` plus the request overhead fit the budget."""
+        return self.ctx.count_tokens(messages) + self.ctx.request_overhead() <= self.ctx.budget
+
+    def prepare(self, messages: list[dict]) -> list[dict]:  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -1,0 +1,1 @@
+"""Task families. The contract lives in ``tasks.base``."""

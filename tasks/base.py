@@ -1,0 +1,143 @@
+"""The Task contract: families generate deterministic, code-graded instances.
+
+A *family* (``TaskFamily``) is configured with size knobs and turns a seed into a
+``TaskInstance``. The instance carries the prompts, the tool schemas, the tool
+implementations (``call``), the grader (``grade``) and the reference policy that
+the scripted agent (``model=scripted``) follows.
+
+Rules every family obeys (see ../shared/DESIGN.md):
+
+* generation is deterministic: the same seed and knobs give a byte-identical instance;
+* grading is code, never an LLM;
+* read-type tool results carry a ``resource`` key so that re-reads can be counted;
+* bad tool arguments come back as ``ToolResult(is_error=True)``, never as exceptions.
+"""
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+
+class KnobError(ValueError):
+    """A task knob is out of range; the message names the knob and its valid range."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What one tool call returned.
+
+    ``resource`` is the key of what a read-type call fetched (a file path, a page
+    number, a URL). Two reads with the same resource in one trial make a re-read.
+    """
+
+    content: str
+    is_error: bool = False
+    resource: str | None = None
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The code grader's verdict: exact success, a partial score in [0, 1], and details."""
+
+    success: bool
+    score: float
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class Policy(Protocol):
+    """A reference policy for the scripted agent.
+
+    It must act only on the messages it is given (the prepared request), never on the
+    instance's hidden state beyond what a competent agent would know from its prompt.
+    """
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Return the next assistant message (``content`` and/or ``tool_calls``)."""
+
+    def summarize(self, history_text: str) -> str:
+        """Summarize a rendered history in the seed's four-part template."""
+
+
+def tool_schema(name: str, description: str, properties: dict[str, Any], required: list[str] | None = None) -> dict:
+    """Build an OpenAI function-tool schema."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": list(required if required is not None else properties),
+            },
+        },
+    }
+
+
+class TaskInstance(ABC):
+    """One generated task: prompts, tools, grader and reference policy."""
+
+    family: str
+    id: str
+    seed: int
+    system_prompt: str
+    user_prompt: str
+    tools: list[dict]
+    answer_schema: dict
+
+    @abstractmethod
+    def call(self, name: str, args: dict) -> ToolResult:
+        """Execute a task tool. Unknown names and bad arguments give an error result."""
+
+    @abstractmethod
+    def grade(self, answer: dict) -> Grade:
+        """Grade the arguments of the agent's ``submit`` call."""
+
+    @abstractmethod
+    def reference_policy(self) -> Policy:
+        """A fresh reference policy for one trial of the scripted agent."""
+
+    def trial_metrics(self, tool_log: list[dict]) -> dict[str, Any]:
+        """Extra per-trial metrics computed from the trial's tool log.
+
+        ``tool_log`` holds one dict per executed call: ``name``, ``args``, ``is_error``,
+        ``resource``. Families override this (file coverage, repeated failed calls).
+        """
+        return {}
+
+    def fingerprint(self) -> str:
+        """A stable serialization of the instance, used to test byte-identical generation."""
+        return json.dumps(
+            {
+                "id": self.id,
+                "system": self.system_prompt,
+                "user": self.user_prompt,
+                "tools": self.tools,
+                "answer_schema": self.answer_schema,
+                "data": self.data_fingerprint(),
+            },
+            sort_keys=True,
+        )
+
+    def data_fingerprint(self) -> Any:
+        """The generated hidden data, JSON-serializable; families override it."""
+        return None
+
+
+class TaskFamily(ABC):
+    """A configurable generator of task instances. Knobs are constructor arguments."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def generate(self, seed: int) -> TaskInstance:
+        """Generate the instance for ``seed``; deterministic."""
+
+    @staticmethod
+    def check_knob(name: str, value: int, low: int, high: int) -> int:
+        """Validate an integer knob, raising ``KnobError`` with its valid range."""
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise KnobError(f"task knob {name}={value!r} is out of range (valid: {low}..{high})")
+        return value

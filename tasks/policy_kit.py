@@ -1,0 +1,138 @@
+"""Helpers for reference policies: reading the visible request, writing replies and summaries.
+
+A reference policy must act only on what the prepared request shows. These helpers
+pair the visible tool calls with their visible results, collect the free text (task,
+notes, summaries) and format the seed's four-part summary template.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from harness.conversation import iter_calls, parse_arguments
+from harness.summarizer import SUMMARY_HEADINGS
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A visible tool call and its visible result (``result`` is ``None`` when not shown)."""
+
+    name: str
+    args: dict
+    result: str | None
+    is_error: bool
+
+
+def make_call(name: str, **args: Any) -> dict:
+    """A tool call dict (the scripted model assigns its id)."""
+    return {"type": "function", "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}
+
+
+def reply(content: str, *calls: dict) -> dict:
+    """An assistant message with optional tool calls."""
+    message: dict = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = list(calls)
+    return message
+
+
+def submit(content: str, **answer: Any) -> dict:
+    """An assistant message that submits ``answer``."""
+    return reply(content, make_call("submit", **answer))
+
+
+ERROR_PREFIX = "ERROR"
+
+
+def exchanges(messages: Iterable[dict]) -> list[Exchange]:
+    """Every visible tool call with its visible result, in order."""
+    results: dict[str, dict] = {}
+    messages = list(messages)
+    for message in messages:
+        if message.get("role") == "tool":
+            results[message.get("tool_call_id", "")] = message
+    found: list[Exchange] = []
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for call_id, name, raw in iter_calls(message):
+            try:
+                args = parse_arguments(raw)
+            except ValueError:
+                args = {}
+            result = results.get(call_id)
+            content = None if result is None else str(result.get("content") or "")
+            found.append(Exchange(name, args, content, bool(content and content.startswith(ERROR_PREFIX))))
+    return found
+
+
+def texts(messages: Iterable[dict], roles: tuple[str, ...] = ("user", "assistant")) -> list[str]:
+    """The string contents of visible messages of the given roles."""
+    return [str(m.get("content") or "") for m in messages if m.get("role") in roles and m.get("content")]
+
+
+def tool_texts(messages: Iterable[dict]) -> list[str]:
+    """The contents of visible tool results."""
+    return texts(messages, roles=("tool",))
+
+
+_TOOL_CALL_LINE = re.compile(r"^\[tool_call\] (\w+)", re.M)
+_TOOL_RESULT_ERROR = re.compile(r"^\[tool (\w+)\]: (ERROR[^\n]*)", re.M)
+
+
+def tools_used(history_text: str) -> Counter:
+    """Tool names and call counts in a rendered history (``[tool_call] name ...`` lines)."""
+    return Counter(_TOOL_CALL_LINE.findall(history_text))
+
+
+def failed_attempts(history_text: str) -> list[str]:
+    """One line per error result in a rendered history, with the tool's name."""
+    return [f"{name}: {line[:160]}" for name, line in _TOOL_RESULT_ERROR.findall(history_text)]
+
+
+def format_summary(findings: list[str], tools: Counter | list[str], failed: list[str], progress: list[str]) -> str:
+    """The seed's four-part summary: key findings / tools used / failed attempts / progress."""
+    if isinstance(tools, Counter):
+        tool_lines = [f"{name} ({count} calls)" for name, count in sorted(tools.items())]
+    else:
+        tool_lines = list(tools)
+    parts = []
+    for heading, items in zip(SUMMARY_HEADINGS, (findings, tool_lines, failed, progress)):
+        parts.append(f"{heading}:\n" + "\n".join(f"- {item}" for item in (items or ["none"])))
+    return "\n".join(parts)
+
+
+def ranges(numbers: Iterable[int]) -> str:
+    """Compress integers to ``1-4, 7, 9-10``."""
+    values = sorted(set(numbers))
+    if not values:
+        return "none"
+    spans: list[str] = []
+    start = prev = values[0]
+    for value in values[1:] + [None]:  # type: ignore[list-item]
+        if value is not None and value == prev + 1:
+            prev = value
+            continue
+        spans.append(str(start) if start == prev else f"{start}-{prev}")
+        if value is not None:
+            start = prev = value
+    return ", ".join(spans)
+
+
+def parse_ranges(text: str) -> set[int]:
+    """Inverse of ``ranges``."""
+    numbers: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part or part == "none":
+            continue
+        if "-" in part:
+            low, high = part.split("-", 1)
+            if low.strip().isdigit() and high.strip().isdigit():
+                numbers.update(range(int(low), int(high) + 1))
+        elif part.isdigit():
+            numbers.add(int(part))
+    return numbers

@@ -1,0 +1,67 @@
+"""Shared test helpers: a stand-in strategy context and hand-built histories."""
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.tokens import REPLY_PRIMER, TokenCounter
+
+SYSTEM = {"role": "system", "content": "You are a test agent."}
+TASK = {"role": "user", "content": "Do the task."}
+
+
+class FakeContext:
+    """A StrategyContext for unit tests: real token counting, recorded events, canned summaries."""
+
+    def __init__(self, budget: int, tools: list[dict] | None = None, summary: str = "Key findings:\n- x") -> None:
+        self.budget = budget
+        self.counter = TokenCounter()
+        self.tools = tools or []
+        self.store = Path(tempfile.mkdtemp(prefix="ctxbench-store-"))
+        self.events: list[tuple[str, dict]] = []
+        self.summaries: list[list[dict]] = []
+        self.summary = summary
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        return self.counter.messages(messages)
+
+    def count_message(self, message: dict) -> int:
+        return self.counter.message(message)
+
+    def request_overhead(self) -> int:
+        return self.counter.tools(self.tools) + REPLY_PRIMER
+
+    def summarize(self, messages: list[dict], instructions: str = "") -> str:
+        self.summaries.append(messages)
+        return self.summary
+
+    def log(self, event: str, **data: Any) -> None:
+        self.events.append((event, data))
+
+
+def call(call_id: str, name: str = "read", **args: Any) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def history(rounds: int = 6, size: int = 400, parallel: int = 1, error_at: int | None = None,
+            user_turn_at: int | None = None) -> list[dict]:
+    """system, task, then `rounds` assistant rounds with `parallel` tool calls each (~size words per result)."""
+    messages = [dict(SYSTEM), dict(TASK)]
+    for r in range(rounds):
+        if user_turn_at == r:
+            messages.append({"role": "user", "content": f"Also check item {r}."})
+        calls = [call(f"c{r}_{i}", "read", path=f"f{r}_{i}.py") for i in range(parallel)]
+        messages.append({"role": "assistant", "content": f"step {r}", "tool_calls": calls})
+        for i in range(parallel):
+            is_error = error_at == r
+            content = ("ERROR: permission denied " if is_error else "") + " ".join(f"word{r}_{i}_{k}" for k in range(size))
+            messages.append({"role": "tool", "tool_call_id": f"c{r}_{i}", "content": content, "_tool": "read",
+                             "_args": {"path": f"f{r}_{i}.py"}, "_error": is_error, "_step": r + 1})
+    return messages
+
+
+def frozen(messages: list[dict]) -> list[dict]:
+    return copy.deepcopy(messages)
