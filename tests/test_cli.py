@@ -1,5 +1,6 @@
 """The command line, end to end in subprocesses (offline, on the smoke suite)."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +10,14 @@ import pytest
 from harness.records import read_jsonl
 
 VOLATILE = {"wall_s", "started_at", "latency_s", "run"}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def harness(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    """Run ``python -m harness`` from this checkout (not whatever is installed)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=env)
 
 
 @pytest.mark.parametrize("args,needle", [
