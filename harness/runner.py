@@ -31,12 +31,19 @@ class ConfigError(ValueError):
 
 @dataclass
 class TrialJob:
-    """One pending trial."""
+    """One pending trial. ``instance`` is generated for this trial alone (tools may keep state)."""
 
     trial_id: str
     family: str
-    instance: Any
+    family_obj: TaskFamily
+    seed: int
     trial_index: int
+    instance: Any = None
+
+    def take_instance(self) -> Any:
+        """The trial's own instance (generated now unless planning already made it)."""
+        instance, self.instance = self.instance or self.family_obj.generate(self.seed), None
+        return instance
 
 
 def _node(cfg: Any) -> dict:
@@ -109,7 +116,8 @@ def plan(cfg: DictConfig) -> tuple[list[TrialJob], dict[str, TaskFamily]]:
             except KnobError as exc:
                 raise ConfigError(str(exc)) from None
             for t in range(trials):
-                jobs.append(TrialJob(f"{instance.id}-t{t}", name, instance, t))
+                jobs.append(TrialJob(f"{instance.id}-t{t}", name, family, int(cfg.seed) + i, t,
+                                     instance if t == 0 else None))
     return jobs, families
 
 
@@ -170,7 +178,7 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
 
     def one(job: TrialJob) -> dict:
         strategy = build(strategy_spec, "strategy")
-        return run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.instance,
+        return run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.take_instance(),
                          strategy=strategy, model=model, summarizer=summarizer, settings=settings,
                          writer=writer, text_cache=text_cache)
 

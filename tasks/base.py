@@ -77,7 +77,12 @@ def tool_schema(name: str, description: str, properties: dict[str, Any], require
 
 
 class TaskInstance(ABC):
-    """One generated task: prompts, tools, grader and reference policy."""
+    """One generated task: prompts, tools, grader and reference policy.
+
+    An instance serves exactly one trial (the runner generates a fresh one per trial), so
+    its tools may keep per-trial state (calls made so far, a failed login) and ``grade``
+    may use it.
+    """
 
     family: str
     id: str
