@@ -219,6 +219,15 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
                      reference_agent=bool(getattr(model, "is_reference", False)), tools=tools, started_at=started_at)
     for message in history:
         table.ref(message)
+    stripped_cache: dict[int, tuple[dict, dict]] = {}
+
+    def stripped(message: dict) -> dict:
+        """``strip_private`` memoized by identity, so a step does not copy the whole history."""
+        entry = stripped_cache.get(id(message))
+        if entry is None or entry[0] is not message:
+            entry = (message, strip_private(message))
+            stripped_cache[id(message)] = entry
+        return entry[1]
 
     while outcome != "strategy_error" and steps < settings.max_steps:
         steps += 1
@@ -241,7 +250,7 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
             error = f"request of {request_tokens:,} tokens exceeds the {agent.context_window:,}-token context window"
             break
         try:
-            completion = agent.complete([strip_private(m) for m in request], tools)
+            completion = agent.complete([stripped(m) for m in request], tools)
         except ContextOverflowError as exc:
             outcome, error = "context_overflow", str(exc)
             break

@@ -133,6 +133,20 @@ class RunWriter:
         self._trials.close()
         self._steps.close()
 
+    def canonicalize(self, order: list[str]) -> None:
+        """Sort ``trials.jsonl`` and ``steps.jsonl`` into plan order (call after ``close``).
+
+        Parallel trials finish in any order; this makes the files identical whatever the
+        number of workers. Steps of one trial keep their written order.
+        """
+        rank = {trial_id: index for index, trial_id in enumerate(order)}
+        for name in (TRIALS, STEPS):
+            path = self.run_dir / name
+            rows = read_jsonl(path)
+            ordered = sorted(rows, key=lambda row: rank.get(row.get("trial_id"), len(rank)))
+            if ordered != rows:
+                _rewrite(path, ordered)
+
 
 def _has_torn_line(path: Path) -> bool:
     with path.open("rb") as handle:

@@ -22,7 +22,7 @@ from harness.records import RunWriter
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
-NOT_IDENTITY = ("trials", "progress", "workers")
+NOT_IDENTITY = ("trials", "progress", "workers", "latency_s")
 
 
 class ConfigError(ValueError):
@@ -144,6 +144,18 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
     return settings, strategy_spec, model_spec
 
 
+def wrap_model(model: Any, cfg: DictConfig) -> Any:
+    """Apply the test/benchmark wrappers named in the config (``latency_s``)."""
+    latency = float(cfg.get("latency_s") or 0)
+    if latency < 0:
+        raise ConfigError(f"latency_s={latency} must be >= 0")
+    if latency:
+        from harness.models.wrappers import Delayed
+
+        model = Delayed(model, latency)
+    return model
+
+
 def banner(model: Any, settings: TrialSettings, n_pending: int, n_done: int, run_dir: Path) -> str:
     """The first lines a run prints."""
     lines = [f"ctxbench run -> {run_dir}"]
@@ -163,7 +175,7 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
     run_dir = Path(run_dir)
     settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
     jobs, _ = plan(cfg)
-    model = build(model_spec, "model")
+    model = wrap_model(build(model_spec, "model"), cfg)
     summarizer = build(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
     build(strategy_spec, "strategy")  # fail early on bad parameters
     ident = identity(cfg)
@@ -196,6 +208,7 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
     finally:
         progress.close()
         writer.close()
+    writer.canonicalize([job.trial_id for job in jobs])
     from harness.reporting import write_run_outputs  # late import: pandas/matplotlib are slow to load
 
     all_rows = write_run_outputs(run_dir, settings)

@@ -1,0 +1,33 @@
+"""Shared helpers for the benchmark scripts: composing configs and running them."""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def compose(*overrides: str):
+    """The run config for ``overrides``, composed without starting a Hydra job."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    from harness.cli import CONFIG_DIR, _register_resolvers
+
+    _register_resolvers()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=list(overrides))
+
+
+def timed_run(*overrides: str) -> tuple[float, list[dict]]:
+    """Run a config into a temporary folder; return (seconds, rows)."""
+    from harness.runner import execute
+
+    cfg = compose(*overrides, "progress=false")
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        rows = execute(cfg, Path(tmp) / "run", echo=lambda _: None)
+        return time.perf_counter() - start, rows
