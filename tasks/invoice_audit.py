@@ -25,6 +25,7 @@ from tasks.policy_kit import (
     exchanges,
     failed_attempts,
     format_summary,
+    latest_results,
     make_call,
     parse_ranges,
     ranges,
@@ -309,9 +310,7 @@ class InvoicePolicy:
     def _ledger_note(self, messages: list[dict], dups: set[str]) -> str:
         """Notes on the page just read (the last visible tool result) and the running findings."""
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            text = str(last.get("content") or "")
+        for text in latest_results(messages):
             header = PAGE_HEADER.search(text)
             if header:
                 items = [f"{i}|{v.strip()}|{d}|{_money(a):.2f}" for i, d, v, a in INVOICE_BLOCK.findall(text)]

@@ -69,6 +69,18 @@ def exchanges(messages: Iterable[dict]) -> list[Exchange]:
     return found
 
 
+def latest_results(messages: list[dict]) -> list[str]:
+    """Contents of the tool results that answer the last assistant message (the newest observation).
+
+    Strategies may append messages after them (a status bar, a notes block), so the newest
+    observation is not always the last message.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return [str(m.get("content") or "") for m in messages[index + 1:] if m.get("role") == "tool"]
+    return []
+
+
 def texts(messages: Iterable[dict], roles: tuple[str, ...] = ("user", "assistant")) -> list[str]:
     """The string contents of visible messages of the given roles."""
     return [str(m.get("content") or "") for m in messages if m.get("role") in roles and m.get("content")]
@@ -136,3 +148,60 @@ def parse_ranges(text: str) -> set[int]:
         elif part.isdigit():
             numbers.add(int(part))
     return numbers
+
+
+_OFFLOADED = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\}) \| ")
+_NOTES_BLOCK = "[notes]"
+
+
+class StrategyToolUse:
+    """Wraps a family's reference policy so it uses strategy tools the way a competent agent would.
+
+    * ``read_memory`` (offload): a call the policy wants to repeat, whose result is visible
+      as an offloaded placeholder, becomes ``read_memory(id)`` instead.
+    * ``write_note`` (notes): the new lines of the policy's own note (its reply content)
+      are also saved with ``write_note``, alongside its action.
+
+    Family policies need no change; everything is decided from the visible request.
+    """
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    def summarize(self, history_text: str) -> str:
+        """Delegate to the family policy."""
+        return self.policy.summarize(history_text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.policy, name)
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """The family policy's action, adapted to the strategy tools on offer."""
+        message = dict(self.policy.act(messages, tools))
+        available = {t.get("function", {}).get("name") for t in tools}
+        calls = list(message.get("tool_calls") or [])
+        if "read_memory" in available and calls:
+            offloaded = {}
+            for text in tool_texts(messages):
+                for memory_id, tool, raw in _OFFLOADED.findall(text):
+                    try:
+                        offloaded[(tool, json.dumps(json.loads(raw), sort_keys=True))] = memory_id
+                    except json.JSONDecodeError:
+                        continue
+            for index, call in enumerate(calls):
+                function = call.get("function", {})
+                try:
+                    key = (function.get("name"), json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True))
+                except json.JSONDecodeError:
+                    continue
+                if key in offloaded:
+                    calls[index] = make_call("read_memory", id=offloaded[key])
+        if "write_note" in available and calls and not any(c.get("function", {}).get("name") == "submit" for c in calls):
+            visible_notes = "\n".join(t for t in texts(messages, ("user",)) if t.startswith(_NOTES_BLOCK))
+            new_lines = [line for line in str(message.get("content") or "").splitlines()
+                         if line.strip() and line.strip() not in visible_notes]
+            if new_lines:
+                calls.append(make_call("write_note", text="\n".join(new_lines)))
+        if calls:
+            message["tool_calls"] = calls
+        return message

@@ -34,7 +34,9 @@ class ScriptedModel:
 
     def for_trial(self, instance: Any) -> "ScriptedSession":
         """A session following ``instance``'s reference policy."""
-        return ScriptedSession(self, instance.reference_policy())
+        from tasks.policy_kit import StrategyToolUse
+
+        return ScriptedSession(self, StrategyToolUse(instance.reference_policy()))
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:  # pragma: no cover
         raise ModelError("the scripted model needs a task: use for_trial(instance)")

@@ -1,0 +1,92 @@
+"""``notes``: structured note-taking with recitation (seed 004's external notes; Manus's todo.md).
+
+The agent gets ``write_note(text)`` and ``read_notes()``. Notes are kept by the strategy
+(and mirrored to ``notes.md`` in the trial's store) and re-injected near the tail of every
+request, as the last message, so the goal and the findings sit where attention is
+strongest. Trimming is delegated to a ``base`` strategy (default: ``clear_tool_results``
+when available, else ``headtail``), so "clearing + external notes" is one configuration.
+The re-injected block changes only when a note is written; it sits after the cache
+prefix, so it costs no cache break of its own.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from strategies.base import BaseStrategy, ToolError
+
+NOTES_HEADER = "[notes] Your notes so far (written with write_note):"
+
+
+def _default_base() -> Any:
+    try:
+        from strategies.clear_tool_results import ClearToolResults  # type: ignore[import-not-found]
+
+        return ClearToolResults()
+    except ImportError:  # pragma: no cover - before the clearing strategy exists
+        from strategies.headtail import HeadTail
+
+        return HeadTail()
+
+
+class Notes(BaseStrategy):
+    """External notes re-injected at the tail, over a base trimming strategy.
+
+    Parameters:
+        base: the strategy that trims the history (an object or a ``_target_`` config);
+            default ``clear_tool_results``.
+        max_note_chars: a single note longer than this is refused with a tool error (default 4000).
+    """
+
+    def __init__(self, base: Any = None, max_note_chars: int = 4000) -> None:
+        self.base = base if base is not None else _default_base()
+        self.max_note_chars = max_note_chars
+        self.notes: list[str] = []
+
+    def bind(self, ctx) -> None:
+        """Bind this strategy and its base."""
+        super().bind(ctx)
+        if hasattr(self.base, "bind"):
+            self.base.bind(ctx)
+
+    def tools(self) -> list[dict]:
+        """``write_note(text)`` and ``read_notes()`` plus the base's tools."""
+        own = [
+            {"type": "function", "function": {
+                "name": "write_note", "description": "Save a note (findings, progress, todo). Notes stay visible.",
+                "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}},
+            {"type": "function", "function": {
+                "name": "read_notes", "description": "Return all notes written so far.",
+                "parameters": {"type": "object", "properties": {}, "required": []}}},
+        ]
+        return own + (list(self.base.tools()) if hasattr(self.base, "tools") else [])
+
+    def call(self, name: str, args: dict) -> str:
+        """Execute the note tools (or the base's)."""
+        if name == "write_note":
+            text = args.get("text")
+            if not isinstance(text, str) or not text.strip():
+                raise ToolError("write_note needs a non-empty 'text' string")
+            if len(text) > self.max_note_chars:
+                raise ToolError(f"note too long ({len(text)} chars, max {self.max_note_chars}); split it")
+            self.notes.append(text.strip())
+            self.ctx.store.mkdir(parents=True, exist_ok=True)
+            (self.ctx.store / "notes.md").write_text("\n\n".join(self.notes), encoding="utf-8")
+            return f"note {len(self.notes)} saved"
+        if name == "read_notes":
+            return "\n".join(f"{i}. {n}" for i, n in enumerate(self.notes, 1)) or "no notes yet"
+        if hasattr(self.base, "call"):
+            return self.base.call(name, args)
+        raise ToolError(f"unknown tool {name!r}")
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """Base projection plus the notes block at the tail."""
+        if not self.notes:
+            return self.base.prepare(messages)
+        block = {"role": "user", "content": NOTES_HEADER + "\n" + "\n".join(f"- {n}" for n in self.notes)}
+        budget = self.ctx.budget
+        try:
+            self.ctx.budget = max(budget - self.ctx.count_message(block), 1)  # make room for the notes
+            projected = self.base.prepare(messages)
+        finally:
+            self.ctx.budget = budget
+        return [*projected, block]

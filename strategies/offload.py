@@ -1,0 +1,110 @@
+"""``offload``: recoverable compression through the trial's file store.
+
+Sources: Manus's "file system as context" (seed 004, 四、把文件系统当上下文) and seed 003's
+FileMemory. A tool result bigger than ``threshold`` tokens, once it is older than the
+``keep_recent`` most recent results, is written to the trial's store; the context keeps
+its id, the call that produced it, and a preview. The agent gets ``read_memory(id)`` to
+bring the full text back. The replacement is decided once and frozen, so the prefix
+cache breaks once per offloaded result. Error results are never offloaded.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from strategies.base import BaseStrategy, ToolError
+
+MEMORY_ID = re.compile(r"^mem-\d{4,}$")
+PLACEHOLDER = (
+    "[offloaded to memory: id={id} | {tool} {args} | {tokens:,} tokens | "
+    'read_memory(id="{id}") returns it in full]\npreview: {preview}'
+)
+PLACEHOLDER_PATTERN = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\}) \| ")
+
+
+class Offload(BaseStrategy):
+    """Move big, older tool results to files; keep an id and a preview.
+
+    Parameters:
+        threshold: offload results of more than this many tokens (default 400).
+        keep_recent: the most recent tool results stay verbatim (default 2).
+        preview_chars: characters of the result kept as a preview (default 200).
+    """
+
+    def __init__(self, threshold: int = 400, keep_recent: int = 2, preview_chars: int = 200) -> None:
+        if threshold < 1 or keep_recent < 0 or preview_chars < 0:
+            raise ValueError("offload: threshold >= 1, keep_recent >= 0, preview_chars >= 0")
+        self.threshold = threshold
+        self.keep_recent = keep_recent
+        self.preview_chars = preview_chars
+        self._frozen: dict[str, dict] = {}  # tool_call_id -> replacement message
+        self._count = 0
+
+    def tools(self) -> list[dict]:
+        """``read_memory(id)``."""
+        return [{
+            "type": "function",
+            "function": {
+                "name": "read_memory",
+                "description": "Return the full text of a tool result that was offloaded to memory.",
+                "parameters": {"type": "object", "properties": {"id": {"type": "string", "description": "e.g. mem-0001"}},
+                               "required": ["id"]},
+            },
+        }]
+
+    def _path(self, memory_id: object) -> Path:
+        """The store path of ``memory_id``; refuses anything that escapes the store."""
+        if not isinstance(memory_id, str) or not MEMORY_ID.match(memory_id):
+            raise ToolError(f"invalid memory id {memory_id!r}: ids look like mem-0001 (no paths)")
+        store = Path(self.ctx.store).resolve()
+        path = (store / f"{memory_id}.txt").resolve()
+        if store not in path.parents:
+            raise ToolError(f"memory id {memory_id!r} escapes the store")
+        return path
+
+    def call(self, name: str, args: dict) -> str:
+        """Execute ``read_memory``."""
+        if name != "read_memory":
+            raise ToolError(f"unknown tool {name!r}")
+        raw = args.get("id")
+        if isinstance(raw, str) and ("/" in raw or "\\" in raw or raw.startswith(".")):
+            raise ToolError(f"memory id {raw!r} is a path; ids look like mem-0001")
+        path = self._path(raw)
+        if not path.exists():
+            raise ToolError(f"no memory with id {raw!r}")
+        return path.read_text(encoding="utf-8")
+
+    def _offload(self, message: dict) -> dict:
+        self._count += 1
+        memory_id = f"mem-{self._count:04d}"
+        path = self._path(memory_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        content = str(message.get("content") or "")
+        path.write_text(content, encoding="utf-8")
+        tokens = self.ctx.count_message(message)
+        args = json.dumps(message.get("_args") or {}, sort_keys=True)
+        preview = content[: self.preview_chars].replace("\n", " ")
+        replaced = {**message, "content": PLACEHOLDER.format(id=memory_id, tool=message.get("_tool", "tool"), args=args,
+                                                              tokens=tokens, preview=preview)}
+        self.ctx.log("compaction", method="offload", id=memory_id, tokens=tokens,
+                     saved=tokens - self.ctx.count_message(replaced))
+        return replaced
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """Replace big, older results by their frozen placeholders."""
+        tool_positions = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
+        recent = set(tool_positions[-self.keep_recent:]) if self.keep_recent else set()
+        out = list(messages)
+        for index in tool_positions:
+            message = messages[index]
+            call_id = message.get("tool_call_id", "")
+            frozen = self._frozen.get(call_id)
+            if frozen is None:
+                if index in recent or message.get("_error") or message.get("_tool") == "read_memory":
+                    continue
+                if self.ctx.count_message(message) <= self.threshold:
+                    continue
+                frozen = self._frozen[call_id] = self._offload(message)
+            out[index] = frozen
+        return out
