@@ -1,0 +1,65 @@
+"""``isolate``: isolation instead of compression — a sub-agent with a fresh context (seed 002 §2.7.6).
+
+The agent gets ``delegate(task)``. The harness runs a sub-agent on the same task
+environment with a fresh context (system prompt + the task text, the task's tools and a
+``report`` tool); only its conclusion comes back as the tool result, so the raw material
+it read never enters the main context. The sub-agent's calls are billed and logged apart
+(``kind=subagent`` steps, ``subagent_*`` trial columns). The task text must be
+self-contained: the sub-agent sees nothing of the main context. The main context itself
+is trimmed by a ``base`` strategy (default ``headtail``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from strategies.base import BaseStrategy, ToolError
+
+
+class Isolate(BaseStrategy):
+    """Offer ``delegate(task)``; trim the main context with ``base``.
+
+    Parameters:
+        base: the strategy for the main context (object or ``_target_`` config; default headtail).
+        subagent_max_steps: a sub-agent that has not reported by then returns what it has (default 60).
+    """
+
+    def __init__(self, base: Any = None, subagent_max_steps: int = 60) -> None:
+        if subagent_max_steps < 1:
+            raise ValueError("isolate: subagent_max_steps must be at least 1")
+        if base is None:
+            from strategies.headtail import HeadTail
+
+            base = HeadTail()
+        self.base = base
+        self.subagent_max_steps = subagent_max_steps
+
+    def bind(self, ctx) -> None:
+        """Bind this strategy and its base."""
+        super().bind(ctx)
+        if hasattr(self.base, "bind"):
+            self.base.bind(ctx)
+
+    def tools(self) -> list[dict]:
+        """``delegate(task)`` plus the base's tools."""
+        own = [{"type": "function", "function": {
+            "name": "delegate",
+            "description": ("Run a sub-agent with a fresh context on a self-contained sub-task; it uses the same tools "
+                            "and returns only its conclusion."),
+            "parameters": {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]}}}]
+        return own + (list(self.base.tools()) if hasattr(self.base, "tools") else [])
+
+    def call(self, name: str, args: dict) -> str:
+        """Run a sub-agent for ``delegate``."""
+        if name == "delegate":
+            task = args.get("task")
+            if not isinstance(task, str) or not task.strip():
+                raise ToolError("delegate needs a non-empty, self-contained 'task' string")
+            self.ctx.log("delegate", task=task[:200])
+            return self.ctx.run_subagent(task.strip(), max_steps=self.subagent_max_steps)
+        if hasattr(self.base, "call"):
+            return self.base.call(name, args)
+        raise ToolError(f"unknown tool {name!r}")
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """The base strategy's projection."""
+        return self.base.prepare(messages)
