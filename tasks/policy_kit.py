@@ -136,3 +136,43 @@ def parse_ranges(text: str) -> set[int]:
         elif part.isdigit():
             numbers.add(int(part))
     return numbers
+
+
+_STATUS_RESOURCE_LINE = re.compile(r"^(\S+): (.+) (\d+)(?:/(\d+))?$")
+
+
+def status_counts(messages: Iterable[dict]) -> dict[str, dict[str, tuple[int, int | None]]] | None:
+    """Per-resource call counts from the latest visible status bar (strategy ``status_bar``).
+
+    Returns ``{tool: {resource: (count, limit or None)}}`` read from the last visible user
+    message that starts with the status header, or ``None`` when no status bar is visible
+    (the policy must then count from what it sees). Format: strategies/README.md.
+    """
+    from strategies.status_bar import RESOURCES_HEADING, STATUS_HEADER
+
+    latest = None
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) and content.startswith(STATUS_HEADER):
+            latest = content
+    if latest is None:
+        return None
+    counts: dict[str, dict[str, tuple[int, int | None]]] = {}
+    lines = latest.splitlines()
+    if RESOURCES_HEADING not in lines:
+        return counts
+    for line in lines[lines.index(RESOURCES_HEADING) + 1 :]:
+        match = _STATUS_RESOURCE_LINE.match(line)
+        if not match:
+            break
+        tool, resource, count, limit = match.groups()
+        counts.setdefault(tool, {})[resource] = (int(count), int(limit) if limit else None)
+    return counts
+
+
+def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | None:
+    """Calls of ``tool`` on ``resource`` so far per the latest visible status bar (``None``: no status bar)."""
+    counts = status_counts(messages)
+    if counts is None:
+        return None
+    return counts.get(tool, {}).get(resource, (0, None))[0]
