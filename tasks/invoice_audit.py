@@ -25,6 +25,7 @@ from tasks.policy_kit import (
     exchanges,
     failed_attempts,
     format_summary,
+    last_message,
     make_call,
     parse_ranges,
     ranges,
@@ -309,7 +310,7 @@ class InvoicePolicy:
     def _ledger_note(self, messages: list[dict], dups: set[str]) -> str:
         """Notes on the page just read (the last visible tool result) and the running findings."""
         lines = []
-        last = messages[-1] if messages else {}
+        last = last_message(messages)  # skips a trailing status bar (strategy status_bar)
         if last.get("role") == "tool":
             text = str(last.get("content") or "")
             header = PAGE_HEADER.search(text)

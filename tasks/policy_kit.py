@@ -148,13 +148,12 @@ def status_counts(messages: Iterable[dict]) -> dict[str, dict[str, tuple[int, in
     message that starts with the status header, or ``None`` when no status bar is visible
     (the policy must then count from what it sees). Format: strategies/README.md.
     """
-    from strategies.status_bar import RESOURCES_HEADING, STATUS_HEADER
+    from strategies.status_bar import RESOURCES_HEADING
 
     latest = None
     for message in messages:
-        content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str) and content.startswith(STATUS_HEADER):
-            latest = content
+        if is_status_message(message):
+            latest = message["content"]
     if latest is None:
         return None
     counts: dict[str, dict[str, tuple[int, int | None]]] = {}
@@ -168,6 +167,19 @@ def status_counts(messages: Iterable[dict]) -> dict[str, dict[str, tuple[int, in
         tool, resource, count, limit = match.groups()
         counts.setdefault(tool, {})[resource] = (int(count), int(limit) if limit else None)
     return counts
+
+
+def is_status_message(message: dict) -> bool:
+    """Whether ``message`` is a status bar injected by the ``status_bar`` strategy (not the user)."""
+    from strategies.status_bar import STATUS_HEADER
+
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and content.startswith(STATUS_HEADER)
+
+
+def last_message(messages: list[dict]) -> dict:
+    """The last visible message that is not a status bar (what the agent just received)."""
+    return next((m for m in reversed(messages) if not is_status_message(m)), {})
 
 
 def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | None:

@@ -270,3 +270,24 @@ def test_status_bar_wraps_a_base_within_budget():
     assert isinstance(spec.base, HeadTail) and spec.base.min_recent_rounds == 2
     with pytest.raises(ValueError):
         StatusBar(mode="sometimes")
+
+
+def test_reference_agent_keeps_taking_notes_under_a_status_bar(tmp_path):
+    from harness.loop import TrialSettings, run_trial
+    from harness.models.scripted import ScriptedModel
+    from harness.records import RunWriter
+    from strategies.none import NoManagement
+    from tasks.invoice_audit import InvoiceAudit
+
+    family = InvoiceAudit(pages=5, invoices_per_page=5, duplicates=2, min_distance=1, max_distance=3)
+    rows = {}
+    for name, strategy in (("none", NoManagement()), ("status_bar", StatusBar())):
+        writer = RunWriter(tmp_path / name)
+        settings = TrialSettings(budget=100_000, max_steps=50, strategy_name=name, strategy_params={}, model_name="scripted")
+        rows[name] = run_trial(trial_id="t0", trial_index=0, instance=family.generate(0), strategy=strategy,
+                               model=ScriptedModel(), summarizer=None, settings=settings, writer=writer)
+        writer.close()
+    assert rows["status_bar"]["success"] and rows["status_bar"]["steps"] == rows["none"]["steps"]
+    # same notes as without the bar, plus one status message per step
+    assert rows["status_bar"]["final_history_tokens"] == rows["none"]["final_history_tokens"]
+    assert rows["status_bar"]["input_tokens"] > rows["none"]["input_tokens"]
