@@ -100,8 +100,8 @@ class StatusBar(BaseStrategy):
     def bind(self, ctx: Any) -> None:
         """Keep the context; the base is bound lazily with a reduced budget."""
         self.ctx = ctx
+        self._proxy = _ReservedContext(ctx, 0)
         if self.base is not None and hasattr(self.base, "bind"):
-            self._proxy = _ReservedContext(ctx, 0)
             self.base.bind(self._proxy)
 
     def tools(self) -> list[dict]:
