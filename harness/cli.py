@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-GROUPS = ("strategy", "task", "suite", "model", "experiment")
+GROUPS = ("strategy", "task", "suite", "model", "summarizer", "experiment")
 USAGE = """usage: python -m harness COMMAND [ARGS]
 
 commands:
@@ -49,7 +49,7 @@ def validate_overrides(args: list[str]) -> None:
         if key in GROUPS:
             valid = options(key)
             for name in _sweep_values(value):
-                if name in ("null", "none") and key in ("task", "experiment"):
+                if name in ("null", "none") and key in ("task", "experiment", "summarizer"):
                     continue
                 if name not in valid:
                     raise UsageError(f"unknown {key} {name!r} (valid: {', '.join(valid)})")
@@ -77,7 +77,7 @@ def cmd_list() -> int:
         return f"  {name:<22} {first}"
 
     sections = [("strategies", "strategy"), ("task families", "task"), ("suites", "suite"),
-                ("models", "model"), ("experiments", "experiment")]
+                ("models", "model"), ("summarizers", "summarizer"), ("experiments", "experiment")]
     for title, group in sections:
         names = options(group)
         if not names:

@@ -205,3 +205,55 @@ class StrategyToolUse:
         if calls:
             message["tool_calls"] = calls
         return message
+
+
+_STATUS_RESOURCE_LINE = re.compile(r"^(\S+): (.+) (\d+)(?:/(\d+))?$")
+
+
+def status_counts(messages: Iterable[dict]) -> dict[str, dict[str, tuple[int, int | None]]] | None:
+    """Per-resource call counts from the latest visible status bar (strategy ``status_bar``).
+
+    Returns ``{tool: {resource: (count, limit or None)}}`` read from the last visible user
+    message that starts with the status header, or ``None`` when no status bar is visible
+    (the policy must then count from what it sees). Format: strategies/README.md.
+    """
+    from strategies.status_bar import RESOURCES_HEADING
+
+    latest = None
+    for message in messages:
+        if is_status_message(message):
+            latest = message["content"]
+    if latest is None:
+        return None
+    counts: dict[str, dict[str, tuple[int, int | None]]] = {}
+    lines = latest.splitlines()
+    if RESOURCES_HEADING not in lines:
+        return counts
+    for line in lines[lines.index(RESOURCES_HEADING) + 1 :]:
+        match = _STATUS_RESOURCE_LINE.match(line)
+        if not match:
+            break
+        tool, resource, count, limit = match.groups()
+        counts.setdefault(tool, {})[resource] = (int(count), int(limit) if limit else None)
+    return counts
+
+
+def is_status_message(message: dict) -> bool:
+    """Whether ``message`` is a status bar injected by the ``status_bar`` strategy (not the user)."""
+    from strategies.status_bar import STATUS_HEADER
+
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and content.startswith(STATUS_HEADER)
+
+
+def last_message(messages: list[dict]) -> dict:
+    """The last visible message that is not a status bar (what the agent just received)."""
+    return next((m for m in reversed(messages) if not is_status_message(m)), {})
+
+
+def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | None:
+    """Calls of ``tool`` on ``resource`` so far per the latest visible status bar (``None``: no status bar)."""
+    counts = status_counts(messages)
+    if counts is None:
+        return None
+    return counts.get(tool, {}).get(resource, (0, None))[0]

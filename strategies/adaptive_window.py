@@ -1,0 +1,92 @@
+"""``adaptive_window``: seed 002 experiment 2-10, "80% 才触发,一次压完".
+
+Three mechanisms (seed 002 §2.7): a threshold trigger (the prepared request exceeds
+``ratio`` of the budget); a batch (then EVERY not-yet-compressed tool message is
+compressed at once); no repeats (a compressed message is marked ``[COMPRESSED]`` and is
+never processed again). The early rounds therefore stay verbatim until the first
+trigger, which suits tasks that gather broadly at first.
+
+Each tool message is compressed by its own ``ctx.summarize`` call (one summarizer call
+per message, billed to the trial) on the call and its result, with instructions to keep
+names, dates, companies, amounts and ids (seed 002 §2.7.5: "Sutskever 于 2024 年 5 月离开
+OpenAI" must not become "Sutskever 离开"). One call per message, not one for the batch,
+so that each compressed text stays next to its own call and the pairing is kept.
+Compressed texts are frozen by ``tool_call_id`` (seed 002 §2.7.4: a replacement, once
+decided, is frozen so the cache is not broken twice). Error results are kept verbatim.
+
+Deviation, as a parameter: with ``keep_last_round: true`` (default) the results of the
+latest round, which the model has not read yet, are left for the next batch; set it to
+false for the seed's literal "compress all".
+"""
+from __future__ import annotations
+
+from harness.conversation import split_head, split_rounds
+from strategies._common import call_index, is_error
+from strategies.base import BaseStrategy
+
+MARK = "[COMPRESSED] "
+INSTRUCTIONS = ("Compress this ONE tool result for the agent that called it. Keep every name, date, company, "
+                "amount, id and number it contains that the task may need; drop navigation, boilerplate and "
+                "repetition. Do not invent anything.")
+
+
+class AdaptiveWindow(BaseStrategy):
+    """Above ``ratio`` x budget, compress every uncompressed tool message in one batch; never twice.
+
+    Parameters:
+        ratio: the trigger as a fraction of the budget (default 0.8: 102,400 of 128K in the seed).
+        keep_last_round: leave the latest round's results for the next batch (default true).
+        instructions: the summarizer instructions for one tool result.
+    """
+
+    def __init__(self, ratio: float = 0.8, keep_last_round: bool = True, instructions: str = INSTRUCTIONS) -> None:
+        if not 0 < float(ratio) <= 1:
+            raise ValueError("adaptive_window: ratio must be in (0, 1]")
+        self.ratio = float(ratio)
+        self.keep_last_round = bool(keep_last_round)
+        self.instructions = instructions
+        self.compressed: dict[str, str] = {}  # tool_call_id -> frozen "[COMPRESSED] ..." text
+        self._copies: dict[str, tuple[dict, dict]] = {}
+
+    def _apply(self, messages: list[dict]) -> list[dict]:
+        out = []
+        for message in messages:
+            call_id = message.get("tool_call_id")
+            if message.get("role") == "tool" and call_id in self.compressed:
+                cached = self._copies.get(call_id)
+                if cached is None or cached[0] is not message:
+                    cached = (message, {**message, "content": self.compressed[call_id]})
+                    self._copies[call_id] = cached
+                message = cached[1]
+            out.append(message)
+        return out
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """Frozen compressed texts; a new batch when the request passes ``ratio`` of the budget."""
+        out = self._apply(messages)
+        before = self.ctx.count_tokens(out) + self.ctx.request_overhead()
+        if before <= self.ratio * self.ctx.budget:
+            return out
+        _, body = split_head(messages)
+        last = split_rounds(body)[-1] if body and self.keep_last_round else []
+        spare = {m.get("tool_call_id") for m in last if m.get("role") == "tool"}
+        index = call_index(messages)
+        batch = [m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") not in self.compressed
+                 and m.get("tool_call_id") not in spare and not is_error(m)
+                 and not str(m.get("content") or "").startswith(MARK.strip())]
+        if not batch:
+            return out
+        calls = {call.get("id"): call for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []}
+        for message in batch:
+            call_id = message["tool_call_id"]
+            raw = calls.get(call_id)
+            stub = {"role": "assistant", "content": "", "tool_calls": [raw]} if raw else None
+            text = self.ctx.summarize(([stub] if stub else []) + [message], self.instructions)
+            self.compressed[call_id] = MARK + text.strip()
+        out = self._apply(messages)
+        after = self.ctx.count_tokens(out) + self.ctx.request_overhead()
+        self.ctx.log("compaction", method="adaptive_window", compressed=len(batch), summarizer_calls=len(batch),
+                     tokens_before=before, tokens_after=after, total_compressed=len(self.compressed),
+                     tools=sorted({index.get(m["tool_call_id"], ("tool", {}))[0] for m in batch}))
+        return out
+

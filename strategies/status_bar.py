@@ -1,0 +1,187 @@
+"""``status_bar``: a state message computed by code, appended last as a user message (seed 002 §2.6).
+
+The model trusts a status bar almost unconditionally, so it is computed by CODE from the
+full history, never by a model (seed 002 §2.6, 维护要点 1). It is appended as the last
+message, in the user slot next to the generation position; the system message is not
+touched. Format (parsed by ``tasks.policy_kit.status_counts``; documented in
+strategies/README.md)::
+
+    [status bar] computed by the harness from the full history; not a message from the user
+    steps used: 7 of 150
+    calls per tool: get_invoice_page 7 (1 failed), submit 0
+    calls per resource:
+    get_invoice_page: page:1 1
+    call_merchant: acme 3/3
+    todo (from your latest notes):
+    - [x] read pages 1-7
+    - [ ] submit
+
+``calls per resource`` has one line per (tool, resource): ``tool: resource count`` or
+``count/limit`` when ``limits`` names the tool. The resource is the result's
+``_resource`` (what a read fetched) or, when the task gave none, the call's arguments
+as ``key=value``. Failed calls count as calls. The todo block repeats the checkbox lines
+(``- [ ] ...``, ``- [x] ...``) of the latest assistant message that has any.
+
+Two modes (seed 002 §2.6.4): ``replace`` keeps only the latest status message (the
+cache breaks from the previous one's position, about one round, every step);
+``append`` keeps every step's status message where it was injected, never rewritten
+(cache-friendly, like Claude Code's <system-reminder>; stale copies cost tokens). The
+strategy remembers the appended messages and re-inserts the same objects after the
+same anchor message each step.
+
+It may wrap another strategy (``base``): the base projects the history first, with the
+budget reduced by the status messages' tokens; status messages whose anchor the base
+removed are dropped with it. No model call.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from harness.conversation import iter_calls
+from strategies._common import call_index, tool_identity
+from strategies.base import BaseStrategy
+
+STATUS_HEADER = "[status bar]"
+STATUS_FIRST_LINE = STATUS_HEADER + " computed by the harness from the full history; not a message from the user"
+RESOURCES_HEADING = "calls per resource:"
+TODO_LINE = re.compile(r"^\s*[-*] \[( |x|X|~|-)\] .+$", re.M)
+
+
+class _ReservedContext:
+    """The trial context with the budget reduced by what the status messages will take."""
+
+    def __init__(self, ctx: Any, reserve: int) -> None:
+        self._ctx = ctx
+        self.budget = max(1, ctx.budget - reserve)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+
+def resource_of(message: dict, args: dict) -> str:
+    """The resource key shown for a tool result: ``_resource`` or ``key=value`` of its arguments."""
+    if message.get("_resource") is not None:
+        return str(message["_resource"])
+    return ", ".join(f"{k}={args[k]}" for k in sorted(args)) or "-"
+
+
+class StatusBar(BaseStrategy):
+    """Append a code-computed status message as the last user message.
+
+    Parameters:
+        mode: ``replace`` (default; only the latest status message) or ``append`` (every
+            step's status message stays where it was injected).
+        base: a strategy to wrap (an object or a ``_target_`` spec); default none (the
+            whole history, as ``none``).
+        limits: ``{tool: n}`` shown as ``count/n`` per resource (e.g. ``{call_merchant: 3}``).
+        max_steps: shown as ``steps used: k of max_steps`` (default none: ``steps used: k``).
+        todo: repeat the checkbox lines of the latest notes (default true).
+    """
+
+    def __init__(self, mode: str = "replace", base: Any = None, limits: dict | None = None,
+                 max_steps: int | None = None, todo: bool = True) -> None:
+        if mode not in ("replace", "append"):
+            raise ValueError(f"status_bar: mode must be 'replace' or 'append', got {mode!r}")
+        if isinstance(base, dict):
+            from hydra.utils import instantiate
+
+            base = instantiate({k: v for k, v in base.items() if k != "name"}, _convert_="all")
+        if base is not None and not hasattr(base, "prepare"):
+            raise ValueError("status_bar: base must be a strategy (something with prepare)")
+        self.mode = mode
+        self.base = base
+        self.limits = {str(k): int(v) for k, v in (limits or {}).items()}
+        self.max_steps = max_steps
+        self.todo = bool(todo)
+        self.injected: list[tuple[tuple, dict]] = []  # append mode: (anchor key, status message)
+
+    def bind(self, ctx: Any) -> None:
+        """Keep the context; the base is bound lazily with a reduced budget."""
+        self.ctx = ctx
+        self._proxy = _ReservedContext(ctx, 0)
+        if self.base is not None and hasattr(self.base, "bind"):
+            self.base.bind(self._proxy)
+
+    def tools(self) -> list[dict]:
+        """The base's extra tools, if any."""
+        return list(self.base.tools()) if self.base is not None and hasattr(self.base, "tools") else []
+
+    def call(self, name: str, args: dict) -> str:
+        """Delegate the base's tools."""
+        if self.base is not None and hasattr(self.base, "call"):
+            return self.base.call(name, args)
+        return super().call(name, args)
+
+    def status(self, messages: list[dict]) -> str:
+        """The status text for this history (pure function of ``messages`` and the parameters)."""
+        index = call_index(messages)
+        steps = sum(1 for m in messages if m.get("role") == "assistant")
+        per_tool: Counter = Counter()
+        failed: Counter = Counter()
+        per_resource: dict[tuple[str, str], int] = {}
+        for message in messages:
+            if message.get("role") != "tool":
+                continue
+            name, args = tool_identity(message, index)
+            per_tool[name] += 1
+            failed[name] += bool(message.get("_error"))
+            key = (name, resource_of(message, args))
+            per_resource[key] = per_resource.get(key, 0) + 1
+        called = {name for m in messages for _, name, _ in iter_calls(m)}
+        for name in called:
+            per_tool.setdefault(name, 0)
+        lines = [STATUS_FIRST_LINE,
+                 f"steps used: {steps}" + (f" of {self.max_steps}" if self.max_steps else "")]
+        tool_items = [f"{n} {c}" + (f" ({failed[n]} failed)" if failed[n] else "") for n, c in sorted(per_tool.items())]
+        lines.append("calls per tool: " + (", ".join(tool_items) or "none"))
+        lines.append(RESOURCES_HEADING)
+        for (name, resource), count in sorted(per_resource.items(), key=lambda kv: (kv[0][0], _natural(kv[0][1]))):
+            limit = self.limits.get(name)
+            lines.append(f"{name}: {resource} {count}" + (f"/{limit}" if limit is not None else ""))
+        if self.todo:
+            for message in reversed(messages):
+                if message.get("role") != "assistant":
+                    continue
+                items = [match.group(0).strip() for match in TODO_LINE.finditer(str(message.get("content") or ""))]
+                if items:
+                    lines += ["todo (from your latest notes):", *items]
+                    break
+        return "\n".join(lines)
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """The base's projection (or the history), earlier status messages re-inserted, the new one last."""
+        new = {"role": "user", "content": self.status(messages), "_status_bar": True}
+        anchor = _anchor_key(messages[-1])
+        if self.base is not None:
+            remembered = self.injected if self.mode == "append" else []
+            self._proxy.budget = max(1, self.ctx.budget - self.ctx.count_message(new)
+                                     - sum(self.ctx.count_message(m) for _, m in remembered))
+            projection = self.base.prepare(messages)
+        else:
+            projection = list(messages)
+        if self.mode == "replace":
+            return [*projection, new]
+        by_anchor = {key: message for key, message in self.injected}
+        out: list[dict] = []
+        for message in projection:
+            out.append(message)
+            status = by_anchor.get(_anchor_key(message))
+            if status is not None:
+                out.append(status)
+        self.injected.append((anchor, new))
+        out.append(new)
+        return out
+
+
+def _anchor_key(message: dict) -> tuple:
+    """A key that finds the same history message in a projection (tool results by their call id)."""
+    if message.get("role") == "tool":
+        return ("tool", message.get("tool_call_id"))
+    return ("obj", id(message))
+
+
+def _natural(text: str) -> tuple:
+    """Sort ``page:2`` before ``page:10``."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
