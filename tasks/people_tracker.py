@@ -145,7 +145,7 @@ class PeopleTracker(TaskFamily):
     name = "people_tracker"
 
     def __init__(self, people: int = 7, moves: int = 3, roundups: int = 2, noise: int = 20) -> None:
-        self.people = self.check_knob("people", people, 1, 20)
+        self.people = self.check_knob("people", people, 1, 18)
         self.moves = self.check_knob("moves", moves, 1, 6)
         self.roundups = self.check_knob("roundups", roundups, 0, 6)
         self.noise = self.check_knob("noise", noise, 0, 60)
