@@ -1,0 +1,727 @@
+"""``code_review``: find the planted bugs in a generated Python repository (seed 000 §7.3).
+
+The repository has ``files`` modules (default 44, as in the seed's experiment): a few
+shared helper modules under ``app/common/`` and domain modules under ``app/<domain>/``.
+Each module is realistic: a docstring, imports, constants, several functions (some long)
+and sometimes a class. ``bugs`` functions carry a planted bug, one kind each, cycling
+through: a call to a shared helper with its arguments in the wrong order (only
+confirmable by reading the helper's definition in ANOTHER file), off-by-one loop bound,
+inverted comparison, mutable default argument, unclosed file, SQL built by string
+formatting, division without a zero guard. Every kind has decoys that look like the bug
+but are correct (slicing prefixes with ``range(len(x) + 1)``, ``expires_at > now`` in an
+``is_valid`` check, a tuple default, ``try/finally: close()``, an f-string that only
+interpolates a module constant table name, ``max(count, 1)``, keyword-argument calls in
+any order).
+
+Tools: ``list_files()``, ``read_file(path)`` (numbered lines), ``grep(pattern)`` (regex over
+every file, at most ``GREP_LIMIT`` lines shown).
+
+Answer: ``submit(findings=[{"file": path, "function": name}, ...])``, one entry per buggy
+function. Grade: success = the exact set of (file, function); score = F1.
+``trial_metrics`` adds ``files_read``, ``files_total`` and ``file_coverage``.
+
+Reference policy (a competent reviewer that knows these bug patterns): lists the files,
+reads them in listing order and writes one verdict per file in its reply
+(``Reviewed PATH: clean`` or ``Reviewed PATH: bugs in f (kind)``), reciting
+``Findings so far`` and ``Progress ... last reviewed: PATH``. To judge a file that calls a
+shared helper positionally it needs the helper module's text in view: when that text is
+not visible (cut or cleared) it reads the helper module again; its notes keep verdicts,
+never helper signatures, so compaction costs re-reads. A file whose read is still visible
+but whose text and verdict are gone is read again; anything that vanished without trace is
+not (it moves on from the latest ``last reviewed``). When the listing is not in view it
+lists again (the latest summary's ``remaining files`` stands in for it).
+
+Reference summary (lossy, documented): keeps the findings, the last reviewed file, the
+count and the remaining files; drops every file text and every per-file verdict, so the
+helper definitions must be re-read after a summary.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.policy_kit import failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts, tools_used
+
+GREP_LIMIT = 60
+KINDS = ["wrong_arg_order", "off_by_one", "inverted_comparison", "mutable_default", "resource_leak",
+         "sql_injection", "zero_division"]
+
+# Shared helpers: module -> [(name, params, body lines)]
+HELPERS: dict[str, list[tuple[str, list[str], list[str]]]] = {
+    "app/common/money.py": [
+        ("scale_amount", ["amount", "rate"], [
+            '"""Convert ``amount`` with the exchange ``rate`` and round to cents."""',
+            "if rate <= 0:",
+            "    raise ValueError(f\"rate must be positive, got {rate!r}\")",
+            "return (Decimal(str(amount)) * Decimal(str(rate))).quantize(CENT, rounding=ROUND_HALF_UP)"]),
+        ("apply_discount", ["price", "percent"], [
+            '"""Reduce ``price`` by ``percent`` (0-100); never below zero."""',
+            "if not 0 <= percent <= 100:",
+            "    raise ValueError(f\"percent out of range: {percent!r}\")",
+            "reduced = Decimal(str(price)) * (Decimal(100) - Decimal(str(percent))) / Decimal(100)",
+            "return max(reduced.quantize(CENT, rounding=ROUND_HALF_UP), Decimal(0))"]),
+        ("split_total", ["total", "parts"], [
+            '"""Split ``total`` into ``parts`` shares that add up exactly (the last share takes the rest)."""',
+            "if parts < 1:",
+            "    raise ValueError(\"parts must be at least 1\")",
+            "share = (Decimal(str(total)) / parts).quantize(CENT, rounding=ROUND_DOWN)",
+            "shares = [share] * (parts - 1)",
+            "shares.append(Decimal(str(total)) - share * (parts - 1))",
+            "return shares"]),
+    ],
+    "app/common/dates.py": [
+        ("days_between", ["start", "end"], [
+            '"""Whole days from ``start`` to ``end`` (negative when ``end`` is earlier)."""',
+            "if isinstance(start, datetime):",
+            "    start = start.date()",
+            "if isinstance(end, datetime):",
+            "    end = end.date()",
+            "return (end - start).days"]),
+        ("shift_date", ["day", "offset"], [
+            '"""Move ``day`` by ``offset`` business days, skipping weekends."""',
+            "step = 1 if offset >= 0 else -1",
+            "remaining = abs(offset)",
+            "while remaining:",
+            "    day = day + timedelta(days=step)",
+            "    if day.weekday() < 5:",
+            "        remaining -= 1",
+            "return day"]),
+        ("clamp_window", ["low", "value", "high"], [
+            '"""Clamp ``value`` into the closed window ``low``..``high``."""',
+            "if low > high:",
+            "    raise ValueError(\"empty window\")",
+            "return min(max(value, low), high)"]),
+    ],
+    "app/common/text.py": [
+        ("pad_label", ["label", "width"], [
+            '"""Left-justify ``label`` to ``width`` characters, cutting with an ellipsis if longer."""',
+            "label = str(label)",
+            "if len(label) > width:",
+            "    return label[: max(width - 1, 0)] + ELLIPSIS",
+            "return label.ljust(width)"]),
+        ("truncate_text", ["text", "limit"], [
+            '"""Cut ``text`` to at most ``limit`` characters at a word boundary."""',
+            "if len(text) <= limit:",
+            "    return text",
+            "cut = text[:limit].rsplit(\" \", 1)[0]",
+            "return cut.rstrip(\",.;:\") + ELLIPSIS"]),
+        ("join_fields", ["fields", "sep"], [
+            '"""Join non-empty ``fields`` with ``sep``, escaping separators inside fields."""',
+            "cleaned = [str(f).replace(sep, \"\\\\\" + sep) for f in fields if f not in (None, \"\")]",
+            "return sep.join(cleaned)"]),
+    ],
+}
+COMMON_HEADERS = {
+    "app/common/money.py": ['"""Money helpers shared by every service: rounding, exchange, discounts.',
+                            "", "All amounts are ``Decimal``; floats are converted through ``str`` to avoid",
+                            'binary rounding surprises."""', "from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal", "",
+                            'CENT = Decimal("0.01")'],
+    "app/common/dates.py": ['"""Date helpers: business-day arithmetic and windows.', "",
+                            'Naive dates are interpreted in UTC. Keep this module free of I/O."""',
+                            "from datetime import datetime, timedelta", "", "WEEKEND = (5, 6)"],
+    "app/common/text.py": ['"""Text helpers for reports, CSV exports and log lines."""', "", 'ELLIPSIS = "\\u2026"',
+                           "MAX_LABEL = 48"],
+}
+DOMAINS = {
+    "billing": ["invoice", "charge", "refund"], "orders": ["order", "basket", "line"],
+    "inventory": ["stock", "bin", "sku"], "users": ["user", "profile", "team"],
+    "shipping": ["parcel", "route", "carrier"], "reports": ["report", "metric", "chart"],
+    "auth": ["token", "session", "grant"], "notifications": ["alert", "digest", "webhook"],
+    "analytics": ["event", "funnel", "cohort"], "search": ["query", "index", "facet"],
+    "payments": ["payment", "payout", "mandate"], "catalog": ["product", "variant", "bundle"],
+    "support": ["ticket", "reply", "macro"], "pricing": ["quote", "tier", "coupon"],
+    "scheduling": ["slot", "booking", "shift"], "audit": ["entry", "trail", "snapshot"],
+}
+MODULES = ["service", "handlers", "repository", "validators", "tasks", "exporters", "models", "api", "cache", "jobs"]
+FIELDS = ["id", "owner_id", "status", "created_at", "updated_at", "currency", "region", "priority", "source",
+          "external_ref", "notes", "quantity", "label", "version", "channel", "tenant_id"]
+MAX_FILES = len(HELPERS) + len(DOMAINS) * len(MODULES)
+
+HEADER = re.compile(r"^=== (\S+\.py) · (\d+) lines", re.M)
+LISTING_HEADER = "Repository listing"
+LISTING_LINE = re.compile(r"^  (app/\S+\.py)\s", re.M)
+NUMBERED = re.compile(r"^ *\d+  ?(.*)$")
+VERDICT = re.compile(r"Reviewed (\S+\.py): (clean|bugs in [^\n]*)")
+FINDINGS = re.compile(r"Findings so far: ([^\n]*)")
+FINDING_ITEM = re.compile(r"(app/\S+\.py)::(\w+)(?: \((\w+)\))?")
+LAST_REVIEWED = re.compile(r"last reviewed: (\S+\.py)")
+REMAINING = re.compile(r"remaining files: ([^\n]*)")
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One planted bug."""
+
+    file: str
+    function: str
+    kind: str
+
+
+class CodeReview(TaskFamily):
+    """Family generator. Knobs: ``files`` (modules in the repository), ``bugs`` (planted bugs)."""
+
+    name = "code_review"
+
+    def __init__(self, files: int = 44, bugs: int = 6) -> None:
+        self.files = self.check_knob("files", files, len(HELPERS) + 2, MAX_FILES)
+        self.bugs = self.check_knob("bugs", bugs, 1, files - len(HELPERS))
+
+    def generate(self, seed: int) -> "CodeReviewInstance":
+        """Generate the repository for ``seed``."""
+        rng = random.Random(f"code_review:{seed}")
+        combos = [f"app/{d}/{m}.py" for d in DOMAINS for m in MODULES]
+        domain_paths = sorted(rng.sample(combos, self.files - len(HELPERS)))
+        bug_paths = rng.sample(domain_paths, self.bugs)
+        others = KINDS[1:]
+        rng.shuffle(others)
+        kinds = [KINDS[0]] + others
+        planned = {path: kinds[i % len(kinds)] for i, path in enumerate(bug_paths)}
+        files: dict[str, str] = {}
+        for path in HELPERS:
+            files[path] = _helper_module(path)
+        bugs: list[Bug] = []
+        for path in domain_paths:
+            text, bug = _domain_module(rng, path, planned.get(path))
+            files[path] = text
+            if bug:
+                bugs.append(Bug(path, bug, planned[path]))
+        return CodeReviewInstance(self, seed, dict(sorted(files.items())), bugs)
+
+
+def _helper_module(path: str) -> str:
+    lines = list(COMMON_HEADERS[path]) + ["", "__all__ = [" + ", ".join(f'"{h[0]}"' for h in HELPERS[path]) + "]", ""]
+    for name, params, body in HELPERS[path]:
+        lines += ["", f"def {name}({', '.join(params)}):"] + ["    " + b for b in body] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# --- function templates: each returns (name, lines) ------------------------------------------------------------
+
+def _t_off_by_one(rng, noun, variant):
+    if variant == "bug":
+        name = f"total_{noun}_quantity"
+        return name, [f"def {name}(items):", f'    """Sum the quantity of every {noun} in ``items``."""',
+                      "    if not items:", "        return 0", "    total = 0",
+                      "    for i in range(len(items) + 1):", "        total += items[i].quantity", "    return total"]
+    if variant == "decoy":
+        name = f"{noun}_path_prefixes"
+        return name, [f"def {name}(parts):",
+                      f'    """Every prefix of ``parts``, the empty one included (breadcrumbs for the {noun} page)."""',
+                      "    prefixes = []", "    # range(len(parts) + 1) is intended: the full path is a prefix too",
+                      "    for n in range(len(parts) + 1):", "        prefixes.append(tuple(parts[:n]))", "    return prefixes"]
+    name = f"total_{noun}_quantity"
+    return name, [f"def {name}(items):", f'    """Sum the quantity of every {noun} in ``items``."""',
+                  "    total = 0", "    for i in range(1, len(items)):  # row 0 is the CSV header row",
+                  "        total += items[i].quantity", "    return total"]
+
+
+def _t_inverted(rng, noun, variant):
+    if variant == "bug":
+        name = f"is_{noun}_expired"
+        return name, [f"def {name}({noun}, now):", f'    """Return True when the {noun} has expired at ``now``."""',
+                      f"    if {noun} is None:", "        return True", f"    return {noun}.expires_at > now"]
+    if variant == "decoy":
+        name = f"is_{noun}_valid"
+        return name, [f"def {name}({noun}, now):", f'    """Return True while the {noun} is still valid at ``now``."""',
+                      f"    if {noun} is None:", "        return False", f"    return {noun}.expires_at > now"]
+    name = f"is_{noun}_expired"
+    return name, [f"def {name}({noun}, now):", f'    """Return True when the {noun} has expired at ``now``."""',
+                  f"    if {noun} is None:", "        return True", f"    return now >= {noun}.expires_at"]
+
+
+def _t_mutable(rng, noun, variant):
+    name = f"collect_{noun}_tags"
+    if variant == "bug":
+        return name, [f"def {name}({noun}, seen=[]):", f'    """Collect the tags of ``{noun}`` into ``seen`` and return it."""',
+                      f"    for tag in getattr({noun}, \"tags\", ()):", "        if tag not in seen:",
+                      "            seen.append(tag)", "    return seen"]
+    if variant == "decoy":
+        name = f"format_{noun}_row"
+        return name, [f"def {name}({noun}, columns=(\"id\", \"status\", \"updated_at\")):",
+                      f'    """One CSV row for ``{noun}`` with the given ``columns``."""',
+                      f"    return \",\".join(str(getattr({noun}, c, \"\")) for c in columns)"]
+    return name, [f"def {name}({noun}, seen=None):", f'    """Collect the tags of ``{noun}`` into ``seen`` and return it."""',
+                  "    if seen is None:", "        seen = []", f"    for tag in getattr({noun}, \"tags\", ()):",
+                  "        if tag not in seen:", "            seen.append(tag)", "    return seen"]
+
+
+def _t_leak(rng, noun, variant):
+    name = f"load_{noun}_fixture"
+    head = [f"def {name}(path):", f'    """Read the {noun} fixture at ``path`` and return its records."""']
+    if variant == "bug":
+        return name, head + ["    fh = open(path, encoding=\"utf-8\")", "    data = json.load(fh)",
+                             f"    log.debug(\"loaded %d {noun} records\", len(data.get(\"records\", [])))",
+                             "    return data.get(\"records\", [])"]
+    if variant == "decoy":
+        return name, head + ["    fh = open(path, encoding=\"utf-8\")", "    try:", "        data = json.load(fh)",
+                             "    finally:", "        fh.close()", "    return data.get(\"records\", [])"]
+    return name, head + ["    with open(path, encoding=\"utf-8\") as fh:", "        data = json.load(fh)",
+                         "    return data.get(\"records\", [])"]
+
+
+def _t_sql(rng, noun, variant):
+    name = f"find_{noun}s_by_owner"
+    head = [f"def {name}(conn, owner_id):", f'    """Fetch every {noun} owned by ``owner_id``, newest first."""',
+            "    cursor = conn.cursor()"]
+    if variant == "bug":
+        return name, head + [f"    cursor.execute(f\"SELECT * FROM {{TABLE}} WHERE owner_id = {{owner_id}} ORDER BY created_at DESC\")",
+                             "    return cursor.fetchall()"]
+    if variant == "decoy":
+        return name, head + ["    # the table name is a module constant, never user input",
+                             "    cursor.execute(f\"SELECT * FROM {TABLE} WHERE owner_id = ? ORDER BY created_at DESC\", (owner_id,))",
+                             "    return cursor.fetchall()"]
+    return name, head + ["    cursor.execute(\"SELECT * FROM \" + TABLE + \" WHERE owner_id = ? ORDER BY created_at DESC\", (owner_id,))",
+                         "    return cursor.fetchall()"]
+
+
+def _t_div(rng, noun, variant):
+    name = f"average_{noun}_value"
+    head = [f"def {name}(records):", f'    """Mean ``value`` of the {noun} ``records``."""',
+            "    total = sum(r.value for r in records)", "    count = len(records)"]
+    if variant == "bug":
+        return name, head + ["    return total / count"]
+    if variant == "decoy":
+        return name, head + ["    return total / max(count, 1)"]
+    return name, head + ["    if count == 0:", "        return 0.0", "    return total / count"]
+
+
+def _t_call(rng, noun, variant, helper):
+    module, (hname, params, _) = helper
+    name = f"{rng.choice(['prepare', 'compute', 'derive', 'resolve'])}_{noun}_{hname.split('_')[-1]}"
+    if variant == "bug":
+        args = ", ".join([params[1], params[0]] + params[2:])
+    elif variant == "decoy":
+        args = ", ".join(f"{p}={p}" for p in reversed(params))
+    else:
+        args = ", ".join(params)
+    return name, [f"def {name}({', '.join(params)}, dry_run=False):",
+                  f'    """Apply ``{hname}`` to the {noun} figures; log instead of storing when ``dry_run``."""',
+                  "    if dry_run:", f"        log.info(\"dry run: {hname} for {noun}\")",
+                  f"    result = {hname}({args})", f"    log.debug(\"{hname} -> %r\", result)", "    return result"]
+
+
+BUG_TEMPLATES = {"off_by_one": _t_off_by_one, "inverted_comparison": _t_inverted, "mutable_default": _t_mutable,
+                 "resource_leak": _t_leak, "sql_injection": _t_sql, "zero_division": _t_div}
+
+
+def _g_validate(rng, noun, domain):
+    name = f"validate_{noun}_payload"
+    fields = rng.sample(FIELDS, rng.randint(6, 10))
+    lines = [f"def {name}(payload):", f'    """Validate an incoming {noun} payload and return a list of problems.',
+             "", "    The API layer rejects the request when the list is not empty; messages are shown",
+             '    to the caller verbatim, so keep them short and specific."""', "    problems = []",
+             "    if not isinstance(payload, dict):", "        return [\"payload must be an object\"]"]
+    for f in fields:
+        lines += [f"    if \"{f}\" not in payload:", f"        problems.append(\"missing field: {f}\")"]
+        if f in ("quantity", "version", "priority"):
+            lines += [f"    elif not isinstance(payload[\"{f}\"], int) or payload[\"{f}\"] < 0:",
+                      f"        problems.append(\"{f} must be a non-negative integer\")"]
+        elif f in ("status",):
+            lines += ["    elif payload[\"status\"] not in STATUSES:", "        problems.append(f\"unknown status {payload['status']!r}\")"]
+    lines += [f"    if len(problems) > MAX_PROBLEMS:", "        problems = problems[:MAX_PROBLEMS] + [\"...more problems omitted\"]",
+              "    return problems"]
+    return name, lines
+
+
+def _g_serialize(rng, noun, domain):
+    name = f"serialize_{noun}"
+    fields = rng.sample(FIELDS, rng.randint(5, 9))
+    lines = [f"def {name}({noun}, include_private=False):", f'    """Turn a {noun} into the JSON-safe dict the {domain} API returns."""',
+             "    data = {"]
+    lines += [f"        \"{f}\": getattr({noun}, \"{f}\", None)," for f in fields]
+    lines += ["    }", "    for key, value in list(data.items()):", "        if isinstance(value, datetime):",
+              "            data[key] = value.isoformat()", "    if not include_private:", "        data.pop(\"notes\", None)",
+              "    return data"]
+    return name, lines
+
+
+def _g_summary(rng, noun, domain):
+    name = f"summarize_{noun}_batch"
+    return name, [f"def {name}(batch):", f'    """Count the {noun}s of ``batch`` per status, for the nightly {domain} digest."""',
+                  "    counts = {status: 0 for status in STATUSES}", "    skipped = 0", "    for item in batch:",
+                  "        status = getattr(item, \"status\", None)", "        if status not in counts:", "            skipped += 1",
+                  "            continue", "        counts[status] += 1", "    if skipped:",
+                  f"        log.warning(\"%d {noun}s with an unknown status were skipped\", skipped)",
+                  "    return counts"]
+
+
+def _g_retry(rng, noun, domain):
+    name = f"sync_{noun}_with_retry"
+    return name, [f"def {name}(client, {noun}_id, attempts=3):",
+                  f'    """Push one {noun} to the upstream system, retrying transient failures."""',
+                  "    delay = RETRY_DELAY", "    last_error = None", "    for attempt in range(1, attempts + 1):",
+                  "        try:", f"            return client.push(\"{domain}\", {noun}_id)",
+                  "        except TimeoutError as exc:", "            last_error = exc",
+                  f"            log.warning(\"sync of {noun} %s failed (attempt %d/%d)\", {noun}_id, attempt, attempts)",
+                  "            time.sleep(delay)", "            delay *= 2",
+                  f"    raise RuntimeError(f\"could not sync {noun} {{{noun}_id}}\") from last_error"]
+
+
+def _g_parse(rng, noun, domain):
+    name = f"parse_{noun}_csv"
+    return name, [f"def {name}(text):", f'    """Parse the {noun} CSV export (header row first) into dicts."""',
+                  "    lines = [line for line in text.splitlines() if line.strip()]", "    if not lines:", "        return []",
+                  "    header = [h.strip() for h in lines[0].split(\",\")]", "    rows = []", "    for line in lines[1:]:",
+                  "        values = [v.strip() for v in line.split(\",\")]", "        if len(values) != len(header):",
+                  f"            log.debug(\"skipping malformed {noun} row: %s\", line)", "            continue",
+                  "        rows.append(dict(zip(header, values)))", "    return rows"]
+
+
+def _g_class(rng, noun, domain):
+    cls = noun.capitalize() + "Record"
+    fields = rng.sample(FIELDS, 4)
+    lines = [f"class {cls}:", f'    """In-memory view of one {noun} row."""', "",
+             f"    def __init__(self, {', '.join(fields)}):"]
+    lines += [f"        self.{f} = {f}" for f in fields]
+    lines += ["", "    def __repr__(self):", f"        return f\"{cls}({fields[0]}={{self.{fields[0]}!r}})\"", "",
+              "    def to_dict(self):", "        return {" + ", ".join(f"\"{f}\": self.{f}" for f in fields) + "}"]
+    return cls, lines
+
+
+GENERIC = [_g_validate, _g_serialize, _g_summary, _g_retry, _g_parse, _g_class]
+
+
+def _domain_module(rng: random.Random, path: str, bug_kind: str | None) -> tuple[str, str | None]:
+    domain, module = path.split("/")[1], path.split("/")[2][:-3]
+    nouns = DOMAINS[domain]
+    noun = rng.choice(nouns)
+    helper_modules = rng.sample(sorted(HELPERS), rng.choice([0, 1, 1, 2]))
+    if bug_kind == "wrong_arg_order" and not helper_modules:
+        helper_modules = [rng.choice(sorted(HELPERS))]
+    blocks: list[tuple[str, list[str]]] = []
+    bug_function = None
+    # helper callers (one per imported module)
+    used: dict[str, list[str]] = {}
+    for i, hm in enumerate(helper_modules):
+        helper = rng.choice(HELPERS[hm])
+        variant = "bug" if (bug_kind == "wrong_arg_order" and i == 0) else rng.choice(["clean", "clean", "decoy"])
+        fname, lines = _t_call(rng, noun, variant, (hm, helper))
+        if variant == "bug":
+            bug_function = fname
+        used.setdefault(hm, []).append(helper[0])
+        blocks.append((fname, lines))
+    kinds = rng.sample(sorted(BUG_TEMPLATES), rng.randint(2, 3))
+    if bug_kind in BUG_TEMPLATES and bug_kind not in kinds:
+        kinds[0] = bug_kind
+    for kind in kinds:
+        variant = "bug" if kind == bug_kind else rng.choice(["clean", "decoy"])
+        fname, lines = BUG_TEMPLATES[kind](rng, noun, variant)
+        if variant == "bug":
+            bug_function = fname
+        blocks.append((fname, lines))
+    for gen in rng.sample(GENERIC, rng.randint(3, 5)):
+        blocks.append(gen(rng, noun, domain))
+    rng.shuffle(blocks)
+    table = f"{domain}_{noun}s"
+    lines = [f'"""{domain.capitalize()} {module}: {noun} {rng.choice(["operations", "helpers", "workflows", "plumbing"])}.',
+             "", f"Owned by the {domain} team. {rng.choice(['See docs/' + domain + '.md for the data model.', 'Keep functions pure where possible; I/O goes through the repository layer.', 'Everything here is called from the HTTP handlers and the nightly jobs.'])}",
+             '"""', "import json", "import logging", "import time", "from datetime import datetime", ""]
+    for hm in helper_modules:
+        lines.append(f"from {hm[:-3].replace('/', '.')} import {', '.join(sorted(set(used[hm])))}")
+    lines += ["", "log = logging.getLogger(__name__)", "", f"TABLE = \"{table}\"",
+              f"STATUSES = (\"draft\", \"active\", \"suspended\", \"closed\")", f"MAX_PROBLEMS = {rng.randint(5, 20)}",
+              f"RETRY_DELAY = {rng.choice([0.5, 1.0, 2.0])}",
+              f"# TODO({rng.choice(['ops', 'sre', 'data'])}): move {rng.choice(['RETRY_DELAY', 'MAX_PROBLEMS'])} to settings once the config service lands", ""]
+    for _, block in blocks:
+        lines += [""] + block + [""]
+    return "\n".join(lines).rstrip() + "\n", bug_function
+
+
+class CodeReviewInstance(TaskInstance):
+    """One generated repository."""
+
+    family = CodeReview.name
+
+    def __init__(self, family: CodeReview, seed: int, files: dict[str, str], bugs: list[Bug]) -> None:
+        self.seed = seed
+        self.id = f"code_review-f{family.files}-s{seed}"
+        self.files = files
+        self.bugs = bugs
+        self.repo = f"acme-platform @ {random.Random(seed).randrange(16**7):07x}"
+        self.system_prompt = (
+            "You are a senior code reviewer. You work only through the tools you are given. Review carefully: "
+            "a missed bug reaches production, a false report wastes the owning team's time. "
+            "When you are done, call submit."
+        )
+        self.user_prompt = (
+            f"Review the Python repository {self.repo} ({len(files)} files; list_files, read_file, grep). "
+            "Find every function with a real bug: wrong argument order in calls to helpers defined in other "
+            "modules, off-by-one loop bounds, inverted comparisons, mutable default arguments, files opened and "
+            "never closed, SQL built by string formatting from arguments, divisions without a zero guard. Some "
+            "code only looks suspicious; report real bugs only. Submit every buggy function once with "
+            "submit(findings=[{\"file\": path, \"function\": name}, ...])."
+        )
+        self.tools = [
+            tool_schema("list_files", "List every file of the repository with its size.", {}),
+            tool_schema("read_file", "Read one file, with line numbers.",
+                        {"path": {"type": "string", "description": "a path from list_files"}}),
+            tool_schema("grep", f"Search every file with a Python regular expression (at most {GREP_LIMIT} matching lines).",
+                        {"pattern": {"type": "string", "description": "a Python regular expression"}}),
+        ]
+        self.answer_schema = {
+            "type": "object",
+            "properties": {"findings": {"type": "array", "description": "one entry per buggy function", "items": {
+                "type": "object", "properties": {"file": {"type": "string"}, "function": {"type": "string"}},
+                "required": ["file", "function"]}}},
+            "required": ["findings"],
+        }
+
+    def listing(self) -> str:
+        """The ``list_files`` output."""
+        lines = [f"{LISTING_HEADER} · {self.repo} · {len(self.files)} files"]
+        for path, text in self.files.items():
+            lines.append(f"  {path:<34} {len(text.encode()) / 1024:5.1f} KB  {text.count(chr(10)):4d} lines")
+        lines.append("Hint: read_file(path) opens a file; grep(pattern) searches every file.")
+        return "\n".join(lines)
+
+    def call(self, name: str, args: dict) -> ToolResult:
+        """``list_files()``, ``read_file(path)``, ``grep(pattern)``."""
+        if name == "list_files":
+            return ToolResult(self.listing(), resource="listing")
+        if name == "read_file":
+            path = args.get("path")
+            if not isinstance(path, str) or not path.strip():
+                return ToolResult("ERROR: read_file needs a path (a string from list_files)", is_error=True)
+            path = path.strip().lstrip("./")
+            if path not in self.files:
+                return ToolResult(f"ERROR: no such file {path!r}; call list_files to see the {len(self.files)} paths",
+                                  is_error=True)
+            text = self.files[path]
+            body = [f"{n:4d}  {line}" for n, line in enumerate(text.splitlines(), 1)]
+            head = f"=== {path} · {len(body)} lines · {len(text.encode()) / 1024:.1f} KB ==="
+            return ToolResult("\n".join([head] + body), resource=f"file:{path}")
+        if name == "grep":
+            pattern = args.get("pattern")
+            if not isinstance(pattern, str) or not pattern:
+                return ToolResult("ERROR: grep needs a non-empty pattern (a Python regular expression)", is_error=True)
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                return ToolResult(f"ERROR: invalid regular expression {pattern!r}: {exc}", is_error=True)
+            hits = [f"{p}:{n}: {line}" for p, text in self.files.items()
+                    for n, line in enumerate(text.splitlines(), 1) if regex.search(line)]
+            shown = hits[:GREP_LIMIT]
+            if len(hits) > GREP_LIMIT:
+                shown.append(f"... {len(hits) - GREP_LIMIT} more matching lines not shown; narrow the pattern")
+            return ToolResult(f"grep {pattern!r}: {len(hits)} matching lines\n" + "\n".join(shown or ["(no matches)"]),
+                              resource=f"grep:{pattern}")
+        return ToolResult(f"ERROR: unknown tool {name!r}; available: list_files, read_file, grep", is_error=True)
+
+    def grade(self, answer: dict) -> Grade:
+        """Exact set of (file, function) for success; F1 for the score."""
+        raw = answer.get("findings") if isinstance(answer, dict) else None
+        given: set[tuple[str, str]] = set()
+        if isinstance(raw, list):
+            for item in raw:
+                if isinstance(item, dict) and isinstance(item.get("file"), str) and isinstance(item.get("function"), str):
+                    given.add((item["file"].strip().lstrip("./"), item["function"].strip()))
+        truth = {(b.file, b.function) for b in self.bugs}
+        hits = len(given & truth)
+        precision = hits / len(given) if given else 0.0
+        recall = hits / len(truth) if truth else 1.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return Grade(given == truth, round(f1, 4), {
+            "expected": len(truth), "given": len(given), "correct": hits,
+            "missed": sorted(f"{f}::{fn}" for f, fn in truth - given),
+            "wrong": sorted(f"{f}::{fn}" for f, fn in given - truth)})
+
+    def trial_metrics(self, tool_log: list[dict]) -> dict:
+        """File coverage: distinct files read / files."""
+        read = {e["resource"] for e in tool_log
+                if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource")}
+        return {"files_read": len(read), "files_total": len(self.files),
+                "file_coverage": round(len(read) / len(self.files), 4)}
+
+    def reference_policy(self) -> "ReviewPolicy":
+        """The careful reviewer."""
+        return ReviewPolicy()
+
+    def data_fingerprint(self) -> list:
+        """Every file and the planted bugs."""
+        return [self.files, [vars(b) for b in self.bugs]]
+
+
+# --- reference policy ------------------------------------------------------------------------------------------
+
+def _strip_numbers(text: str) -> str:
+    out = []
+    for line in text.splitlines()[1:]:
+        match = NUMBERED.match(line)
+        out.append(match.group(1) if match else line)
+    return "\n".join(out)
+
+
+def _functions(source: str) -> list[tuple[str, str]]:
+    """Top-level functions as (name, text)."""
+    found: list[tuple[str, str]] = []
+    current: list[str] | None = None
+    name = ""
+    for line in source.splitlines():
+        if line and not line[0].isspace():
+            if current is not None:
+                found.append((name, "\n".join(current)))
+                current = None
+            match = re.match(r"def (\w+)\(", line)
+            if match:
+                name, current = match.group(1), [line]
+                continue
+        if current is not None:
+            current.append(line)
+    if current is not None:
+        found.append((name, "\n".join(current)))
+    return found
+
+
+def helper_imports(source: str) -> dict[str, list[str]]:
+    """Shared-helper module path -> imported names."""
+    found: dict[str, list[str]] = {}
+    for module, names in re.findall(r"^from (app\.common\.\w+) import ([\w, ]+)$", source, re.M):
+        found[module.replace(".", "/") + ".py"] = [n.strip() for n in names.split(",")]
+    return found
+
+
+def helper_signatures(source: str) -> dict[str, list[str]]:
+    """Function name -> parameter names, from a helper module's text."""
+    return {name: [p.strip() for p in params.split(",") if p.strip()]
+            for name, params in re.findall(r"^def (\w+)\(([^)]*)\):", source, re.M)}
+
+
+def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """The planted bug patterns a competent reviewer spots: (function, kind)."""
+    bugs = []
+    for name, body in _functions(source):
+        kind = None
+        header = body.splitlines()[0]
+        loop = re.search(r"for (\w+) in range\(len\((\w+)\) \+ 1\):", body)
+        if loop and re.search(rf"\b{loop.group(2)}\[{loop.group(1)}\]", body):
+            kind = "off_by_one"
+        elif "has expired" in body and re.search(r"\.expires_at > now|now < \w+\.expires_at", body):
+            kind = "inverted_comparison"
+        elif re.search(r"=\s*(\[\]|\{\}|set\(\))\s*[,)]", header):
+            kind = "mutable_default"
+        elif any(f"{v}.close()" not in body and f"with open" not in body
+                 for v in re.findall(r"(\w+) = open\(", body)):
+            kind = "resource_leak"
+        elif any(not var.isupper() for q in re.findall(r'execute\(f"([^"]*)"', body) for var in re.findall(r"\{(\w+)", q)) \
+                or re.search(r'execute\("[^"]*"\.format\(', body):
+            kind = "sql_injection"
+        else:
+            for num, den in re.findall(r"return (\w+) / (\w+)\s*$", body, re.M):
+                if not den.isdigit() and not re.search(rf"if {den} == 0|if not {den}\b", body):
+                    kind = "zero_division"
+            for helper, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", body):
+                params = signatures.get(helper)
+                positional = [a.strip() for a in args.split(",") if a.strip()]
+                if params and positional and "=" not in args and sorted(positional) == sorted(params) and positional != params:
+                    kind = "wrong_arg_order"
+        if kind:
+            bugs.append((name, kind))
+    return bugs
+
+
+class ReviewPolicy:
+    """Reference policy for ``code_review`` (see the module docstring)."""
+
+    def _state(self, tool_outputs: list[str], notes: list[str]):
+        contents: dict[str, str] = {}
+        order: list[str] = []
+        for text in tool_outputs:
+            header = HEADER.match(text)
+            if header:
+                contents[header.group(1)] = _strip_numbers(text)
+            elif text.startswith(LISTING_HEADER):
+                order = LISTING_LINE.findall(text)
+        verdicts: dict[str, str] = {}
+        findings: dict[tuple[str, str], str] = {}
+        last: list[str] = []
+        remaining: list[str] | None = None
+        total = None
+        for text in notes:
+            for path, verdict in VERDICT.findall(text):
+                verdicts[path] = verdict
+                last.append(path)
+            for line in FINDINGS.findall(text):
+                for path, func, kind in FINDING_ITEM.findall(line):
+                    findings[(path, func)] = kind
+            last += LAST_REVIEWED.findall(text)
+            for line in REMAINING.findall(text):
+                remaining = [p.strip() for p in line.split(",") if p.strip().endswith(".py")]
+            match = re.search(r"\((\d+) files; list_files", text) or re.search(r"of (\d+) files", text)
+            if match:
+                total = int(match.group(1))
+        offset = 0
+        if not order and remaining is not None:
+            order = remaining
+            offset = max((total or len(order)) - len(order), 0)
+        return contents, order, verdicts, findings, last, total, offset
+
+    def _judge(self, path: str, contents: dict[str, str]) -> tuple[list[tuple[str, str]] | None, str | None]:
+        """Bugs of ``path`` or, when a helper module is needed and not visible, that module."""
+        source = contents[path]
+        signatures: dict[str, list[str]] = {}
+        for module, names in helper_imports(source).items():
+            called = any(re.search(rf"\b{n}\((?![^)]*=)", source) for n in names)
+            if not called:
+                continue
+            if module not in contents:
+                return None, module
+            signatures.update(helper_signatures(contents[module]))
+        return detect(source, signatures), None
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """List, read the next file (or a helper module it needs), judge, or submit."""
+        contents, order, verdicts, findings, last, total, offset = self._state(tool_texts(messages), texts(messages))
+        if not order:
+            return reply("The file listing is not in view; listing the repository.", make_call("list_files"))
+        position = {p: i for i, p in enumerate(order)}
+        frontier = max((position[p] for p in last if p in position), default=-1)
+        notes: list[str] = []
+        index = frontier + 1
+        action = None
+        while index < len(order):
+            path = order[index]
+            if path in verdicts and path not in contents:
+                index += 1
+                continue
+            if path not in contents:
+                action = make_call("read_file", path=path)
+                break
+            bugs, needed = self._judge(path, contents)
+            if needed is not None:
+                notes.append(f"To check the helper calls in {path} I need the definitions in {needed}; reading it.")
+                action = make_call("read_file", path=needed)
+                break
+            for func, kind in bugs:
+                findings[(path, func)] = kind
+            verdict = "bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"
+            notes.append(f"Reviewed {path}: {verdict}")
+            frontier = index
+            index += 1
+        count = offset + frontier + 1
+        total_text = total or offset + len(order)
+        last_text = order[frontier] if frontier >= 0 else (last[-1] if last else "none")
+        notes.append("Findings so far: " + (", ".join(f"{p}::{f} ({k})" for (p, f), k in sorted(findings.items())) or "none"))
+        notes.append(f"Progress: last reviewed: {last_text} ({count} of {total_text} files)")
+        if action is not None:
+            return reply("\n".join(notes), action)
+        answer = [{"file": p, "function": f} for p, f in sorted(findings)]
+        return submit("\n".join(notes) + "\nEvery file reviewed; submitting the findings.", findings=answer)
+
+    def summarize(self, history_text: str) -> str:
+        """Keep findings, the last reviewed file and the remaining files; drop file texts and verdicts."""
+        blocks = ["[" + b for b in history_text.split("\n[")]
+        outputs = [b.split("]: ", 1)[1] for b in blocks if b.startswith("[tool ") and "]: " in b]
+        contents, order, verdicts, findings, last, total, _ = self._state(outputs, [history_text])
+        position = {p: i for i, p in enumerate(order)}
+        frontier = max((position[p] for p in last if p in position), default=-1)
+        last_path = order[frontier] if frontier >= 0 else (last[-1] if last else "none")
+        items = ", ".join(f"{p}::{f} ({k})" for (p, f), k in sorted(findings.items())) or "none"
+        progress = [f"last reviewed: {last_path}"]
+        if order:
+            progress.append("remaining files: " + (", ".join(order[frontier + 1:]) or "none"))
+        else:
+            progress.append("file listing not seen yet")
+        return format_summary([f"Findings so far: {items}"], tools_used(history_text), failed_attempts(history_text),
+                              progress)
