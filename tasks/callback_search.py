@@ -448,7 +448,7 @@ class CallbackSearchPolicy:
 
     def _knowledge(self, messages: list[dict]) -> dict:
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
-                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set()}
+                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {}}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -472,6 +472,7 @@ class CallbackSearchPolicy:
         parsed = _file_contents(text)
         if parsed:
             path, lines = parsed
+            k["lines"][path] = lines
             k["checked"][path] = _functions(lines)
             if k["target"]:
                 k["verified"][path] = _call_sites(lines, k["target"][1])
@@ -518,6 +519,10 @@ class CallbackSearchPolicy:
                 if name:
                     k["target"] = (path, name)
                     break
+        if k["target"]:  # files still in view need no second read
+            for path in k["to_verify"] or []:
+                if path not in k["verified"] and path in k["lines"]:
+                    k["verified"][path] = _call_sites(k["lines"][path], k["target"][1])
         for path, funcs in k["verified"].items():
             k["sites"] |= {(path, f) for f in funcs}
         note = self._note(messages, k)
@@ -576,7 +581,7 @@ class CallbackSearchPolicy:
     def summarize(self, history_text: str) -> str:
         """Target and confirmed call sites; not which files were already checked."""
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
-                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set()}
+                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {}}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)
