@@ -1,4 +1,4 @@
-"""Shared helper for the task-family tests: one trial of the reference agent."""
+"""Shared helpers for the task-family tests: one trial of the reference agent."""
 from __future__ import annotations
 
 from harness.loop import TrialSettings, run_trial
@@ -8,12 +8,22 @@ from strategies.none import NoManagement
 
 
 def run(tmp_path, family, seed=0, strategy=None, budget=10_000_000, max_steps=400, trial_id="t"):
-    """Run one trial (unbounded window by default) and return (row, instance)."""
+    """Run one trial of ``family``'s instance for ``seed`` (unbounded window by default); return (row, instance)."""
     instance = family.generate(seed)
-    writer = RunWriter(tmp_path / f"{trial_id}-{seed}")
-    settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="x", strategy_params={},
+    row = _run(tmp_path / f"{trial_id}-{seed}", instance, strategy, budget, max_steps, trial_id)
+    return row, instance
+
+
+def run_reference(tmp_path, instance, strategy=None, max_steps=150, trial_id="t"):
+    """The scripted reference agent on ``instance`` with ``strategy`` (default: none) and an unbounded window."""
+    return _run(tmp_path, instance, strategy, 10_000_000, max_steps, trial_id)
+
+
+def _run(directory, instance, strategy, budget, max_steps, trial_id):
+    writer = RunWriter(directory)
+    settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="test", strategy_params={},
                              model_name="scripted")
     row = run_trial(trial_id=trial_id, trial_index=0, instance=instance, strategy=strategy or NoManagement(),
                     model=ScriptedModel(context_window=10_000_000), summarizer=None, settings=settings, writer=writer)
     writer.close()
-    return row, instance
+    return row

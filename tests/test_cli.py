@@ -66,8 +66,9 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
     for name in ("trials.jsonl", "steps.jsonl", "summary.csv", "plots/token_curve.png", ".hydra/config.yaml"):
         assert (a / name).exists(), name
     trials = read_jsonl(a / "trials.jsonl")
-    n = len(trials)  # 2 trials x 1 instance of every smoke family
-    assert n == 2 * len({t["family"] for t in trials}) and all(len(list((a / "transcripts").glob(f"{t['trial_id']}.jsonl"))) == 1 for t in trials)
+    smoke = (ROOT / "configs" / "suite" / "smoke.yaml").read_text()
+    expected = 2 * smoke.count("- /task@families.")  # trials=2 per family of the smoke suite (one instance each)
+    assert len(trials) == expected and all(len(list((a / "transcripts").glob(f"{t['trial_id']}.jsonl"))) == 1 for t in trials)
     row = trials[0]
     for field in ("strategy", "strategy_params", "budget", "family", "instance_id", "seed", "trial", "model", "outcome",
                   "success", "score", "steps", "input_tokens", "cached_tokens", "cached_source", "output_tokens",
@@ -85,11 +86,11 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
     (a / "trials.jsonl").write_text("".join(lines[:-1]) + lines[-1][:20])
     again = harness("run", *common, f"hydra.run.dir={a}", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert f"trials to run: 1 (already recorded: {n - 1})" in again.stdout
+    assert f"trials to run: 1 (already recorded: {expected - 1})" in again.stdout
     assert records(a, "trials.jsonl") == records(b, "trials.jsonl")
     assert records(a, "steps.jsonl") == records(b, "steps.jsonl")
     rerun = harness("run", *common, f"hydra.run.dir={a}", cwd=tmp_path)
-    assert f"trials to run: 0 (already recorded: {n})" in rerun.stdout
+    assert f"trials to run: 0 (already recorded: {expected})" in rerun.stdout
 
     other = harness("run", "suite=smoke", "strategy=none", "progress=false", f"hydra.run.dir={a}", cwd=tmp_path)
     assert other.returncode == 2 and "different config" in other.stderr

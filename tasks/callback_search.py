@@ -1,0 +1,605 @@
+"""``callback_search``: find the payment-callback handler and its call sites (seed 002 §2.7.6).
+
+A generated Python codebase of ``files`` files (packages ``src/payment``, ``src/orders``,
+``src/notify``, ``src/users``, ``src/inventory``, ``src/shipping``, ``src/api``,
+``src/common``, ``src/reporting``, plus ``tests/`` and ``docs/``). Tools: ``list_files()``,
+``read_file(path)`` (numbered lines) and ``grep(pattern)`` (a Python regex; a bad regex is a
+tool error; output capped at ``grep_cap`` lines with a note).
+
+The target is the one function that handles the payment gateway's callback. Distractors: a
+``handle_callback`` in ``src/notify`` (SMS delivery callbacks) with callers of its own, a
+deprecated payment callback handler that nothing calls, other ``*callback*`` functions,
+comments and log strings that mention the target without calling it, and tests and docs that
+call or mention it. One call site may call it through an import alias.
+
+Answer: ``submit(file, function, call_sites=[{"file", "function"}, ...])``: the call sites are
+the functions under ``src/`` that call the target (tests and docs do not count).
+Grade: success = the right file and function and the exact call-site set; score = 0.4 for the
+target plus 0.6 x F1 of the call sites (call sites count only with the right target).
+
+Reference policy, in two separate phases (the scenario for an isolating sub-agent):
+
+* search: ``list_files``, then ``grep(r"def \\w*callback\\w*\\(")``; read every candidate file
+  under ``src/``; a candidate whose docstring speaks of the payment gateway and is not
+  deprecated is the target (note ``TARGET: path:function``);
+* verify: ``grep(r"\\bNAME\\b")``; read every ``src/`` file in the hits (except the target's
+  own definition line); a call site is a non-comment, non-docstring line that calls the name
+  (or its import alias), attributed to the enclosing ``def`` (note ``Verified path: ...``);
+* submit.
+
+It notes each step, re-reads a file whose call is visible but whose content and note are
+gone, and re-runs a grep whose output is gone. Summaries keep the target and the confirmed
+call sites but not the list of files already checked (they are checked again).
+"""
+from __future__ import annotations
+
+import random
+import re
+
+from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.policy_kit import exchanges, failed_attempts, format_summary, make_call, reply, submit, tools_used
+
+PACKAGES = {
+    "payment": ["gateway", "refunds", "ledger", "fees", "currency", "tokens", "settlement", "fraud", "payouts", "invoices"],
+    "orders": ["cart", "checkout", "pricing", "reconcile", "returns", "history", "discounts", "state"],
+    "notify": ["handlers", "sms", "email", "push", "templates", "preferences"],
+    "users": ["accounts", "sessions", "profiles", "permissions", "addresses"],
+    "inventory": ["stock", "warehouses", "reservations", "suppliers", "audit"],
+    "shipping": ["carriers", "labels", "tracking", "zones", "rates"],
+    "api": ["routes", "webhooks", "middleware", "serializers", "health"],
+    "common": ["hooks", "retry", "config", "clock", "money", "db"],
+    "reporting": ["daily", "exports", "metrics", "dashboards"],
+}
+VERBS = ["load", "save", "validate", "compute", "build", "sync", "apply", "format", "parse", "fetch", "update",
+         "resolve", "normalize", "schedule", "cancel", "merge", "archive", "refresh", "estimate", "check"]
+NOUNS = {
+    "payment": ["charge", "refund", "ledger_entry", "fee", "payout", "token", "settlement", "risk_score"],
+    "orders": ["order", "cart", "line_items", "discount", "return_request", "order_state"],
+    "notify": ["message", "template", "recipient", "delivery_report", "preferences"],
+    "users": ["user", "session", "profile", "role", "address"],
+    "inventory": ["stock_level", "reservation", "supplier", "warehouse", "sku"],
+    "shipping": ["shipment", "label", "tracking_event", "zone", "rate"],
+    "api": ["request", "response", "route", "payload", "signature"],
+    "common": ["config", "retry_policy", "timestamp", "amount", "connection"],
+    "reporting": ["report", "metric", "dashboard", "export_row"],
+}
+BODY = [
+    "    if {a} is None:\n        raise ValueError(\"{f}: {a} is required\")",
+    "    logger.debug(\"{f} %s\", {a})",
+    "    result = {{}}\n    for key, value in sorted(getattr({a}, \"items\", dict)().items()):\n        result[key] = value",
+    "    with db.transaction() as tx:\n        tx.execute(\"SELECT id, status FROM {p}_{n} WHERE id = %s\", ({a}.id,))",
+    "    deadline = clock.now() + timedelta(seconds=config.get(\"{p}.timeout\", 30))",
+    "    total = Decimal(\"0\")\n    for line in getattr({a}, \"lines\", []):\n        total += money.round(line.amount * line.quantity)",
+    "    if not retry.should_retry({a}, attempts=3):\n        return None",
+    "    metrics.increment(\"{p}.{f}.calls\")",
+    "    # TODO(ops): remove the fallback once the migration of {p} is done\n    fallback = config.get(\"{p}.fallback\", False)",
+    "    payload = {{\"id\": getattr({a}, \"id\", None), \"kind\": \"{n}\", \"source\": \"{p}\"}}",
+]
+CALLBACK_DISTRACTORS = [
+    ("common", "hooks", "register_callback", "Register a callback to run after a hook fires (generic plumbing)."),
+    ("shipping", "carriers", "on_carrier_callback", "Handle a carrier's tracking callback (label printed, parcel scanned)."),
+    ("users", "sessions", "oauth_callback", "Finish the OAuth login flow when the identity provider redirects back."),
+    ("inventory", "suppliers", "supplier_callback_url", "Build the callback URL that suppliers post stock updates to."),
+    ("reporting", "exports", "export_done_callback", "Called by the export worker when a report file is ready."),
+]
+TARGET_NAMES = ["handle_payment_callback", "process_gateway_callback", "on_payment_callback"]
+TARGET_FILES = ["callbacks", "gateway_events", "webhook_handlers"]
+CALLER_SPECS = [
+    ("api", "webhooks", "payment_gateway_webhook", "request"),
+    ("payment", "retry", "replay_failed_callbacks", "events"),
+    ("orders", "reconcile", "reconcile_pending_payments", "batch"),
+    ("payment", "settlement", "settle_from_gateway_event", "event"),
+    ("api", "routes", "debug_replay_callback", "request"),
+]
+
+DEF = re.compile(r"^\s*def (\w+)\(", re.M)
+NUMBERED = re.compile(r"^\s*(\d+)  (.*)$")
+FILE_HEADER = re.compile(r"^=== (\S+) \((\d+) lines\) ===")
+GREP_LINE = re.compile(r"^(\S+?):(\d+): (.*)$", re.M)
+GREP_HEADER = re.compile(r"^grep (.+?) · (\d+) matches", re.M)
+TARGET_NOTE = re.compile(r"TARGET: (src/\S+\.py):(\w+)")
+CANDIDATES_NOTE = re.compile(r"Candidates: ([^\n]*)")
+CHECKED_NOTE = re.compile(r"Checked (src/\S+\.py)")
+VERIFY_NOTE = re.compile(r"Verified (src/\S+\.py): ([^\n]*)")
+TO_VERIFY_NOTE = re.compile(r"To verify: ([^\n]*)")
+SITES = re.compile(r"Call sites so far: ([^\n]*)")
+SITE = re.compile(r"(src/\S+\.py):(\w+)")
+DEF_GREP = r"def \w*callback\w*\("
+
+
+class CallbackSearch(TaskFamily):
+    """Family generator. Knobs: ``files`` (files in the codebase), ``functions_per_file``
+    (generated functions per module) and ``grep_cap`` (lines a grep shows)."""
+
+    name = "callback_search"
+
+    def __init__(self, files: int = 120, functions_per_file: int = 26, grep_cap: int = 60) -> None:
+        self.files = self.check_knob("files", files, 20, 2000)
+        self.functions_per_file = self.check_knob("functions_per_file", functions_per_file, 2, 100)
+        self.grep_cap = self.check_knob("grep_cap", grep_cap, 5, 1000)
+
+    def generate(self, seed: int) -> "CallbackSearchInstance":
+        """The codebase for ``seed``."""
+        rng = random.Random(f"callback_search:{seed}")
+        target_name = rng.choice(TARGET_NAMES)
+        target_path = f"src/payment/{rng.choice(TARGET_FILES)}.py"
+        legacy_name = target_name + "_v1"
+        legacy_path = "src/payment/legacy_gateway.py"
+        n_docs, n_tests = 3, max(2, self.files // 12)
+        n_src = self.files - n_docs - n_tests
+        # module paths: fixed planted ones first, then generated names
+        planted = [target_path, legacy_path, "src/notify/handlers.py", "src/notify/sms.py"]
+        planted += [f"src/{p}/{m}.py" for p, m, *_ in CALLBACK_DISTRACTORS]
+        callers = rng.sample(CALLER_SPECS, rng.randint(2, 4))
+        planted += [f"src/{p}/{m}.py" for p, m, *_ in callers]
+        paths: list[str] = []
+        for path in planted:
+            if path not in paths:
+                paths.append(path)
+        pool = [f"src/{p}/{m}{suffix}.py" for suffix in ("", "_v2", "_utils", "_service", "_models", "_tasks")
+                for p, ms in PACKAGES.items() for m in ms]
+        rng.shuffle(pool)
+        for path in pool:
+            if len(paths) >= n_src:
+                break
+            if path not in paths:
+                paths.append(path)
+        modules: dict[str, list[str]] = {}
+        for path in paths:
+            package = path.split("/")[1]
+            funcs = []
+            for _ in range(self.functions_per_file):
+                funcs.append(_function(rng, package, f"{rng.choice(VERBS)}_{rng.choice(NOUNS[package])}"))
+            modules[path] = funcs
+
+        def insert(path: str, text: str) -> None:
+            funcs = modules[path]
+            funcs.insert(rng.randrange(len(funcs) + 1), text)
+
+        insert(target_path, _target_function(target_name))
+        insert(legacy_path, _legacy_function(legacy_name, target_name, target_path))
+        insert("src/notify/handlers.py", _notify_handler())
+        insert("src/notify/sms.py", _notify_caller())
+        for p, m, name, doc in CALLBACK_DISTRACTORS:
+            insert(f"src/{p}/{m}.py", f"def {name}(*args, **kwargs):\n    \"\"\"{doc}\"\"\"\n    hooks.fire(\"{name}\", *args, **kwargs)\n    return True\n")
+        module = target_path[4:-3].replace("/", ".")
+        imports: dict[str, list[str]] = {}
+        sites = []
+        aliased = rng.random() < 0.6
+        for index, (p, m, func, arg) in enumerate(callers):
+            path = f"src/{p}/{m}.py"
+            if index == 0 and aliased:
+                imports.setdefault(path, []).append(f"from {module} import {target_name} as apply_gateway_event")
+                call = f"apply_gateway_event({arg})"
+            elif index % 2:
+                imports.setdefault(path, []).append(f"from {module.rsplit('.', 1)[0]} import {module.rsplit('.', 1)[1]}")
+                call = f"{module.rsplit('.', 1)[1]}.{target_name}({arg})"
+            else:
+                imports.setdefault(path, []).append(f"from {module} import {target_name}")
+                call = f"{target_name}({arg})"
+            insert(path, _caller_function(func, arg, call))
+            sites.append({"file": path, "function": func})
+        # mentions that are not calls: a comment and a log string in some other src file
+        others = [p for p in paths if p not in planted]
+        mention_path = rng.choice(others)
+        insert(mention_path, (f"def audit_gateway_events(events):\n    \"\"\"Count gateway events; the webhook calls "
+                              f"{target_name} for them, not this.\"\"\"\n    # NOTE: never call {target_name}() from "
+                              f"here: it is not idempotent\n    logger.info(\"audit: %d events (see {target_name})\", "
+                              "len(events))\n    return len(events)\n"))
+        files: dict[str, str] = {}
+        for path in paths:
+            package = path.split("/")[1]
+            header = [f'"""{package}.{path.rsplit("/", 1)[1][:-3]}: generated module of the Shoply backend."""',
+                      "from __future__ import annotations", "", "import logging",
+                      "from datetime import timedelta", "from decimal import Decimal", "",
+                      "from common import clock, config, db, hooks, metrics, money, retry"]
+            header += imports.get(path, [])
+            header += ["", "logger = logging.getLogger(__name__)", "", ""]
+            files[path] = "\n".join(header) + "\n\n".join(modules[path])
+        for i in range(n_tests):
+            name = "tests/payment/test_callbacks.py" if i == 0 else f"tests/{rng.choice(list(PACKAGES))}/test_{rng.choice(VERBS)}_{i}.py"
+            body = [f"from {module} import {target_name}", f"from payment.legacy_gateway import {legacy_name}", "", ""]
+            if i == 0:
+                body += [f"def test_{target_name}_marks_order_paid(fake_gateway):",
+                         f"    assert {target_name}(fake_gateway.event('paid'))['status'] == 'paid'", "", "",
+                         f"def test_{legacy_name}_still_parses_old_payloads(fake_gateway):",
+                         f"    assert {legacy_name}(fake_gateway.legacy_event())", ""]
+            else:
+                body = [f"def test_{rng.choice(VERBS)}_{j}():\n    assert {rng.randint(1, 9)} + {j} > 0\n" for j in range(6)]
+            files[name] = "\n".join(body)
+        files["docs/payment.md"] = (
+            f"# Payments\n\nThe gateway posts to `/webhooks/payment`; `{target_name}` in `{target_path}` handles the "
+            f"callback. The old `{legacy_name}` in `{legacy_path}` is deprecated.\n\nSee also the notify callbacks "
+            "(`handle_callback`) for SMS delivery reports.\n")
+        files["docs/architecture.md"] = "# Architecture\n\n" + "\n".join(
+            f"- `src/{p}/`: {', '.join(ms)}" for p, ms in PACKAGES.items()) + "\n\nCallbacks are registered with `register_callback`.\n"
+        files["docs/runbook.md"] = ("# Runbook\n\nIf payment callbacks fail, check the gateway signature secret and "
+                                    "replay with the retry job.\n")
+        ordered = dict(sorted(files.items()))
+        return CallbackSearchInstance(self, seed, ordered, target_path, target_name,
+                                      sorted(sites, key=lambda s: (s["file"], s["function"])))
+
+
+def _function(rng: random.Random, package: str, name: str) -> str:
+    arg = rng.choice(["item", "obj", "record", "ctx", "entity"])
+    lines = [f"def {name}({arg}, *, strict: bool = False):",
+             f'    """{name.replace("_", " ").capitalize()} for the {package} service.',
+             "", f"    Called from the {package} workers; see docs/architecture.md.", '    """']
+    for template in rng.sample(BODY, rng.randint(3, 6)):
+        lines.append(template.format(a=arg, f=name, p=package, n=name.split("_", 1)[1]))
+    lines.append(f"    return {rng.choice([arg, 'None', 'True', 'payload if strict else None'])}" if "payload" in lines[-1]
+                 else f"    return {rng.choice([arg, 'None', 'True'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _target_function(name: str) -> str:
+    return (f"def {name}(event, *, replay: bool = False):\n"
+            '    """Handle the payment gateway\'s asynchronous callback (payment completed, failed or refunded).\n\n'
+            "    Verifies the gateway signature, updates the order and the ledger, and acknowledges the event.\n"
+            '    """\n'
+            "    if not tokens.verify_signature(event):\n"
+            "        raise PermissionError(\"bad gateway signature\")\n"
+            "    order = db.orders.get(event[\"order_id\"])\n"
+            "    status = {\"succeeded\": \"paid\", \"failed\": \"payment_failed\", \"refunded\": \"refunded\"}[event[\"type\"]]\n"
+            "    ledger.post(order, event[\"amount\"], status)\n"
+            "    metrics.increment(\"payment.callback\", tags={\"replay\": replay})\n"
+            "    return {\"order\": order.id, \"status\": status}\n")
+
+
+def _legacy_function(name: str, target: str, target_path: str) -> str:
+    return (f"def {name}(payload):\n"
+            f'    """DEPRECATED since 3.2: the old payment gateway callback handler (XML payloads).\n\n'
+            f"    Replaced by {target} in {target_path}. Nothing calls this any more; kept for the migration tests.\n"
+            '    """\n'
+            "    event = xml_to_event(payload)\n"
+            "    logger.warning(\"legacy callback used\")\n"
+            "    return event\n")
+
+
+def _notify_handler() -> str:
+    return ("def handle_callback(report):\n"
+            '    """Handle the SMS provider\'s delivery callback (delivered, failed, expired)."""\n'
+            "    status = report.get(\"status\", \"unknown\")\n"
+            "    metrics.increment(f\"notify.sms.{status}\")\n"
+            "    return status\n")
+
+
+def _notify_caller() -> str:
+    return ("def receive_delivery_report(request):\n"
+            '    """Endpoint the SMS provider posts delivery reports to."""\n'
+            "    from notify.handlers import handle_callback\n"
+            "    return handle_callback(request.json())\n")
+
+
+def _caller_function(name: str, arg: str, call: str) -> str:
+    return (f"def {name}({arg}):\n"
+            f'    """{name.replace("_", " ").capitalize()}."""\n'
+            f"    logger.info(\"{name} start\")\n"
+            f"    result = {call}\n"
+            "    metrics.increment(\"callbacks.dispatched\")\n"
+            "    return result\n")
+
+
+class CallbackSearchInstance(TaskInstance):
+    """One generated codebase."""
+
+    family = CallbackSearch.name
+
+    def __init__(self, family: CallbackSearch, seed: int, files: dict[str, str], target_path: str,
+                 target_name: str, sites: list[dict]) -> None:
+        self.seed = seed
+        self.id = f"callback_search-f{family.files}-s{seed}"
+        self.files = files
+        self.grep_cap = family.grep_cap
+        self.target = {"file": target_path, "function": target_name}
+        self.sites = sites
+        self.system_prompt = (
+            "You are a software engineer exploring an unfamiliar Python codebase (the Shoply backend) through "
+            "the tools you are given: list_files, read_file and grep. Be precise: confirm what you report by "
+            "reading the code. When you are done, call submit."
+        )
+        self.user_prompt = (
+            "Find the function that handles the payment gateway's callbacks (the handler that runs when the "
+            "gateway reports a payment as completed or failed), and every call site of it in the application "
+            "code under src/ (tests and docs do not count). A call site is the function whose body calls it. "
+            "Submit submit(file=\"src/...py\", function=\"name\", call_sites=[{\"file\": \"src/...py\", "
+            "\"function\": \"name\"}, ...])."
+        )
+        self.tools = [
+            tool_schema("list_files", "List every file of the repository.", {}, []),
+            tool_schema("read_file", "Read a file, with line numbers.", {"path": {"type": "string"}}),
+            tool_schema("grep", "Search every file for a Python regular expression; prints path:line: text.",
+                        {"pattern": {"type": "string"}}),
+        ]
+        self.answer_schema = {
+            "type": "object",
+            "properties": {
+                "file": {"type": "string"}, "function": {"type": "string"},
+                "call_sites": {"type": "array", "items": {"type": "object", "properties": {
+                    "file": {"type": "string"}, "function": {"type": "string"}}, "required": ["file", "function"]}},
+            },
+            "required": ["file", "function", "call_sites"],
+        }
+
+    def call(self, name: str, args: dict) -> ToolResult:
+        """``list_files()``, ``read_file(path)``, ``grep(pattern)``."""
+        if name == "list_files":
+            lines = [f"{path}  ({len(text.splitlines())} lines)" for path, text in self.files.items()]
+            return ToolResult(f"{len(self.files)} files:\n" + "\n".join(lines), resource="list_files")
+        if name == "read_file":
+            path = args.get("path")
+            if isinstance(path, str):
+                path = path.strip().lstrip("./")
+            if not isinstance(path, str) or path not in self.files:
+                return ToolResult(f"ERROR: no such file {args.get('path')!r}; use list_files to see the paths",
+                                  is_error=True)
+            lines = self.files[path].splitlines()
+            body = "\n".join(f"{i:5d}  {line}" for i, line in enumerate(lines, start=1))
+            return ToolResult(f"=== {path} ({len(lines)} lines) ===\n{body}", resource=f"file:{path}")
+        if name == "grep":
+            pattern = args.get("pattern")
+            if not isinstance(pattern, str) or not pattern:
+                return ToolResult("ERROR: pattern must be a non-empty regular expression string", is_error=True)
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                return ToolResult(f"ERROR: invalid regular expression {pattern!r}: {exc}", is_error=True)
+            hits = [f"{path}:{i}: {line}" for path, text in self.files.items()
+                    for i, line in enumerate(text.splitlines(), start=1) if regex.search(line)]
+            shown = hits[: self.grep_cap]
+            text = f"grep {pattern} · {len(hits)} matches\n" + "\n".join(shown)
+            if len(hits) > len(shown):
+                text += f"\n... {len(hits) - len(shown)} more matches not shown; narrow the pattern"
+            return ToolResult(text, resource=f"grep:{pattern}")
+        return ToolResult(f"ERROR: unknown tool {name!r}; available: list_files, read_file, grep", is_error=True)
+
+    def grade(self, answer: dict) -> Grade:
+        """Right target and exact call-site set for success; 0.4 target + 0.6 call-site F1 for the score."""
+        answer = answer if isinstance(answer, dict) else {}
+        target_ok = (str(answer.get("file", "")).strip() == self.target["file"]
+                     and str(answer.get("function", "")).strip() == self.target["function"])
+        raw = answer.get("call_sites")
+        given = set()
+        if isinstance(raw, list):
+            for site in raw:
+                if isinstance(site, dict):
+                    given.add((str(site.get("file", "")).strip(), str(site.get("function", "")).strip()))
+        truth = {(s["file"], s["function"]) for s in self.sites}
+        hits = len(given & truth) if target_ok else 0
+        precision = hits / len(given) if given else 0.0
+        recall = hits / len(truth) if truth else 1.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        score = 0.4 * target_ok + 0.6 * f1
+        return Grade(target_ok and given == truth, round(score, 4), {
+            "target_ok": target_ok, "expected": self.target, "expected_sites": self.sites,
+            "missed": sorted(map(list, truth - given)), "wrong": sorted(map(list, given - truth))})
+
+    def trial_metrics(self, tool_log: list[dict]) -> dict:
+        """``files_read`` (distinct files read) and ``greps``."""
+        read = {e["resource"] for e in tool_log if e["name"] == "read_file" and not e["is_error"]}
+        return {"files_read": len(read), "greps": sum(1 for e in tool_log if e["name"] == "grep")}
+
+    def reference_policy(self) -> "CallbackSearchPolicy":
+        """Search phase, verify phase, submit."""
+        return CallbackSearchPolicy()
+
+    def data_fingerprint(self) -> list:
+        """Every file and the answer."""
+        return [self.files, self.target, self.sites]
+
+
+def _file_contents(text: str) -> tuple[str, list[str]] | None:
+    header = FILE_HEADER.match(text)
+    if not header:
+        return None
+    lines = []
+    for raw in text.splitlines()[1:]:
+        m = NUMBERED.match(raw)
+        lines.append(m.group(2) if m else "")
+    return header.group(1), lines
+
+
+def _functions(lines: list[str]) -> list[tuple[str, str]]:
+    """(name, docstring) of every def in a file."""
+    found = []
+    for i, line in enumerate(lines):
+        m = re.match(r"^def (\w+)\(", line)
+        if m:
+            doc = []
+            for follow in lines[i + 1: i + 6]:
+                doc.append(follow.strip())
+                if follow.strip().endswith('"""') and len(doc) > 1 or follow.strip().count('"""') == 2:
+                    break
+            found.append((m.group(1), " ".join(doc)))
+    return found
+
+
+def _call_sites(lines: list[str], name: str) -> list[str]:
+    """Functions whose body calls ``name`` (or its import alias), skipping comments and docstrings."""
+    names = {name}
+    for line in lines:
+        m = re.search(rf"import {name} as (\w+)", line)
+        if m:
+            names.add(m.group(1))
+    call = re.compile(r"(?<![\w])(?:\w+\.)?(" + "|".join(map(re.escape, sorted(names))) + r")\(")
+    sites: list[str] = []
+    current = None
+    in_doc = False
+    for line in lines:
+        stripped = line.strip()
+        d = re.match(r"^def (\w+)\(", line)
+        if d:
+            current = d.group(1)
+            continue
+        if stripped.count('"""') == 1:
+            in_doc = not in_doc
+            continue
+        if in_doc or stripped.startswith("#") or stripped.count('"""') == 2:
+            continue
+        code = re.sub(r"\"[^\"]*\"|'[^']*'", "", line.split("#", 1)[0])
+        if current and call.search(code) and not code.lstrip().startswith(("def ", "from ", "import ")):
+            if current not in sites:
+                sites.append(current)
+    return sites
+
+
+class CallbackSearchPolicy:
+    """Reference policy for ``callback_search`` (see the module docstring)."""
+
+    def _knowledge(self, messages: list[dict]) -> dict:
+        k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
+                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {}}
+        for message in messages:
+            role, text = message.get("role"), str(message.get("content") or "")
+            if role == "tool":
+                self._read_tool(text, k)
+            elif role in ("user", "assistant"):
+                self._read_text(text, k)
+        return k
+
+    def _read_tool(self, text: str, k: dict) -> None:
+        if re.match(r"\d+ files:\n", text):
+            k["listed"] = True
+        grep = GREP_HEADER.match(text)
+        if grep:
+            hits = [(p, int(n), line) for p, n, line in GREP_LINE.findall(text)]
+            if grep.group(1) == DEF_GREP:
+                k["candidates"] = sorted({p for p, _, _ in hits if p.startswith("src/")})
+            elif k["target"] and grep.group(1) == rf"\b{k['target'][1]}\b":
+                tpath, tname = k["target"]
+                k["to_verify"] = sorted({p for p, _, line in hits if p.startswith("src/")
+                                         and not (p == tpath and line.startswith(f"def {tname}("))})
+        parsed = _file_contents(text)
+        if parsed:
+            path, lines = parsed
+            k["lines"][path] = lines
+            k["checked"][path] = _functions(lines)
+            if k["target"]:
+                k["verified"][path] = _call_sites(lines, k["target"][1])
+
+    def _read_text(self, text: str, k: dict) -> None:
+        if "files:" in text and "Listed the repository" in text:
+            k["listed"] = True
+        for line in text.splitlines():
+            if line.startswith("Listed the repository"):
+                k["listed"] = True
+            m = CANDIDATES_NOTE.match(line)
+            if m:
+                k["candidates"] = [c for c in m.group(1).split(", ") if c and c != "none"]
+            m = CHECKED_NOTE.match(line)
+            if m:
+                k["checked"].setdefault(m.group(1), [])
+            m = TARGET_NOTE.search(line)
+            if m:
+                k["target"] = (m.group(1), m.group(2))
+            m = TO_VERIFY_NOTE.match(line)
+            if m:
+                k["to_verify"] = [c for c in m.group(1).split(", ") if c and c != "none"]
+            m = VERIFY_NOTE.match(line)
+            if m:
+                k["verified"][m.group(1)] = [f for _, f in SITE.findall(m.group(2))]
+            m = SITES.search(line)
+            if m:
+                k["sites"] |= set(SITE.findall(m.group(1)))
+
+    @staticmethod
+    def _judge(functions: list[tuple[str, str]]) -> str | None:
+        for name, doc in functions:
+            low = doc.lower()
+            if "callback" in name and "payment gateway" in low and "deprecated" not in low:
+                return name
+        return None
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Search phase, then verify phase, then submit."""
+        k = self._knowledge(messages)
+        if k["target"] is None:
+            for path in k["candidates"] or []:
+                name = self._judge(k["checked"].get(path, []))
+                if name:
+                    k["target"] = (path, name)
+                    break
+        if k["target"]:  # files still in view need no second read
+            for path in k["to_verify"] or []:
+                if path not in k["verified"] and path in k["lines"]:
+                    k["verified"][path] = _call_sites(k["lines"][path], k["target"][1])
+        for path, funcs in k["verified"].items():
+            k["sites"] |= {(path, f) for f in funcs}
+        note = self._note(messages, k)
+        called = {e.args.get("path") for e in exchanges(messages) if e.name == "read_file"}
+        # search phase
+        if k["target"] is None:
+            if not k["listed"]:
+                return reply(note + "\nSearch phase: listing the repository.", make_call("list_files"))
+            if k["candidates"] is None:
+                return reply(note + "\nSearch phase: looking for callback definitions.", make_call("grep", pattern=DEF_GREP))
+            for path in k["candidates"]:
+                if path not in k["checked"]:
+                    again = " (out of view, reading it again)" if path in called else ""
+                    return reply(note + f"\nSearch phase: reading candidate {path}{again}.",
+                                 make_call("read_file", path=path))
+            return submit(note + "\nNo payment-gateway callback handler found; submitting nothing.",
+                          file="", function="", call_sites=[])
+        # verify phase
+        path, name = k["target"]
+        if k["to_verify"] is None:
+            return reply(note + f"\nVerify phase: searching for uses of {name}.", make_call("grep", pattern=rf"\b{name}\b"))
+        done_files = set(k["verified"]) | {p for p, _ in k["sites"]}
+        for candidate in k["to_verify"]:
+            if candidate not in done_files:
+                again = " (out of view, reading it again)" if candidate in called else ""
+                return reply(note + f"\nVerify phase: reading {candidate}{again}.", make_call("read_file", path=candidate))
+        sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
+        return submit(note + "\nVerification done; submitting.", file=path, function=name, call_sites=sites)
+
+    def _note(self, messages: list[dict], k: dict) -> str:
+        lines = []
+        last = messages[-1] if messages else {}
+        if last.get("role") == "tool":
+            text = str(last.get("content") or "")
+            if re.match(r"\d+ files:\n", text):
+                lines.append("Listed the repository.")
+            grep = GREP_HEADER.match(text)
+            if grep and grep.group(1) == DEF_GREP and k["candidates"] is not None:
+                lines.append("Candidates: " + (", ".join(k["candidates"]) or "none"))
+            elif grep and k["to_verify"] is not None:
+                lines.append("To verify: " + (", ".join(k["to_verify"]) or "none"))
+            parsed = _file_contents(text)
+            if parsed:
+                path = parsed[0]
+                if k["target"] and path in (k["to_verify"] or []):
+                    found = k["verified"].get(path, [])
+                    lines.append(f"Verified {path}: " + (", ".join(f"{path}:{f}" for f in found) or "no call (mention only)"))
+                else:
+                    names = [n for n, _ in k["checked"].get(path, []) if "callback" in n]
+                    lines.append(f"Checked {path}: callback functions {', '.join(names) or 'none'}")
+        if k["target"]:
+            lines.append(f"TARGET: {k['target'][0]}:{k['target'][1]}")
+            lines.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
+        return "\n".join(lines)
+
+    def summarize(self, history_text: str) -> str:
+        """Target and confirmed call sites; not which files were already checked."""
+        k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
+                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {}}
+        for block in history_text.split("\n["):
+            if block.startswith("tool ") and "]: " in block:
+                self._read_tool(block.split("]: ", 1)[1], k)
+            else:
+                self._read_text(block.split("]: ", 1)[-1], k)
+        for path, funcs in k["verified"].items():
+            k["sites"] |= {(path, f) for f in funcs}
+        findings = []
+        if k["target"] is None and k["candidates"]:
+            for path in k["candidates"]:
+                name = self._judge(k["checked"].get(path, []))
+                if name:
+                    k["target"] = (path, name)
+        if k["target"]:
+            findings.append(f"TARGET: {k['target'][0]}:{k['target'][1]}")
+            findings.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
+        else:
+            findings.append("target not identified yet")
+        progress = ["search phase done" if k["target"] else "search phase in progress",
+                    f"files checked: {len(k['checked']) + len(k['verified'])}"]
+        return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)

@@ -1,0 +1,103 @@
+import re
+
+import pytest
+
+from tasks.base import KnobError
+from tasks.call_budget import MAX_CALLS, CallBudget
+from tests.family_helpers import run_reference
+
+SMOKE = dict(merchants=4, noise=2)
+
+
+@pytest.mark.parametrize("knobs,seeds", [(SMOKE, [0, 1, 2]), ({}, [0, 1])])
+def test_reference_agent_succeeds_unmanaged(tmp_path, knobs, seeds):
+    for seed in seeds:
+        instance = CallBudget(**knobs).generate(seed)
+        row = run_reference(tmp_path / str(seed), instance)
+        assert row["outcome"] == "submitted" and row["success"] and row["score"] == 1.0, row["grade_detail"]
+        assert row["call_violations"] == 0 and row["max_calls_per_merchant"] == MAX_CALLS
+
+
+def test_generation_identical_per_seed_and_differs_across_seeds():
+    family = CallBudget(merchants=10)
+    assert family.generate(5).fingerprint() == family.generate(5).fingerprint()
+    assert family.generate(5).fingerprint() != family.generate(6).fingerprint()
+    a, b = family.generate(5), family.generate(5)
+    assert a.call("call_merchant", {"merchant": "M03", "offer": 15}) == b.call("call_merchant", {"merchant": "M03", "offer": 15})
+
+
+def test_empty_and_wrong_answers_fail():
+    instance = CallBudget(**SMOKE).generate(0)
+    assert not instance.grade({"accepted": []}).success
+    assert not instance.grade({}).success
+    # the right set, claimed without closing a single deal, is not a success either
+    guess = instance.grade({"accepted": instance.answer_ids})
+    assert not guess.success and guess.score == 0
+    everyone = instance.grade({"accepted": sorted(instance.merchants)})
+    assert not everyone.success
+
+
+def test_fourth_call_is_a_violation_and_fails_the_trial():
+    instance = CallBudget(**SMOKE).generate(0)
+    for _ in range(MAX_CALLS + 1):
+        result = instance.call("call_merchant", {"merchant": "M01", "offer": 15})
+        assert not result.is_error and "disposition:" in result.content
+    assert instance.violations == ["M01"]
+    assert not instance.grade({"accepted": instance.answer_ids}).success
+
+
+@pytest.mark.parametrize("args", [{}, {"merchant": "M99", "offer": 15}, {"merchant": "M01"},
+                                  {"merchant": "M01", "offer": 0}, {"merchant": "M01", "offer": "lots"},
+                                  {"merchant": 3, "offer": 15}])
+def test_bad_arguments_are_tool_errors(args):
+    instance = CallBudget(**SMOKE).generate(0)
+    result = instance.call("call_merchant", args)
+    assert result.is_error and result.content.startswith("ERROR")
+    assert instance.call("nope", {}).is_error
+    assert not instance.calls, "an error is not a placed call"
+
+
+def test_transcripts_are_long_and_noisy():
+    instance = CallBudget().generate(0)
+    text = instance.call("call_merchant", {"merchant": "M02", "offer": 15}).content
+    assert len(text) > 1500 and "IVR" in text and text.rstrip().endswith("]")
+
+
+@pytest.mark.parametrize("knobs", [dict(merchants=2), dict(merchants=100), dict(noise=-1)])
+def test_knobs_out_of_range(knobs):
+    with pytest.raises(KnobError):
+        CallBudget(**knobs)
+
+
+class HideEarlierCalls:
+    """Shows only the latest call to one merchant: earlier calls and the notes about them vanish."""
+
+    def __init__(self, merchant):
+        self.merchant = merchant
+
+    def prepare(self, messages):
+        mine = [m for m in messages if m.get("role") == "tool" and m.get("_args", {}).get("merchant") == self.merchant]
+        hidden_ids = {m["tool_call_id"] for m in mine[:-1]}
+        out = []
+        for m in messages:
+            if m.get("role") == "tool" and m.get("tool_call_id") in hidden_ids:
+                continue
+            if m.get("role") == "assistant":
+                calls = [c for c in m.get("tool_calls") or [] if c["id"] not in hidden_ids]
+                content = re.sub(rf"Call note: {self.merchant} [^\n]*", "", m.get("content") or "")
+                m = {**m, "content": content}
+                if m.get("tool_calls"):
+                    if not calls:
+                        continue
+                    m["tool_calls"] = calls
+            out.append(m)
+        return out
+
+
+def test_hiding_earlier_calls_leads_to_a_fourth_call_and_failure(tmp_path):
+    instance = CallBudget(**SMOKE).generate(0)
+    stubborn = next(m for m, spec in instance.merchants.items() if spec["script"] == "CCC")
+    row = run_reference(tmp_path, instance, strategy=HideEarlierCalls(stubborn))
+    assert row["outcome"] == "submitted"
+    assert row["call_violations"] >= 1 and row["max_calls_per_merchant"] > MAX_CALLS
+    assert not row["success"] and stubborn in row["grade_detail"]["violations"]

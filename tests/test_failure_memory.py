@@ -1,0 +1,115 @@
+import re
+
+import pytest
+
+from tasks.base import KnobError
+from tasks.failure_memory import FailureMemory
+from tests.family_helpers import run_reference
+
+SMOKE = dict(tickets=3, ticket_messages=2, rows=12, page_rows=6)
+
+
+@pytest.mark.parametrize("knobs,seeds", [(SMOKE, [0, 1, 2]), ({}, [0, 1])])
+def test_reference_agent_succeeds_unmanaged(tmp_path, knobs, seeds):
+    for seed in seeds:
+        instance = FailureMemory(**knobs).generate(seed)
+        row = run_reference(tmp_path / str(seed), instance)
+        assert row["outcome"] == "submitted" and row["success"] and row["score"] == 1.0, row["grade_detail"]
+        assert row["api_calls"] == 1 and row["repeated_failed_calls"] == 0
+
+
+def test_generation_identical_per_seed_and_differs_across_seeds():
+    family = FailureMemory(**SMOKE)
+    assert family.generate(2).fingerprint() == family.generate(2).fingerprint()
+    assert family.generate(2).fingerprint() != family.generate(3).fingerprint()
+
+
+def test_empty_and_wrong_answers_fail():
+    instance = FailureMemory(**SMOKE).generate(0)
+    assert instance.grade(dict(instance.expected)).success
+    assert not instance.grade({}).success and instance.grade({}).score == 0
+    wrong = dict(instance.expected, second_total=instance.expected["second_total"] + 10)
+    graded = instance.grade(wrong)
+    assert not graded.success and graded.score == 0.75
+
+
+def test_the_api_fails_with_a_long_stack_trace_and_retries_are_counted():
+    instance = FailureMemory(**SMOKE).generate(0)
+    args = {"endpoint": f"/v2/refunds?account={instance.account}&period={instance.first}", "auth": "token"}
+    error = instance.call("query_api", args)
+    assert error.is_error and error.content.startswith("ERROR") and "Traceback" in error.content
+    assert len(error.content) > 2000  # ~600+ tokens
+    assert instance.grade(dict(instance.expected)).success, "one failed try is fine"
+    instance.call("query_api", {"endpoint": "/v2/refunds?period=" + instance.second, "auth": "token"})
+    graded = instance.grade(dict(instance.expected))
+    assert not graded.success and graded.detail["repeated_failed_calls"] == 1 and graded.score == 0.5
+
+
+@pytest.mark.parametrize("name,args", [
+    ("query_api", {}), ("query_api", {"endpoint": "/v2/x", "auth": "basic"}),
+    ("export_report", {"dataset": "sales", "period": "2026-Q1"}), ("export_report", {"dataset": "refunds", "period": "Q5"}),
+    ("read_export", {"export_id": "EXP-000000", "page": 1}), ("read_ticket", {"ticket_id": "T-0"}),
+    ("read_ticket", {}), ("nope", {}),
+])
+def test_bad_arguments_are_tool_errors(name, args):
+    instance = FailureMemory(**SMOKE).generate(0)
+    result = instance.call(name, args)
+    assert result.is_error and result.content.startswith("ERROR")
+
+
+def test_export_pages_and_resources():
+    instance = FailureMemory(**SMOKE).generate(0)
+    ready = instance.call("export_report", {"dataset": "refunds", "period": instance.first}).content
+    export_id = re.search(r"Export (EXP-\w+) ready", ready).group(1)
+    page = instance.call("read_export", {"export_id": export_id, "page": 1})
+    assert page.resource == f"export:{export_id}:1" and "refund_id | date" in page.content
+    assert instance.call("read_export", {"export_id": export_id, "page": 99}).is_error
+    ticket = instance.call("read_ticket", {"ticket_id": instance.ticket_ids[0]})
+    assert ticket.resource == f"ticket:{instance.ticket_ids[0]}"
+
+
+@pytest.mark.parametrize("knobs", [dict(tickets=1), dict(rows=2), dict(page_rows=0), dict(ticket_messages=0)])
+def test_knobs_out_of_range(knobs):
+    with pytest.raises(KnobError):
+        FailureMemory(**knobs)
+
+
+class CompactTheFailure:
+    """Compacts old error results to a short placeholder (the latest result stays whole, as compaction
+    spares the recent turn) and drops the agent's note about the failure."""
+
+    def prepare(self, messages):
+        out = []
+        for m in messages:
+            if m.get("role") == "tool" and m.get("_error") and m is not messages[-1]:
+                m = {**m, "content": "[auth error]"}
+            elif m.get("role") == "assistant" and "FAILED: query_api" in (m.get("content") or ""):
+                m = {**m, "content": re.sub(r"FAILED: query_api[^\n]*", "", m["content"])}
+            out.append(m)
+        return out
+
+
+def test_compacting_the_failure_away_leads_to_a_repeated_failed_call(tmp_path):
+    instance = FailureMemory(**SMOKE).generate(0)
+    row = run_reference(tmp_path, instance, strategy=CompactTheFailure())
+    assert row["outcome"] == "submitted"
+    assert row["repeated_failed_calls"] >= 1 and row["api_calls"] >= 2
+    assert not row["success"] and row["grade_detail"]["repeated_failed_calls"] >= 1
+
+
+def test_summary_keeps_the_failed_attempt():
+    from harness.conversation import render_history
+    instance = FailureMemory(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    for _ in range(3):
+        message = policy.act(messages, instance.tools)
+        call = message["tool_calls"][0]
+        message["tool_calls"][0] = {**call, "id": f"c{len(messages)}"}
+        messages.append(message)
+        import json
+        result = instance.call(call["function"]["name"], json.loads(call["function"]["arguments"]))
+        messages.append({"role": "tool", "tool_call_id": f"c{len(messages) - 1}", "content": result.content})
+    summary = policy.summarize(render_history(messages[1:]))
+    assert "Failed attempts:\n- query_api: ERROR" in summary
+    assert "Export for " in summary
