@@ -41,7 +41,15 @@ def _labels(summary: pd.DataFrame) -> list[str]:
 
 
 def _tokens_axis(ax) -> None:
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:,.0f}K" if v else "0"))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_k))
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+
+
+def _k(value: float, _=None) -> str:
+    """Token counts as 1.5K / 25K / 1,100K."""
+    if not value:
+        return "0"
+    return f"{value / 1000:,.1f}K" if abs(value) < 10_000 and value % 1000 else f"{value / 1000:,.0f}K"
 
 
 def token_curves(steps: pd.DataFrame, trials: pd.DataFrame, path: Path, title: str = "") -> Path:
@@ -149,8 +157,8 @@ def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None
         spot_of[i] = spot
     for _, row in s.iterrows():
         x, y = row["mean_total_input_tokens"], row["success_rate"]
-        xerr = [[x - row["total_input_tokens_ci_low"]], [row["total_input_tokens_ci_high"] - x]]
-        yerr = [[y - row["success_ci_low"]], [row["success_ci_high"] - y]]
+        xerr = [[max(0.0, x - row["total_input_tokens_ci_low"])], [max(0.0, row["total_input_tokens_ci_high"] - x)]]
+        yerr = [[max(0.0, y - row["success_ci_low"])], [max(0.0, row["success_ci_high"] - y)]]
         color = colors[strategies.index(row["strategy"]) % 10]
         marker = markers[budgets.index(row["budget"]) % len(markers)]
         ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=color, capsize=3, markersize=7, alpha=0.8,
@@ -172,7 +180,7 @@ def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None
     ax.set_xlabel("mean input tokens per trial (agent + summarizer; bars: bootstrap 95%)")
     ax.set_ylabel("success rate (bars: Wilson 95%)")
     ax.set_ylim(-0.05, 1.1)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:,.0f}K"))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_k))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     note = _suffix(trials) if trials is not None else ""
@@ -214,7 +222,7 @@ def trial_curve(curve: pd.DataFrame, events: pd.DataFrame, budget: int, ax=None,
     ax.plot(curve["step"], curve["request_tokens"], marker=".", linewidth=1.4, label="request tokens (agent step)")
     if "history_tokens" in curve:
         ax.plot(curve["step"], curve["history_tokens"], color="grey", linewidth=1, linestyle=":",
-                label="full history tokens (what none would send)")
+                label="full history tokens (messages only; what `none` would keep)")
     ax.axhline(budget, color="red", linestyle="--", linewidth=1.2, label=f"budget {format_budget(int(budget))}")
     names = sorted(events["name"].unique()) if not events.empty else []
     colors = dict(zip(names, plt.cm.Set1(np.linspace(0, 1, max(len(names), 1)))))
