@@ -412,6 +412,9 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
         worse_success = p < alpha and sc.sum() < sb.sum()
         costlier_tokens = not math.isnan(tok) and tok > 1 + tolerance and tlo > 1
         costlier_cost = not math.isnan(cost) and cost > 1 + tolerance and clo > 1
+        if not worse_success and n_b > n_c and n_b + n_c < 6:
+            notes.append(f"{'/'.join(map(str, key)) or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
+                         "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances")
         reasons = []
         if worse_success:
             reasons.append(f"success {int(sc.sum())}/{len(g)} vs {int(sb.sum())}/{len(g)} (McNemar p={p:.3g})")
