@@ -17,6 +17,8 @@ USAGE = """usage: python -m harness COMMAND [ARGS]
 commands:
   run [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
   list                  strategies, task families, suites, models and experiment presets
+  report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
+  compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
 """
 
 

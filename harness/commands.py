@@ -3,4 +3,20 @@ from __future__ import annotations
 
 from typing import Callable
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {}
+
+def _report(args: list[str]) -> int:
+    from harness.report import cmd_report
+
+    return cmd_report(args)
+
+
+def _compare(args: list[str]) -> int:
+    from harness.report import cmd_compare
+
+    return cmd_compare(args)
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "report": _report,    # report RUN... [--out DIR]: summary.md, summary.csv, plots/
+    "compare": _compare,  # compare BASE CAND [--fail-on-regression] [--tolerance 0.10]
+}

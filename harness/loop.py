@@ -361,6 +361,8 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         "grade_detail": grade.detail if grade is not None else None,
     }
     row.update(instance.trial_metrics(tool_log))
+    from harness.curves import trial_curve_fields  # curve_shape, thrashing (seed 000 §7.3)
+    row.update(trial_curve_fields(transcript.request_tokens, settings.budget, row["reread_rate"]))
     transcript.event("trial_end", outcome=outcome, success=row["success"], score=row["score"], error=error,
                      answer=answer, steps=steps)
     transcript.commit()

@@ -72,9 +72,12 @@ class Transcript:
         self.final = directory / f"{trial_id}.jsonl"
         self.part = directory / f"{trial_id}.jsonl.part"
         self._handle = self.part.open("w", encoding="utf-8")
+        self.request_tokens: list[int] = []  # tokens of each `request` event: the trial's token curve
 
     def event(self, event: str, **data: Any) -> None:
         """Append one event."""
+        if event == "request":
+            self.request_tokens.append(data.get("tokens"))
         self._handle.write(dumps({"event": event, **data}) + "\n")
 
     def commit(self) -> None:

@@ -1,0 +1,161 @@
+"""``python -m harness report`` and ``compare``: tables, plots and the regression gate.
+
+``report RUN... [--out DIR]`` writes ``summary.md``, ``summary.csv`` and ``plots/*.png``:
+into the folder given when there is one path (a run folder or a sweep folder), into the
+deepest common parent folder of the paths when there are several, or into ``--out``.
+
+``compare BASE CAND [--fail-on-regression] [--tolerance 0.10] [--alpha 0.05]`` prints the
+paired comparison; with ``--fail-on-regression`` it exits 1 when the candidate regresses.
+Unknown paths and unpairable sides: one line, exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from harness import analysis
+from harness.budget import format_budget
+from harness.cli import UsageError
+from harness.curves import DROP, MIN_STEPS, NEAR, PINNED_SHARE, THRASH_REREAD
+
+PLOTS = ("sawtooth.png", "cumulative_input.png", "pareto.png", "reread_cache.png")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (via UsageError)
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _load(paths: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    try:
+        trials = analysis.load_trials(paths)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    if trials.empty:
+        raise UsageError(f"no trials recorded in {', '.join(paths)}")
+    return trials, analysis.load_steps(paths)
+
+
+def output_dir(paths: list[str], out: str | None) -> Path:
+    """Where ``report`` writes: ``--out``, else the one path, else the common parent of the paths."""
+    if out:
+        return Path(out)
+    if len(paths) == 1:
+        return Path(paths[0])
+    return Path(os.path.commonpath([str(Path(p).resolve()) for p in paths]))
+
+
+def write_report(paths: list[str], out: Path) -> tuple[pd.DataFrame, Path]:
+    """Write summary.md, summary.csv and the plots of the runs under ``paths`` into ``out``."""
+    from harness import plots
+
+    trials, steps = _load(paths)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = analysis.summarize(trials)
+    summary.to_csv(out / "summary.csv", index=False)
+    by_config = analysis.summarize(trials, by=analysis.CONFIG_KEYS)
+    written = []
+    if not steps.empty:
+        written.append(plots.sawtooth(steps, trials, out / "plots" / "sawtooth.png"))
+        written.append(plots.cumulative_input_plot(steps, trials, out / "plots" / "cumulative_input.png"))
+    written.append(plots.pareto(by_config, out / "plots" / "pareto.png", trials))
+    written.append(plots.reread_cache(by_config, out / "plots" / "reread_cache.png", trials))
+    md = render_markdown(trials, summary, by_config, paths, [p.relative_to(out) for p in written])
+    (out / "summary.md").write_text(md, encoding="utf-8")
+    return summary, out / "summary.md"
+
+
+def render_markdown(trials: pd.DataFrame, summary: pd.DataFrame, by_config: pd.DataFrame, paths: list[str],
+                    plot_paths: list[Path]) -> str:
+    """The text of summary.md."""
+    lines = ["# ctxbench report", ""]
+    if analysis.all_reference(trials):
+        lines += [f"> All {len(trials)} trials come from the **{analysis.REFERENCE_NOTE}**: the numbers measure what each",
+                  "> strategy preserves and costs for a deterministic policy, not the quality of a model.", ""]
+    lines += [f"Runs: {', '.join(paths)} ({trials['run_dir'].nunique()} run folders, {len(trials)} trials).", ""]
+    lines += ["## Per strategy x budget x family", "", analysis.markdown_table(analysis.main_table(summary)),
+              "Success: rate with Wilson 95% interval. Input tokens: mean per trial (agent + summarizer calls) with a "
+              "bootstrap 95% interval. Curve: token-curve shapes of the trials (see below).", ""]
+    pass_cols = [c for c in by_config.columns if c.startswith("pass^")]
+    cols = ["strategy", "params", "budget", "model", "trials", "tasks", "success_rate", *pass_cols,
+            "mean_input_tokens", "mean_cached_tokens", "mean_output_tokens", "cache_hit_ratio", "mean_cost",
+            "reread_rate", "mean_peak_context", "mean_compactions", "mean_steps",
+            *[f"outcome_{o}" for o in analysis.OUTCOMES]]
+    table = by_config[[c for c in cols if c in by_config.columns]].copy()
+    table["budget"] = table["budget"].map(lambda b: format_budget(int(b)))
+    lines += ["## Per configuration (all families)", "", analysis.markdown_table(table),
+              "pass^k: the probability that k independent trials of a task all succeed (tau-bench), averaged over tasks.", ""]
+    lines += ["## Token curves", "",
+              f"Shapes (harness/curves.py): `pinned` when at least {PINNED_SHARE:.0%} of the agent steps are within "
+              f"±{NEAR:.0%} of the budget; else `sawtooth` when some step-to-step drop exceeds {DROP:.0%} of the budget; "
+              "else `monotonic` when it grows, `flat` when not; `short` below "
+              f"{MIN_STEPS} steps. `thrashing`: pinned and re-read rate above {THRASH_REREAD:.0%}.", ""]
+    shapes = trials.groupby(["strategy", "budget", "curve_shape"]).size().unstack(fill_value=0).reset_index()
+    shapes["budget"] = shapes["budget"].map(lambda b: format_budget(int(b)))
+    shapes["thrashing"] = trials.groupby(["strategy", "budget"])["thrashing"].sum().astype(int).to_numpy()
+    lines += [analysis.markdown_table(shapes), ""]
+    lines += ["## Plots", ""] + [f"- ![{p.stem}]({p.as_posix()})" for p in plot_paths] + [""]
+    return "\n".join(lines)
+
+
+def cmd_report(args: list[str]) -> int:
+    """``report RUN... [--out DIR]``."""
+    parser = _Parser(prog="report", add_help=True)
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--out", default=None)
+    ns = parser.parse_args(args)
+    out = output_dir(ns.runs, ns.out)
+    summary, md = write_report(ns.runs, out)
+    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_colwidth", 40):
+        print(analysis.main_table(summary).to_string(index=False))
+    print(f"\nwrote {md} and {out / 'plots'}/")
+    trials_ref = summary["reference_agent"].all()
+    if trials_ref:
+        print(f"note: these results come from the {analysis.REFERENCE_NOTE}.")
+    return 0
+
+
+def format_comparison(cmp: analysis.Comparison) -> str:
+    """The text ``compare`` prints."""
+    lines = [f"base:      {cmp.base_label}", f"candidate: {cmp.cand_label}", ""]
+    for _, r in cmp.table.iterrows():
+        stratum = " ".join(f"{k}={format_budget(int(r[k])) if k == 'budget' else r[k]}" for k in cmp.strata_keys)
+        head = f"[{stratum}] " if stratum else ""
+        lines.append(f"{head}{r['pairs']} pairs: success {r['cand_successes']} vs {r['base_successes']} "
+                     f"(candidate-only {r['cand_only']}, base-only {r['base_only']}; McNemar exact p={r['mcnemar_p']:.3g}); "
+                     f"success diff {r['success_diff']:+.2f} [{r['success_diff_ci_low']:+.2f}, {r['success_diff_ci_high']:+.2f}]")
+        tok = "n/a" if pd.isna(r["input_ratio"]) else \
+            f"x{r['input_ratio']:.3f} [{r['input_ratio_ci_low']:.3f}, {r['input_ratio_ci_high']:.3f}]"
+        cost = "n/a (base cost 0)" if pd.isna(r["cost_ratio"]) else \
+            f"x{r['cost_ratio']:.3f} [{r['cost_ratio_ci_low']:.3f}, {r['cost_ratio_ci_high']:.3f}]"
+        lines.append(f"{' ' * len(head)}input tokens {tok}; cost {cost}")
+        lines.append(f"{' ' * len(head)}-> {'REGRESSION: ' + r['reasons'] if r['regression'] else 'no regression'}")
+    lines.append("")
+    lines.append(f"rule: regression = (McNemar p < {cmp.alpha} and fewer candidate successes) or "
+                 f"(input-token or cost ratio > {1 + cmp.tolerance:.2f} with its 95% interval above 1)")
+    lines += [f"note: {n}" for n in cmp.notes]
+    lines.append(f"verdict: {'REGRESSION' if cmp.regression else 'OK'}")
+    return "\n".join(lines)
+
+
+def cmd_compare(args: list[str]) -> int:
+    """``compare BASE CAND [--fail-on-regression] [--tolerance T] [--alpha A]``."""
+    parser = _Parser(prog="compare")
+    parser.add_argument("base")
+    parser.add_argument("cand")
+    parser.add_argument("--fail-on-regression", action="store_true")
+    parser.add_argument("--tolerance", type=float, default=0.10)
+    parser.add_argument("--alpha", type=float, default=0.05)
+    ns = parser.parse_args(args)
+    base, _ = _load([ns.base])
+    cand, _ = _load([ns.cand])
+    try:
+        cmp = analysis.paired(base, cand, tolerance=ns.tolerance, alpha=ns.alpha)
+    except analysis.CompareError as exc:
+        raise UsageError(str(exc)) from None
+    print(format_comparison(cmp))
+    return 1 if (ns.fail_on_regression and cmp.regression) else 0
