@@ -19,6 +19,7 @@ from harness.conversation import InvalidConversation, iter_calls, parse_argument
 from harness.models.base import Completion, ContextOverflowError, ModelError, Usage, session_for
 from harness.pricing import Pricing
 from harness.records import RunWriter, Transcript
+from harness.subagent import run_subagent, subagent_session
 from harness.summarizer import summary_request
 from harness.tokens import REPLY_PRIMER, TokenCounter
 from strategies.base import ToolError
@@ -117,6 +118,7 @@ class TrialContext:
         self._transcript = transcript
         self._summarizer = summarizer
         self._on_summarizer_call = on_summarizer_call
+        self.subagent_runner: Any = None  # set by run_trial: (task, max_steps) -> conclusion
 
     def count_tokens(self, messages: list[dict]) -> int:
         """Tokens of ``messages`` (memoized; tools and primer excluded)."""
@@ -136,6 +138,10 @@ class TrialContext:
         completion = self._summarizer.complete(request, [])
         self._on_summarizer_call(request, completion)
         return str(completion.message.get("content") or "")
+
+    def run_subagent(self, task: str, max_steps: int = 60) -> str:
+        """Run a sub-agent with a fresh context on ``task``; billed apart (``kind=subagent``)."""
+        return self.subagent_runner(task, max_steps)
 
     def log(self, event: str, **data: Any) -> None:
         """Record a strategy event; ``compaction`` events are counted in the trial row."""
@@ -159,7 +165,7 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
     table = MessageTable(transcript)
     agent = session_for(model, instance)
     summarizer_session = agent if summarizer is None or summarizer is model else session_for(summarizer, instance)
-    totals = {"agent": CallTotals(), "summarizer": CallTotals()}
+    totals = {"agent": CallTotals(), "summarizer": CallTotals(), "subagent": CallTotals()}
     store = writer.run_dir / "stores" / trial_id
     row_base = {"trial_id": trial_id}
 
@@ -191,6 +197,39 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         record_call("summarizer", ctx.step, request, [], completion, tokens)
 
     ctx = TrialContext(settings.budget, counter, store, transcript, summarizer_session, on_summarizer_call)
+    sub_reads = {"reads": 0, "rereads": 0, "runs": 0}
+
+    def run_sub(task: str, max_steps: int) -> str:
+        sub_reads["runs"] += 1
+        run_id = sub_reads["runs"]
+        try:
+            session = subagent_session(model, instance, task)
+        except ModelError as exc:
+            return f"ERROR: the sub-agent could not start: {exc}"
+        seen: set[str] = set()
+        transcript.event("subagent_start", step=ctx.step, subagent=run_id, task=task)
+
+        def record(sub_step: int, request: list[dict], sub_tools: list[dict], completion: Completion, tokens: int) -> None:
+            record_call("subagent", ctx.step, request, sub_tools, completion, tokens,
+                        {"subagent": run_id, "substep": sub_step})
+
+        def on_tool(name: str, args: dict, result: Any) -> None:
+            resource = None if result.is_error else result.resource
+            if resource is not None:
+                sub_reads["reads"] += 1
+                sub_reads["rereads"] += resource in seen
+                seen.add(resource)
+            tool_log.append({"step": ctx.step, "name": name, "args": args, "is_error": result.is_error,
+                             "resource": resource, "subagent": run_id})
+            transcript.event("tool", step=ctx.step, subagent=run_id, name=name, args=args, is_error=result.is_error,
+                             resource=resource, content=result.content)
+
+        conclusion = run_subagent(task=task, instance=instance, session=session, counter=counter, max_steps=max_steps,
+                                  record=record, on_tool=on_tool)
+        transcript.event("subagent_end", step=ctx.step, subagent=run_id, conclusion=conclusion)
+        return conclusion
+
+    ctx.subagent_runner = run_sub
     outcome, error, grade, answer = "step_limit", None, None, None
     history: list[dict] = [
         {"role": "system", "content": instance.system_prompt},
@@ -319,7 +358,7 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
             break
 
     wall_s = time.perf_counter() - started
-    agent_totals, summ_totals = totals["agent"], totals["summarizer"]
+    agent_totals, summ_totals, sub_totals = totals["agent"], totals["summarizer"], totals["subagent"]
     cached_sources = sorted(agent_totals.cached_sources) or ["none"]
     row = {
         "trial_id": trial_id,
@@ -345,7 +384,15 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         "summarizer_input_tokens": summ_totals.input_tokens,
         "summarizer_cached_tokens": summ_totals.cached_tokens,
         "summarizer_output_tokens": summ_totals.output_tokens,
-        "cost": round(agent_totals.cost + summ_totals.cost, 8),
+        "subagent_runs": sub_reads["runs"],
+        "subagent_calls": sub_totals.calls,
+        "subagent_input_tokens": sub_totals.input_tokens,
+        "subagent_cached_tokens": sub_totals.cached_tokens,
+        "subagent_output_tokens": sub_totals.output_tokens,
+        "subagent_cost": round(sub_totals.cost, 8),
+        "subagent_reads": sub_reads["reads"],
+        "subagent_rereads": sub_reads["rereads"],
+        "cost": round(agent_totals.cost + summ_totals.cost + sub_totals.cost, 8),
         "agent_cost": round(agent_totals.cost, 8),
         "summarizer_cost": round(summ_totals.cost, 8),
         "pricing": settings.pricing.name,

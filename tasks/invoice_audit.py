@@ -252,8 +252,19 @@ def _money(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+SUBTASK = re.compile(r"Audit pages (\d+)-(\d+) of (\d+) ")
+REPORT_PREFIX = "Sub-agent report"
+
+
 class InvoicePolicy:
-    """Reference policy for ``invoice_audit`` (see the module docstring)."""
+    """Reference policy for ``invoice_audit`` (see the module docstring).
+
+    With the ``isolate`` strategy it delegates the audit in chunks of ``chunk`` pages;
+    each sub-agent reports the duplicates inside its chunk only, so pairs that straddle
+    two chunks are missed: the honest cost of isolation on this task.
+    """
+
+    chunk = 10
 
     def _knowledge(self, tool_outputs: list[str], notes: list[str]):
         known: dict[str, tuple[str, str, float]] = {}
@@ -291,9 +302,31 @@ class InvoicePolicy:
                 dups.update(ids)
         return content_pages, noted_pages, reviewed, dups, total, known
 
+    def _notes(self, messages: list[dict]) -> list[str]:
+        return texts(messages) + [t for t in tool_texts(messages) if t.startswith(REPORT_PREFIX)]
+
+    def delegate_plan(self, messages: list[dict]) -> str | None:
+        """The next chunk of pages to hand to a sub-agent, or None when all are covered."""
+        _, _, reviewed, _, total, _ = self._knowledge([], self._notes(messages))
+        if not total:
+            return None
+        missing = [p for p in range(1, total + 1) if p not in reviewed]
+        if not missing:
+            return None
+        start = missing[0]
+        end = min(start + self.chunk - 1, total)
+        return (f"Audit pages {start}-{end} of {total} of the invoice history with get_invoice_page. Find every "
+                "duplicate charge among these pages: the same vendor, service date and amount billed under two "
+                "different invoice ids (monthly subscriptions are not duplicates). Report the pages reviewed and "
+                "the ids of every invoice in a duplicate charge.")
+
+    def subagent_policy(self, task: str) -> "InvoiceSubPolicy":
+        """The policy of a sub-agent given ``task``."""
+        return InvoiceSubPolicy()
+
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Read the next page, re-read a lost one, or submit."""
-        content_pages, noted, reviewed, dups, total, known = self._knowledge(tool_texts(messages), texts(messages))
+        content_pages, noted, reviewed, dups, total, known = self._knowledge(tool_texts(messages), self._notes(messages))
         called = {e.args.get("page") for e in exchanges(messages) if e.name == "get_invoice_page"}
         called = {p for p in called if isinstance(p, int)}
         covered = content_pages | noted | reviewed
@@ -329,3 +362,24 @@ class InvoicePolicy:
         findings = [f"duplicate charges found: {', '.join(sorted(dups)) or 'none yet'}"]
         progress = [f"pages reviewed: {ranges(done)} of {total_text}", f"remaining pages: {ranges(remaining)}"]
         return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
+
+
+class InvoiceSubPolicy(InvoicePolicy):
+    """A sub-agent auditing the page range named in its task, then reporting."""
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Read the pages of the range in order, then ``report``."""
+        task = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+        match = SUBTASK.search(task)
+        if not match:
+            return reply("I cannot tell which pages to audit.", make_call("report", conclusion="no page range given"))
+        start, end, total = (int(g) for g in match.groups())
+        content_pages, noted, _, dups, _, _ = self._knowledge(tool_texts(messages), texts(messages))
+        note = self._ledger_note(messages, dups)
+        done = {p for p in content_pages | noted if start <= p <= end}
+        todo = [p for p in range(start, end + 1) if p not in done]
+        if todo:
+            return reply(note, make_call("get_invoice_page", page=todo[0]))
+        conclusion = (f"{REPORT_PREFIX}: pages reviewed: {start}-{end} of {total}; "
+                      f"duplicate charges found: {', '.join(sorted(dups)) or 'none'}")
+        return reply(note, make_call("report", conclusion=conclusion))

@@ -161,6 +161,9 @@ class StrategyToolUse:
       as an offloaded placeholder, becomes ``read_memory(id)`` instead.
     * ``write_note`` (notes): the new lines of the policy's own note (its reply content)
       are also saved with ``write_note``, alongside its action.
+    * ``delegate`` (isolate): a policy with ``delegate_plan(messages) -> str | None`` hands
+      the next self-contained sub-task to a sub-agent; the family's
+      ``subagent_policy(task)`` runs it and finishes with ``report(conclusion)``.
 
     Family policies need no change; everything is decided from the visible request.
     """
@@ -177,8 +180,13 @@ class StrategyToolUse:
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """The family policy's action, adapted to the strategy tools on offer."""
-        message = dict(self.policy.act(messages, tools))
         available = {t.get("function", {}).get("name") for t in tools}
+        planner = getattr(self.policy, "delegate_plan", None)
+        if "delegate" in available and callable(planner):
+            task = planner(messages)
+            if task:
+                return reply(f"Delegating a self-contained sub-task to a sub-agent:\n{task}", make_call("delegate", task=task))
+        message = dict(self.policy.act(messages, tools))
         calls = list(message.get("tool_calls") or [])
         if "read_memory" in available and calls:
             offloaded = {}

@@ -110,3 +110,27 @@ def test_reference_agent_reads_memory_instead_of_repeating_an_offloaded_call():
     assert call["name"] == "read_memory" and "mem-0001" in call["arguments"]
     plain = StrategyToolUse(RepeatsFirstCall()).act(messages, [])
     assert plain["tool_calls"][0]["function"]["name"] == "read"
+
+
+def test_isolate_runs_subagents_billed_apart(tmp_path):
+    from harness.loop import TrialSettings, run_trial
+    from harness.models.scripted import ScriptedModel
+    from harness.records import RunWriter, read_jsonl
+    from strategies.isolate import Isolate
+    from tasks.invoice_audit import InvoiceAudit
+
+    writer = RunWriter(tmp_path)
+    settings = TrialSettings(budget=8_000, max_steps=30, strategy_name="isolate", strategy_params={}, model_name="scripted")
+    instance = InvoiceAudit(pages=12, invoices_per_page=6, duplicates=3, min_distance=1, max_distance=2).generate(0)
+    row = run_trial(trial_id="iso", trial_index=0, instance=instance, strategy=Isolate(), model=ScriptedModel(),
+                    summarizer=None, settings=settings, writer=writer)
+    writer.close()
+    assert row["outcome"] == "submitted"
+    assert row["subagent_runs"] == 2 and row["subagent_reads"] == 12 and row["reads"] == 0
+    steps = read_jsonl(tmp_path / "steps.jsonl")
+    sub = [s for s in steps if s["kind"] == "subagent"]
+    assert len(sub) == row["subagent_calls"] and sum(s["prompt_tokens"] for s in sub) == row["subagent_input_tokens"]
+    assert row["input_tokens"] == sum(s["prompt_tokens"] for s in steps if s["kind"] == "agent")
+    assert row["peak_context"] < 2_000, "the raw pages never enter the main context"
+    with pytest.raises(ToolError):
+        Isolate().call("delegate", {"task": ""})

@@ -38,6 +38,16 @@ class ScriptedModel:
 
         return ScriptedSession(self, StrategyToolUse(instance.reference_policy()))
 
+    def for_subtask(self, instance: Any, task: str) -> "ScriptedSession":
+        """A sub-agent session: the family policy's ``subagent_policy(task)``, if it has one."""
+        from tasks.policy_kit import StrategyToolUse
+
+        base = instance.reference_policy()
+        factory = getattr(base, "subagent_policy", None)
+        if not callable(factory):
+            raise ModelError(f"the {instance.family} reference policy cannot act as a sub-agent")
+        return ScriptedSession(self, StrategyToolUse(factory(task)))
+
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:  # pragma: no cover
         raise ModelError("the scripted model needs a task: use for_trial(instance)")
 
