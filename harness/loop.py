@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
 from harness.conversation import InvalidConversation, iter_calls, parse_arguments, strip_private, validate_projection
 from harness.models.base import Completion, ContextOverflowError, ModelError, Usage, session_for
 from harness.pricing import Pricing
@@ -53,6 +54,7 @@ class TrialSettings:
     model_name: str
     pricing: Pricing = field(default_factory=Pricing)
     run_name: str = ""
+    hooks: Hooks = field(default_factory=Hooks)
 
 
 @dataclass
@@ -165,7 +167,7 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
     table = MessageTable(transcript)
     agent = session_for(model, instance)
     summarizer_session = agent if summarizer is None or summarizer is model else session_for(summarizer, instance)
-    totals = {"agent": CallTotals(), "summarizer": CallTotals(), "subagent": CallTotals()}
+    totals = {"agent": CallTotals(), "summarizer": CallTotals(), "subagent": CallTotals(), "stop_hook": CallTotals()}
     store = writer.run_dir / "stores" / trial_id
     row_base = {"trial_id": trial_id}
 
@@ -235,6 +237,17 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         {"role": "system", "content": instance.system_prompt},
         {"role": "user", "content": instance.user_prompt},
     ]
+    hooks = settings.hooks
+    continues = 0
+    if hooks.plan:
+        history.append({"role": "user", "content": PLAN_INSTRUCTION, "_hook": "plan"})
+        transcript.event("hook", step=0, name="plan")
+
+    def judge(request: list[dict]) -> Completion:
+        completion = agent.complete(request, [])
+        record_call("stop_hook", ctx.step, request, [], completion, counter.request(request, []))
+        return completion
+
     tools: list[dict] = list(instance.tools)
     strategy_tool_names: set[str] = set()
     tool_log: list[dict] = []
@@ -325,7 +338,15 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
             except ValueError as exc:
                 content, is_error = f"ERROR: could not parse the arguments of {name}: {exc}. Fix the JSON and call again.", True
             else:
-                if name == "submit":
+                gaps = None
+                if name == "submit" and hooks.completion_check and continues < hooks.max_continues:
+                    gaps = completion_gaps(instance, model, [*request, reply], args, judge)
+                if name == "submit" and gaps:
+                    continues += 1
+                    content = CONTINUE_MESSAGE.format(gaps=gaps)
+                    transcript.event("hook", step=steps, name="completion_check", accepted=False, gaps=gaps)
+                    ctx.events_this_step.append("stop_hook")
+                elif name == "submit":
                     answer = args
                     grade = instance.grade(args)
                     content = "Answer received. The task is over."
@@ -384,6 +405,9 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         "summarizer_input_tokens": summ_totals.input_tokens,
         "summarizer_cached_tokens": summ_totals.cached_tokens,
         "summarizer_output_tokens": summ_totals.output_tokens,
+        "hook_continues": continues,
+        "stop_hook_calls": totals["stop_hook"].calls,
+        "stop_hook_input_tokens": totals["stop_hook"].input_tokens,
         "subagent_runs": sub_reads["runs"],
         "subagent_calls": sub_totals.calls,
         "subagent_input_tokens": sub_totals.input_tokens,
@@ -392,7 +416,7 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         "subagent_cost": round(sub_totals.cost, 8),
         "subagent_reads": sub_reads["reads"],
         "subagent_rereads": sub_reads["rereads"],
-        "cost": round(agent_totals.cost + summ_totals.cost + sub_totals.cost, 8),
+        "cost": round(agent_totals.cost + summ_totals.cost + sub_totals.cost + totals["stop_hook"].cost, 8),
         "agent_cost": round(agent_totals.cost, 8),
         "summarizer_cost": round(summ_totals.cost, 8),
         "pricing": settings.pricing.name,

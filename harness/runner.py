@@ -16,6 +16,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.budget import BudgetError, format_budget, parse_budget
+from harness.hooks import Hooks
 from harness.loop import TrialSettings, run_trial
 from harness.pricing import Pricing
 from harness.records import RunWriter
@@ -140,6 +141,7 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
         model_name=str(model_spec.get("name", "?")),
         pricing=pricing,
         run_name=run_dir.name,
+        hooks=Hooks(**_node(cfg.hooks)) if cfg.get("hooks") else Hooks(),
     )
     return settings, strategy_spec, model_spec
 

@@ -527,6 +527,23 @@ class CodeReviewInstance(TaskInstance):
             "missed": sorted(f"{f}::{fn}" for f, fn in truth - given),
             "wrong": sorted(f"{f}::{fn}" for f, fn in given - truth)})
 
+    def completion_check(self, messages: list[dict], answer: dict) -> str | None:
+        """Stop-hook check (seed 000 §7.4): every file in the visible listing needs a visible review.
+
+        It judges what the agent can show for its work in the request it submitted from,
+        like a checker reading the same context would, so after compaction it may send the
+        agent back to files it did review (the seed's hook-induced re-reads).
+        """
+        listed: list[str] = []
+        for text in tool_texts(messages):
+            if text.startswith(LISTING_HEADER):
+                listed = LISTING_LINE.findall(text)
+        reviewed = {path for text in texts(messages) for path, _ in VERDICT.findall(text)}
+        missing = [path for path in listed if path not in reviewed]
+        if not missing:
+            return None
+        return f"{len(missing)} listed files have no visible review: {', '.join(missing)}"
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """File coverage: distinct files read / files."""
         read = {e["resource"] for e in tool_log
@@ -678,6 +695,18 @@ class ReviewPolicy:
         position = {p: i for i, p in enumerate(order)}
         frontier = max((position[p] for p in last if p in position), default=-1)
         notes: list[str] = []
+        sent_back = self._sent_back(messages, verdicts)
+        if sent_back:
+            for path in sent_back:
+                if path not in contents:
+                    return reply(f"The completion check sent me back to {len(sent_back)} files; re-reading {path}.",
+                                 make_call("read_file", path=path))
+                bugs, needed = self._judge(path, contents)
+                if needed is not None:
+                    return reply(f"Re-checking {path} needs {needed}; reading it.", make_call("read_file", path=needed))
+                for func, kind in bugs:
+                    findings[(path, func)] = kind
+                notes.append(f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"))
         index = frontier + 1
         action = None
         while index < len(order):
@@ -708,6 +737,15 @@ class ReviewPolicy:
             return reply("\n".join(notes), action)
         answer = [{"file": p, "function": f} for p, f in sorted(findings)]
         return submit("\n".join(notes) + "\nEvery file reviewed; submitting the findings.", findings=answer)
+
+    @staticmethod
+    def _sent_back(messages: list[dict], verdicts: dict[str, str]) -> list[str]:
+        """Files the latest visible stop-hook refusal named that still have no visible review."""
+        named: list[str] = []
+        for text in tool_texts(messages):
+            if text.startswith("[stop hook]") and "no visible review:" in text:
+                named = re.findall(r"app/\S+?\.py", text.split("no visible review:", 1)[1])
+        return [p for p in named if p not in verdicts]
 
     def summarize(self, history_text: str) -> str:
         """Keep findings, the last reviewed file and the remaining files; drop file texts and verdicts."""
