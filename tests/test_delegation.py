@@ -9,6 +9,7 @@ from harness.records import read_jsonl
 from strategies.isolate import Isolate
 from tasks.callback_search import CallbackSearch, CallbackSearchPolicy
 from tasks.code_review import CodeReview, ReviewPolicy
+from tasks.people_tracker import PeopleTracker
 from tasks.policy_kit import make_call, reply
 from tests.family_helpers import run
 
@@ -92,7 +93,18 @@ def test_callback_search_searches_itself_when_the_subagent_fails():
     assert action["tool_calls"][0]["function"]["name"] == "list_files"
 
 
-@pytest.mark.parametrize("family", [CodeReview(files=20, bugs=5), CallbackSearch(files=40, functions_per_file=8)])
+def test_people_tracker_delegates_one_person_per_subagent(tmp_path):
+    family = PeopleTracker()
+    row, instance = run(tmp_path, family, strategy=Isolate(), budget=8_000, trial_id="iso")
+    assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
+    assert row["subagent_runs"] == len(instance.names) and row["steps"] == len(instance.names) + 1
+    assert row["reads"] == 0 and row["peak_context"] < 3_000
+    sub = _sub_steps(tmp_path, "iso", 0)
+    assert sum(s["prompt_tokens"] for s in sub) == row["subagent_input_tokens"] > 10 * row["input_tokens"]
+
+
+@pytest.mark.parametrize("family", [CodeReview(files=20, bugs=5), CallbackSearch(files=40, functions_per_file=8),
+                                    PeopleTracker()])
 def test_without_isolate_nothing_is_delegated(tmp_path, family):
     row, _ = run(tmp_path, family, trial_id="none")
     assert row["success"] and row["subagent_runs"] == 0 and row["subagent_input_tokens"] == 0
