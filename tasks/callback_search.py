@@ -36,6 +36,7 @@ from __future__ import annotations
 import random
 import re
 
+from harness.conversation import parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import exchanges, failed_attempts, format_summary, make_call, reply, submit, tools_used
 
@@ -105,6 +106,18 @@ TO_VERIFY_NOTE = re.compile(r"To verify: ([^\n]*)")
 SITES = re.compile(r"Call sites so far: ([^\n]*)")
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
+# delegation (strategy ``isolate``): one sub-agent does the whole search; its report is parsed
+REPORT_PREFIX = "Sub-agent report"
+REPORT_TARGET = re.compile(r"^Sub-agent report: the payment-callback handler is (src/\S+\.py):(\w+)", re.M)
+REPORT_SITES = re.compile(r"^Call sites \(\d+\): ([^\n]*)", re.M)
+SUBTASK = (
+    "Find the function in this Python codebase (the Shoply backend; tools list_files, read_file, grep) that handles "
+    "the payment gateway's callbacks: the handler that runs when the gateway reports a payment as completed, failed "
+    "or refunded. Other callbacks (SMS delivery, carriers, OAuth, hooks) and deprecated handlers do not count. Then "
+    "find every call site of it in the application code under src/: a call site is the function whose body calls it, "
+    "possibly through an import alias or a module attribute; tests, docs, comments and log strings do not count. "
+    "Confirm both by reading the code. Report the handler as file:function and every call site as file:function."
+)
 
 
 class CallbackSearch(TaskFamily):
@@ -444,7 +457,24 @@ def _call_sites(lines: list[str], name: str) -> list[str]:
 
 
 class CallbackSearchPolicy:
-    """Reference policy for ``callback_search`` (see the module docstring)."""
+    """Reference policy for ``callback_search`` (see the module docstring).
+
+    With the ``isolate`` strategy (``delegate`` on offer) it does what seed 002 §2.7.6
+    describes: it delegates the whole search (``SUBTASK``, self-contained) to ONE sub-agent
+    and submits the sub-agent's conclusion, read from the visible ``delegate`` result; the
+    main context gains two messages. A delegate result that is not a report (the sub-agent
+    failed) makes it search itself.
+    """
+
+    def delegate_plan(self, messages: list[dict]) -> str | None:
+        """The search as one sub-task, unless a delegation is already visible (then act: submit)."""
+        if any(e.name == "delegate" for e in exchanges(messages)):
+            return None
+        return SUBTASK
+
+    def subagent_policy(self, task: str) -> "CallbackSubPolicy":
+        """The policy of the sub-agent (it reads its task from its own context)."""
+        return CallbackSubPolicy()
 
     def _knowledge(self, messages: list[dict]) -> dict:
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
@@ -458,6 +488,14 @@ class CallbackSearchPolicy:
         return k
 
     def _read_tool(self, text: str, k: dict) -> None:
+        if text.startswith(REPORT_PREFIX):  # a sub-agent's conclusion (strategy isolate)
+            k["reported"] = True
+            target = REPORT_TARGET.search(text)
+            if target:
+                k["target"] = (target.group(1), target.group(2))
+                sites = REPORT_SITES.search(text)
+                k["sites"] |= set(SITE.findall(sites.group(1))) if sites else set()
+            return
         if re.match(r"\d+ files:\n", text):
             k["listed"] = True
         grep = GREP_HEADER.match(text)
@@ -513,6 +551,14 @@ class CallbackSearchPolicy:
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Search phase, then verify phase, then submit."""
         k = self._knowledge(messages)
+        if k.get("reported"):  # a sub-agent did the search: submit its conclusion
+            if k["target"] is None:
+                return submit("The sub-agent found no payment-gateway callback handler; submitting nothing.",
+                              file="", function="", call_sites=[])
+            path, name = k["target"]
+            sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
+            return submit(f"The sub-agent found {path}:{name} with {len(sites)} call sites; submitting its conclusion.",
+                          file=path, function=name, call_sites=sites)
         if k["target"] is None:
             for path in k["candidates"] or []:
                 name = self._judge(k["checked"].get(path, []))
@@ -603,3 +649,24 @@ class CallbackSearchPolicy:
         progress = ["search phase done" if k["target"] else "search phase in progress",
                     f"files checked: {len(k['checked']) + len(k['verified'])}"]
         return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
+
+
+class CallbackSubPolicy(CallbackSearchPolicy):
+    """The sub-agent: the same search and verify phases on its fresh context; it reports instead of submitting."""
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Search, verify, then ``report`` what it would have submitted."""
+        message = super().act(messages, tools)
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {})
+            if function.get("name") != "submit":
+                continue
+            answer = parse_arguments(function.get("arguments") or "{}")
+            if answer.get("file") and answer.get("function"):
+                sites = [f"{s['file']}:{s['function']}" for s in answer.get("call_sites") or []]
+                conclusion = (f"{REPORT_PREFIX}: the payment-callback handler is {answer['file']}:{answer['function']}\n"
+                              f"Call sites ({len(sites)}): {', '.join(sites) or 'none'}")
+            else:
+                conclusion = f"{REPORT_PREFIX}: no payment-callback handler found"
+            return reply(message.get("content") or "", make_call("report", conclusion=conclusion))
+        return message

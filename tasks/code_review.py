@@ -42,7 +42,8 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts, tools_used
+from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts,
+                              tools_used)
 
 GREP_LIMIT = 60
 KINDS = ["wrong_arg_order", "off_by_one", "inverted_comparison", "mutable_default", "resource_leak",
@@ -148,6 +149,12 @@ FINDINGS = re.compile(r"Findings so far: ([^\n]*)")
 FINDING_ITEM = re.compile(r"(app/\S+\.py)::(\w+)(?: \((\w+)\))?")
 LAST_REVIEWED = re.compile(r"last reviewed: (\S+\.py)")
 REMAINING = re.compile(r"remaining files: ([^\n]*)")
+# delegation (strategy ``isolate``): the sub-task names its files; the report names the files reviewed and the bugs
+REPORT_PREFIX = "Sub-agent report"
+SUBTASK_FILES = re.compile(r"^Files to review \((\d+)\): ([^\n]*)$", re.M)
+REPORT_REVIEWED = re.compile(r"Sub-agent report: reviewed \d+ files: ([^\n]*)")
+REPORT_BUGS = re.compile(r"^Bugs found: ([^\n]*)$", re.M)
+REPO_NAME = re.compile(r"Review the Python repository (.+?) \(\d+ files")
 
 
 @dataclass(frozen=True)
@@ -545,11 +552,23 @@ class CodeReviewInstance(TaskInstance):
         return f"{len(missing)} listed files have no visible review: {', '.join(missing)}"
 
     def trial_metrics(self, tool_log: list[dict]) -> dict:
-        """File coverage: distinct files read / files."""
+        """File coverage: distinct files read / files (sub-agents' reads included).
+
+        With sub-agents (strategy ``isolate``) also ``files_read_summed``: distinct files read per
+        context (the main agent and each sub-agent), summed, as seed 000 §7.3 reports isolation.
+        """
         read = {e["resource"] for e in tool_log
                 if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource")}
-        return {"files_read": len(read), "files_total": len(self.files),
-                "file_coverage": round(len(read) / len(self.files), 4)}
+        per_context: dict = {}
+        for e in tool_log:
+            if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource"):
+                per_context.setdefault(e.get("subagent"), set()).add(e["resource"])
+        metrics = {"files_read": len(read), "files_total": len(self.files),
+                   "file_coverage": round(len(read) / len(self.files), 4)}
+        if any(key is not None for key in per_context):
+            # seed 000 §7.3 counts isolation's coverage summed over the contexts (48 of 44 there)
+            metrics["files_read_summed"] = sum(len(files) for files in per_context.values())
+        return metrics
 
     def reference_policy(self) -> "ReviewPolicy":
         """The careful reviewer."""
@@ -639,7 +658,22 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
 
 
 class ReviewPolicy:
-    """Reference policy for ``code_review`` (see the module docstring)."""
+    """Reference policy for ``code_review`` (see the module docstring).
+
+    With the ``isolate`` strategy (``delegate`` on offer) it lists the files, then hands them
+    to sub-agents in consecutive chunks of at most ``chunk`` files in listing order (44 files:
+    6 sub-agents of 7-8 files). Eight files of about 1k tokens each keep a sub-agent's own,
+    unmanaged context near 10k tokens at its last step while the main context gains only one
+    short task and one short report per chunk. Each sub-task is self-contained: the file
+    list, the bug kinds, and the instruction to read a shared helper module (whichever chunk
+    it belongs to) before judging a positional call to it; so a sub-agent re-reads helper
+    modules it needs, which the summed file coverage shows. The main agent merges the
+    visible reports (files reviewed, ``Bugs found``) and submits; a chunk whose report is no
+    longer visible is delegated again. A delegate result that is not a report (the
+    sub-agent failed) ends delegation: the main agent then reviews the rest itself.
+    """
+
+    chunk = 8
 
     def _state(self, tool_outputs: list[str], notes: list[str]):
         contents: dict[str, str] = {}
@@ -668,11 +702,58 @@ class ReviewPolicy:
             match = re.search(r"\((\d+) files; list_files", text) or re.search(r"of (\d+) files", text)
             if match:
                 total = int(match.group(1))
+            for line in REPORT_REVIEWED.findall(text):  # a sub-agent's report: its files count as reviewed
+                for path in (p.strip() for p in line.split(",")):
+                    if path.endswith(".py"):
+                        verdicts.setdefault(path, "reported by a sub-agent")
+                        last.append(path)
+            for line in REPORT_BUGS.findall(text):
+                for path, func, kind in FINDING_ITEM.findall(line):
+                    findings[(path, func)] = kind
         offset = 0
         if not order and remaining is not None:
             order = remaining
             offset = max((total or len(order)) - len(order), 0)
         return contents, order, verdicts, findings, last, total, offset
+
+    @staticmethod
+    def _notes(messages: list[dict]) -> list[str]:
+        """The agent's own notes plus the visible sub-agent reports (``delegate`` results)."""
+        return texts(messages) + [t for t in tool_texts(messages) if t.startswith(REPORT_PREFIX)]
+
+    def delegate_plan(self, messages: list[dict]) -> str | None:
+        """The next chunk of files for a sub-agent; None to act normally (list first, or merge and submit)."""
+        _, order, verdicts, _, _, _, offset = self._state(tool_texts(messages), self._notes(messages))
+        if not order or offset:
+            return None
+        if any(e.name == "delegate" and e.result is not None and not e.result.startswith(REPORT_PREFIX)
+               for e in exchanges(messages)):
+            return None  # a sub-agent failed: review the rest in this context
+        count = -(-len(order) // self.chunk)
+        size, extra = divmod(len(order), count)
+        start = 0
+        for index in range(count):
+            files = order[start:start + size + (index < extra)]
+            start += len(files)
+            pending = [p for p in files if p not in verdicts]
+            if pending:
+                break
+        else:
+            return None
+        repo = next((m.group(1) for t in texts(messages, ("user",)) for m in [REPO_NAME.search(t)] if m), None)
+        where = f"the Python repository {repo}" if repo else "the Python repository"
+        return (f"Review some files of {where} with read_file (grep searches every file).\n"
+                f"Files to review ({len(pending)}): {', '.join(pending)}\n"
+                "Find every function in these files with a real bug of these kinds: wrong argument order in a "
+                "positional call to a shared helper defined in another module (read that helper's module, e.g. under "
+                "app/common/, to check its parameter order, even when it is not in your list), off-by-one loop bounds, "
+                "inverted comparisons, mutable default arguments, files opened and never closed, SQL built by string "
+                "formatting from arguments, divisions without a zero guard. Some code only looks suspicious; report "
+                "real bugs only. Report the files you reviewed and each bug as file::function (kind).")
+
+    def subagent_policy(self, task: str) -> "ReviewSubPolicy":
+        """The policy of a sub-agent given ``task`` (it reads the task from its own context)."""
+        return ReviewSubPolicy()
 
     def _judge(self, path: str, contents: dict[str, str]) -> tuple[list[tuple[str, str]] | None, str | None]:
         """Bugs of ``path`` or, when a helper module is needed and not visible, that module."""
@@ -689,7 +770,7 @@ class ReviewPolicy:
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """List, read the next file (or a helper module it needs), judge, or submit."""
-        contents, order, verdicts, findings, last, total, offset = self._state(tool_texts(messages), texts(messages))
+        contents, order, verdicts, findings, last, total, offset = self._state(tool_texts(messages), self._notes(messages))
         if not order:
             return reply("The file listing is not in view; listing the repository.", make_call("list_files"))
         position = {p: i for i, p in enumerate(order)}
@@ -763,3 +844,39 @@ class ReviewPolicy:
             progress.append("file listing not seen yet")
         return format_summary([f"Findings so far: {items}"], tools_used(history_text), failed_attempts(history_text),
                               progress)
+
+
+class ReviewSubPolicy(ReviewPolicy):
+    """A sub-agent reviewing the files its task names (``Files to review (N): ...``), then reporting.
+
+    It reads its files in order, reads a shared helper module when a positional call needs
+    its signature (the module's text must be visible, as for the main policy), writes one
+    verdict per file, and ends with ``report``: the files reviewed and ``Bugs found``.
+    """
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Read the next file (or a helper module it needs), judge, or report."""
+        task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        match = SUBTASK_FILES.search(task)
+        if not match:
+            return reply("I cannot tell which files to review.", make_call("report", conclusion="no file list given"))
+        files = [p.strip() for p in match.group(2).split(",") if p.strip().endswith(".py")]
+        contents = self._state(tool_texts(messages), [])[0]
+        noted = {path for text in texts(messages, ("assistant",)) for path, _ in VERDICT.findall(text)}
+        notes: list[str] = []
+        findings: list[str] = []
+        for path in files:
+            if path not in contents:
+                return reply("\n".join(notes), make_call("read_file", path=path))
+            bugs, needed = self._judge(path, contents)
+            if needed is not None:
+                notes.append(f"To check the helper calls in {path} I need the definitions in {needed}; reading it.")
+                return reply("\n".join(notes), make_call("read_file", path=needed))
+            findings += [f"{path}::{f} ({k})" for f, k in bugs]
+            if path not in noted:
+                notes.append(f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"))
+        helpers = sorted(p for p in contents if p not in files)
+        conclusion = (f"{REPORT_PREFIX}: reviewed {len(files)} files: {', '.join(files)}\n"
+                      f"Bugs found: {', '.join(findings) or 'none'}\n"
+                      f"Helper modules also read: {', '.join(helpers) or 'none'}")
+        return reply("\n".join(notes), make_call("report", conclusion=conclusion))

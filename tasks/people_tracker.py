@@ -34,7 +34,8 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts, tools_used
+from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts,
+                              tools_used)
 
 FIRST = ["Dana", "Ilya", "Mira", "Tomas", "Priya", "Kenji", "Sofia", "Marcus", "Lena", "Arjun", "Chloe", "Viktor",
          "Nadia", "Oren", "Hana", "Felix", "Ines", "Rafael", "Yuki", "Greta"]
@@ -333,6 +334,10 @@ MOVES_LINE = re.compile(r"(?:Moves so far|Moves noted): ([^\n]*)")
 NOTE_LINE = re.compile(r"Notes on https://\S+: ([^\n]*)")
 PROGRESS = re.compile(r"Progress: done: ([^;\n]*); current: ([^;\n]*); opened: ([^;\n]*); remaining: ([^\n]*)")
 PEOPLE_PROMPT = re.compile(r"Track these people: ([^.]*)\.")
+# delegation (strategy ``isolate``): one sub-agent per person
+REPORT_PREFIX = "Sub-agent report"
+SUBTASK_PROMPT = re.compile(r"Track this person: ([^.]*)\.")
+REPORT_TRACKED = re.compile(r"^Sub-agent report: tracked ([^\n]*)$", re.M)
 
 
 def page_moves(text: str, people: set[str]) -> set[tuple[str, str, str]]:
@@ -352,15 +357,54 @@ def _names(text: str) -> list[str]:
 
 
 class TrackerPolicy:
-    """Reference policy for ``people_tracker`` (see the module docstring)."""
+    """Reference policy for ``people_tracker`` (see the module docstring).
+
+    With the ``isolate`` strategy (``delegate`` on offer) it hands each person, in the
+    prompt's order, to a sub-agent of their own (``Track this person: NAME. ...``): a
+    person's search results and pages are a natural, self-contained unit, and pages that
+    mention several people (round-ups) are simply read by each sub-agent that finds them.
+    The sub-agent reports ``Moves noted``; the main agent merges the visible reports and
+    submits. A person whose report is no longer visible is delegated again; a delegate
+    result that is not a report (the sub-agent failed) ends delegation, and the main agent
+    tracks the rest itself.
+    """
+
+    prompt_pattern = PEOPLE_PROMPT
+
+    @staticmethod
+    def _notes(messages: list[dict]) -> list[str]:
+        """The agent's own notes plus the visible sub-agent reports (``delegate`` results)."""
+        return texts(messages) + [t for t in tool_texts(messages) if t.startswith(REPORT_PREFIX)]
+
+    def delegate_plan(self, messages: list[dict]) -> str | None:
+        """The next person for a sub-agent; None to act normally (merge and submit)."""
+        people = next((m.group(1) for t in texts(messages, ("user",)) for m in [PEOPLE_PROMPT.search(t)] if m), None)
+        if people is None:
+            return None
+        results = [e.result for e in exchanges(messages) if e.name == "delegate" and e.result is not None]
+        if any(not r.startswith(REPORT_PREFIX) for r in results):
+            return None
+        tracked = {name.strip() for r in results for name in REPORT_TRACKED.findall(r)}
+        pending = [n.strip() for n in people.split(";") if n.strip() and n.strip() not in tracked]
+        if not pending:
+            return None
+        return (f"Track this person: {pending[0]}. Find every employer change since 2018: the month (YYYY-MM) and "
+                "the company they joined. Use search(query) and open_page(url). Beware of people with similar names "
+                "and of rumours that were denied. Report every move as: person YYYY-MM company.")
+
+    def subagent_policy(self, task: str) -> "TrackerSubPolicy":
+        """The policy of a sub-agent (it reads its person from its own context)."""
+        return TrackerSubPolicy()
 
     def _state(self, tool_outputs: list[str], notes: list[str]):
         people: list[str] = []
         progress = None
         moves: set[tuple[str, str, str]] = set()
         noted: set[str] = set()
+        tracked: list[str] = []
         for text in notes:
-            match = PEOPLE_PROMPT.search(text)
+            tracked += [n.strip() for n in REPORT_TRACKED.findall(text)]
+            match = self.prompt_pattern.search(text)
             if match:
                 people = [n.strip() for n in match.group(1).split(";")]
             for line in MOVES_LINE.findall(text) + NOTE_LINE.findall(text):
@@ -376,6 +420,11 @@ class TrackerPolicy:
             done, current, opened, remaining = (_names(progress[0]), progress[1].strip(),
                                                 set(_names(progress[2])), _names(progress[3]))
             if current == "none":
+                current = None
+        for name in tracked:  # people a sub-agent reported on are done
+            if name not in done:
+                done.append(name)
+            if current == name:
                 current = None
         if not people:
             people = done + ([current] if current else []) + remaining
@@ -393,7 +442,8 @@ class TrackerPolicy:
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Search the current person, open the next result, move to the next person, or submit."""
-        people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages), texts(messages))
+        people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages),
+                                                                                   self._notes(messages))
         lines = []
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":
@@ -445,3 +495,23 @@ class TrackerPolicy:
         else:
             state.append("no person finished yet")
         return format_summary(findings, tools_used(history_text), failed_attempts(history_text), state)
+
+
+class TrackerSubPolicy(TrackerPolicy):
+    """A sub-agent tracking the one person its task names; it reports instead of submitting."""
+
+    prompt_pattern = SUBTASK_PROMPT
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Search, open every result, then ``report`` the moves noted."""
+        message = TrackerPolicy.act(self, messages, tools)
+        calls = message.get("tool_calls") or []
+        if not any(c.get("function", {}).get("name") == "submit" for c in calls):
+            return message
+        task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        match = SUBTASK_PROMPT.search(task)
+        person = match.group(1).strip() if match else "nobody (no person named)"
+        moves = sorted(self._state(tool_texts(messages), texts(messages))[1])
+        conclusion = (f"{REPORT_PREFIX}: tracked {person}\n"
+                      "Moves noted: " + ("; ".join(" ".join(m) for m in moves) or "none"))
+        return reply(str(message.get("content") or ""), make_call("report", conclusion=conclusion))
