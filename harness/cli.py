@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-GROUPS = ("strategy", "task", "suite", "model", "experiment")
+GROUPS = ("strategy", "task", "suite", "model", "pricing", "experiment")
 USAGE = """usage: python -m harness COMMAND [ARGS]
 
 commands:
   run [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
-  list                  strategies, task families, suites, models and experiment presets
+  list                  strategies, task families, suites, models, pricing profiles and experiment presets
 """
 
 
@@ -77,7 +77,7 @@ def cmd_list() -> int:
         return f"  {name:<22} {first}"
 
     sections = [("strategies", "strategy"), ("task families", "task"), ("suites", "suite"),
-                ("models", "model"), ("experiments", "experiment")]
+                ("models", "model"), ("pricing profiles", "pricing"), ("experiments", "experiment")]
     for title, group in sections:
         names = options(group)
         if not names:
