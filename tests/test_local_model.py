@@ -1,8 +1,11 @@
 """model=local without the extra: chunk assembly, soname links, and the server lifecycle with a fake llama-server."""
 import hashlib
 import os
+import signal
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,7 @@ import pytest
 from harness.models import local
 from harness.models.base import ModelError, PreflightError
 from harness.records import read_jsonl
-from tests.test_cli import harness
+from tests.test_cli import ROOT, harness
 
 FAKE_SERVER = Path(__file__).parent / "fixtures" / "fake_llama_server.py"
 
@@ -132,3 +135,31 @@ def test_missing_server_binary_is_one_line_exit_2(tmp_path, monkeypatch):
     result = harness("run", "model=local", "suite=smoke", cwd=tmp_path)
     assert result.returncode == 2 and "CTXBENCH_LLAMA_SERVER" in result.stderr.strip()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_stop_the_server(fake_server, monkeypatch, sig):
+    gguf = fake_server / "m.gguf"
+    gguf.write_text("weights")
+    monkeypatch.setenv("FAKE_LLAMA_DELAY", "30")
+    pidfile = fake_server / "server.pid"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "model=local", f"model.model_path={gguf}",
+                             "suite=smoke", "progress=false", "hydra.run.dir=out"], cwd=fake_server,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (fake_server / "out" / "steps.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)  # the run folder exists once the server is up and the first trial started
+        assert pidfile.exists(), proc.stderr.read() if proc.poll() is not None else "server never started"
+        time.sleep(1.0)
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    server = int(pidfile.read_text())
+    deadline = time.monotonic() + 15
+    while alive(server) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive(server)

@@ -256,7 +256,7 @@ class LlamaServer:
             self._log = self.log_path.open("wb")
             self.process = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, env=env,
-                                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+                                            preexec_fn=_die_with_parent if self._tie_to_parent() else None)
             atexit.register(self.stop)
             self._install_sigterm()
         try:
@@ -265,6 +265,11 @@ class LlamaServer:
             self.stop()
             raise
         return self
+
+    @staticmethod
+    def _tie_to_parent() -> bool:
+        # PR_SET_PDEATHSIG fires when the *thread* that started the child ends: only tie from the main thread
+        return sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread()
 
     def _install_sigterm(self) -> None:
         if threading.current_thread() is not threading.main_thread():
