@@ -131,6 +131,15 @@ def test_tool_calls_written_as_text(content, name, args):
     assert "{" not in message["content"]
 
 
+def test_several_calls_one_object_per_line_and_a_cut_off_tail():
+    lines = "\n".join(json.dumps({"name": "get_invoice_page", "arguments": {"page": p}}) for p in (1, 2, 3))
+    for content in (f"```json\n{lines}\n```", f"```json\n{lines}\n" + '{"name": "get_invoice_page", "argu', lines):
+        message = model(Fake(ok(body(text(content), {})))).complete(MESSAGES, TOOLS).message
+        pages = [json.loads(c["function"]["arguments"])["page"] for c in message["tool_calls"]]
+        assert pages == [1, 2, 3], content
+        assert len({c["id"] for c in message["tool_calls"]}) == 3
+
+
 @pytest.mark.parametrize("content,needle", [
     ('```json\n{"name": "get_invoice_page", "arguments": {"page": 3}\n```', "not valid JSON"),
     ('<tool_call>{"page": 3}</tool_call>', '"name" and "arguments"'),

