@@ -32,12 +32,16 @@ class CacheProfile:
         block: cached prefixes are served in whole blocks of this many tokens.
         scope: ``all`` matches any earlier request of the trial; ``last`` only the previous
             one (a single llama.cpp slot keeps just the last prompt).
+        include_reply: the cache also holds the previous reply's tokens (a llama.cpp slot
+            keeps what it generated; a reply the harness rewrote, such as a tool call parsed
+            from text, matches only as far as its raw text renders the same).
     """
 
     name: str
     min_tokens: int = 0
     block: int = 1
     scope: str = "all"
+    include_reply: bool = False
 
     def round(self, tokens: int) -> int:
         """The cached figure for a matched prefix of ``tokens`` tokens."""
@@ -54,7 +58,7 @@ PROFILES: dict[str, CacheProfile] = {
     # Anthropic-like: a cache breakpoint at the end of every request, 1,024-token minimum.
     "anthropic": CacheProfile("anthropic", min_tokens=1024, block=1),
     # llama.cpp server with one slot: the previous prompt's KV cache, token-exact.
-    "llamacpp": CacheProfile("llamacpp", min_tokens=1, block=1, scope="last"),
+    "llamacpp": CacheProfile("llamacpp", min_tokens=1, block=1, scope="last", include_reply=True),
     # No prefix cache.
     "none": CacheProfile("none", min_tokens=0, block=0),
 }
@@ -109,6 +113,7 @@ class PrefixCacheSimulator:
         self.counter = counter
         self._root: dict[str, tuple[_Element, dict]] = {}
         self._prev: list[_Element] | None = None
+        self._reply: _Element | None = None
         self._keys: dict[int, tuple[Any, str]] = {}
 
     def _key(self, item: Any, is_tools: bool) -> str:
@@ -141,8 +146,8 @@ class PrefixCacheSimulator:
         common = MESSAGE_OVERHEAD + _common(self.counter.message_ids(a.item), self.counter.message_ids(b.item))
         return min(common, a.tokens, b.tokens)
 
-    def _match_prev(self, elements: list[_Element]) -> int:
-        prev = self._prev or []
+    def _match_prev(self, elements: list[_Element], with_reply: bool = False) -> int:
+        prev = (self._prev or []) + ([self._reply] if with_reply and self._reply is not None else [])
         matched = 0
         for mine, theirs in zip(elements, prev):
             if mine.key != theirs.key:
@@ -165,7 +170,12 @@ class PrefixCacheSimulator:
         if self._prev is not None:
             prev_total = sum(e.tokens for e in self._prev)
             lost = max(0, self.profile.round(prev_total) - self.profile.round(prev_prefix))
-        prefix = matched if self.profile.scope == "all" else prev_prefix
+        if self.profile.scope == "all":
+            prefix = matched
+        elif self.profile.include_reply and self._reply is not None:
+            prefix = self._match_prev(elements, with_reply=True)
+        else:
+            prefix = prev_prefix
         node = self._root
         for element in elements:
             child = node.get(element.key)
@@ -173,7 +183,22 @@ class PrefixCacheSimulator:
                 child = node[element.key] = (element, {})
             node = child[1]
         self._prev = elements
+        self._reply = None
         return SimResult(cached=self.profile.round(prefix), prefix=prefix, lost=lost, prev_prefix=prev_prefix)
+
+
+    def observe_reply(self, message: dict) -> None:
+        """Remember the reply to the last request (used by ``include_reply`` profiles).
+
+        A reply with ``_raw_content`` (tool calls the backend parsed from text) is cached as
+        the raw text the model generated, not as the message the harness rebuilt.
+        """
+        if not self.profile.include_reply or self._prev is None:
+            return
+        item = message
+        if message.get("_raw_content") is not None:
+            item = {"role": "assistant", "content": message["_raw_content"]}
+        self._reply = _Element(self._key(item, False), self.counter.message(item), item)
 
 
 def _common(a: tuple[int, ...], b: tuple[int, ...]) -> int:

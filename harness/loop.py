@@ -177,6 +177,7 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
                     request_tokens: int, extra: dict | None = None, events: list[str] | None = None) -> None:
         usage = completion.usage
         sim = sims[kind].observe(request, tools)
+        sims[kind].observe_reply(completion.message)
         if usage.prompt_tokens is None:
             usage.prompt_tokens = request_tokens
             usage.tokens_source = "tiktoken"
@@ -281,7 +282,8 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         }, events=list(ctx.events_this_step))
         if not calls:
             parse_error = reply.get("_parse_error")
-            content = parse_error_message(parse_error) if parse_error else NO_TOOL_CALL
+            names = [t["function"]["name"] for t in tools if t.get("function")]
+            content = parse_error_message(parse_error, names) if parse_error else NO_TOOL_CALL
             nudge = {"role": "user", "content": content, "_step": steps, "_nudge": True}
             history.append(nudge)
             history_tokens += counter.message(nudge)

@@ -142,3 +142,29 @@ def test_loop_records_simulated_cache_and_attributes_breaks(tmp_path):
     row, _ = trial(tmp_path / "clear", ClearFirstResultLater(), family=family)
     steps = read_jsonl(tmp_path / "clear" / "steps.jsonl")
     assert [s["cache_break"] for s in steps if s["cache_lost_tokens"]] == ["strategy rewrite"]
+
+
+def test_llamacpp_slot_also_holds_the_reply_as_generated():
+    counter = TokenCounter()
+    sim = PrefixCacheSimulator(PROFILES["llamacpp"], counter)
+    first = [{"role": "system", "content": "rules " * 100}, {"role": "user", "content": "task"}]
+    sim.observe(first, TOOLS)
+    reply = {"role": "assistant", "content": "thinking out loud " * 20}
+    sim.observe_reply(reply)
+    nudge = {"role": "user", "content": "use a tool"}
+    second = [*first, reply, nudge]
+    result = sim.observe(second, TOOLS)
+    assert result.prefix == counter.tools(TOOLS) + counter.messages([*first, reply]) and result.lost == 0
+    # a tool call parsed from text: the slot holds the raw text, the request the rebuilt message
+    parsed = {"role": "assistant", "content": "", "_raw_content": '```json\n{"name": "read", "arguments": {}}\n```',
+              "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
+    sim.observe_reply(parsed)
+    third = [*second, parsed, {"role": "tool", "tool_call_id": "call_1", "content": "file"}]
+    result = sim.observe(third, TOOLS)
+    base = counter.tools(TOOLS) + counter.messages(second)
+    assert base < result.prefix < base + counter.message(parsed)
+    # OpenAI-like providers cache prompts, never replies
+    openai = PrefixCacheSimulator(CacheProfile("p", 1, 1), TokenCounter())
+    openai.observe(first, TOOLS)
+    openai.observe_reply(reply)
+    assert openai.observe(second, TOOLS).prefix == counter.tools(TOOLS) + counter.messages(first)

@@ -290,6 +290,7 @@ class OpenAIModel:
                           "function": {"name": name, "arguments": arguments}} for name, arguments in parsed.calls]
                 message["content"] = parsed.text
                 message["_text_tool_calls"] = True
+                message["_raw_content"] = content  # what the model wrote (transcript, cache simulator)
             elif parsed.error:
                 message["_parse_error"] = parsed.error
         if not calls and choices[0].get("finish_reason") == "length" and "_parse_error" not in message:

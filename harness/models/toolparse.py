@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
-EXAMPLE = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
+EXAMPLE = '<tool_call>{"name": NAME, "arguments": {ARGUMENTS}}</tool_call>'
 
 
 @dataclass
@@ -155,7 +155,8 @@ def parse_text_tool_calls(text: str) -> Parsed:
     return Parsed(text=text)
 
 
-def parse_error_message(error: str) -> str:
+def parse_error_message(error: str, tool_names: list[str] | None = None) -> str:
     """What the model is told when its reply looked like a tool call but could not be read."""
+    names = f" where NAME is one of: {', '.join(tool_names)}" if tool_names else ""
     return (f"Your reply could not be read as a tool call: {error}. Call a tool with the tool-calling interface, "
-            f"or write exactly one call as {EXAMPLE}.")
+            f"or write exactly one call as {EXAMPLE}{names}.")
