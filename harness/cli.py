@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-GROUPS = ("strategy", "task", "suite", "model", "summarizer", "experiment")
+GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "experiment")
 USAGE = """usage: python -m harness COMMAND [ARGS]
 
 commands:
   run [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
-  list                  strategies, task families, suites, models and experiment presets
+  list                  strategies, task families, suites, models, pricing profiles and experiment presets
   report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
   compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
 """
@@ -79,7 +79,7 @@ def cmd_list() -> int:
         return f"  {name:<22} {first}"
 
     sections = [("strategies", "strategy"), ("task families", "task"), ("suites", "suite"),
-                ("models", "model"), ("summarizers", "summarizer"), ("experiments", "experiment")]
+                ("models", "model"), ("summarizers", "summarizer"), ("pricing profiles", "pricing"), ("experiments", "experiment")]
     for title, group in sections:
         names = options(group)
         if not names:

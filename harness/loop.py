@@ -15,9 +15,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.cache_sim import PROFILES, CacheProfile, PrefixCacheSimulator
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
 from harness.conversation import InvalidConversation, iter_calls, parse_arguments, strip_private, validate_projection
 from harness.models.base import Completion, ContextOverflowError, ModelError, Usage, session_for
+from harness.models.toolparse import parse_error_message
 from harness.pricing import Pricing
 from harness.records import RunWriter, Transcript
 from harness.subagent import run_subagent, subagent_session
@@ -54,6 +56,7 @@ class TrialSettings:
     model_name: str
     pricing: Pricing = field(default_factory=Pricing)
     run_name: str = ""
+    cache_profile: CacheProfile = field(default_factory=lambda: PROFILES["openai"])
     hooks: Hooks = field(default_factory=Hooks)
 
 
@@ -67,10 +70,16 @@ class CallTotals:
     output_tokens: int = 0
     cost: float = 0.0
     cached_sources: set = field(default_factory=set)
+    sim_cached_tokens: int = 0
+    cache_lost_tokens: int = 0
+    cache_breaks: int = 0
 
-    def add(self, usage: Usage, cost: float) -> None:
+    def add(self, usage: Usage, cost: float, sim_cached: int = 0, lost: int = 0) -> None:
         """Accumulate one call."""
         self.calls += 1
+        self.sim_cached_tokens += sim_cached
+        self.cache_lost_tokens += lost
+        self.cache_breaks += bool(lost)
         self.input_tokens += usage.prompt_tokens or 0
         self.cached_tokens += usage.cached_tokens or 0
         self.output_tokens += usage.output_tokens or 0
@@ -168,27 +177,36 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
     agent = session_for(model, instance)
     summarizer_session = agent if summarizer is None or summarizer is model else session_for(summarizer, instance)
     totals = {"agent": CallTotals(), "summarizer": CallTotals(), "subagent": CallTotals(), "stop_hook": CallTotals()}
+    sims = {kind: PrefixCacheSimulator(settings.cache_profile, counter) for kind in totals}
     store = writer.run_dir / "stores" / trial_id
     row_base = {"trial_id": trial_id}
 
     def record_call(kind: str, step: int, request: list[dict], tools: list[dict], completion: Completion,
-                    request_tokens: int, extra: dict | None = None) -> None:
+                    request_tokens: int, extra: dict | None = None, events: list[str] | None = None) -> None:
         usage = completion.usage
+        sim = sims[kind].observe(request, tools)
+        sims[kind].observe_reply(completion.message)
         if usage.prompt_tokens is None:
             usage.prompt_tokens = request_tokens
             usage.tokens_source = "tiktoken"
         if usage.output_tokens is None:
             usage.output_tokens = counter.message(completion.message)
-        if usage.cached_tokens is None:
-            usage.cached_tokens = 0
-        cost = settings.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens + usage.reasoning_tokens)
-        totals[kind].add(usage, cost)
+        if usage.cached_tokens is None:  # not reported: the simulated figure is the cache figure
+            usage.cached_tokens = min(sim.cached, usage.prompt_tokens)
+            usage.cached_source = "simulated"
+        cost = settings.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens)
+        totals[kind].add(usage, cost, sim.cached, sim.lost)
+        cache_break = None
+        if sim.lost and kind == "agent":
+            cache_break = "+".join(dict.fromkeys(events or [])) or "strategy rewrite"
         writer.step({
             **row_base, "step": step, "kind": kind, "request_tokens": request_tokens,
             "prompt_tokens": usage.prompt_tokens, "cached_tokens": usage.cached_tokens,
             "cached_source": usage.cached_source, "output_tokens": usage.output_tokens,
             "reasoning_tokens": usage.reasoning_tokens, "tokens_source": usage.tokens_source,
             "request_messages": len(request), "latency_s": round(completion.latency_s, 6), "cost": cost,
+            "sim_cached_tokens": sim.cached, "cache_profile": settings.cache_profile.name,
+            "cache_lost_tokens": sim.lost, "cache_break": cache_break, "pricing": settings.pricing.name,
             **(extra or {}),
         })
 
@@ -322,9 +340,12 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         record_call("agent", steps, request, tools, completion, request_tokens, {
             "history_tokens": history_tokens, "tool_calls": [name for _, name, _ in calls],
             "strategy_events": list(ctx.events_this_step),
-        })
+        }, events=list(ctx.events_this_step))
         if not calls:
-            nudge = {"role": "user", "content": NO_TOOL_CALL, "_step": steps, "_nudge": True}
+            parse_error = reply.get("_parse_error")
+            names = [t["function"]["name"] for t in tools if t.get("function")]
+            content = parse_error_message(parse_error, names) if parse_error else NO_TOOL_CALL
+            nudge = {"role": "user", "content": content, "_step": steps, "_nudge": True}
             history.append(nudge)
             history_tokens += counter.message(nudge)
             continue
@@ -401,10 +422,15 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         "cached_tokens": agent_totals.cached_tokens,
         "cached_source": "+".join(cached_sources),
         "output_tokens": agent_totals.output_tokens,
+        "sim_cached_tokens": agent_totals.sim_cached_tokens,
+        "cache_profile": settings.cache_profile.name,
+        "cache_lost_tokens": agent_totals.cache_lost_tokens,
+        "cache_breaks": agent_totals.cache_breaks,
         "summarizer_calls": summ_totals.calls,
         "summarizer_input_tokens": summ_totals.input_tokens,
         "summarizer_cached_tokens": summ_totals.cached_tokens,
         "summarizer_output_tokens": summ_totals.output_tokens,
+        "summarizer_sim_cached_tokens": summ_totals.sim_cached_tokens,
         "hook_continues": continues,
         "stop_hook_calls": totals["stop_hook"].calls,
         "stop_hook_input_tokens": totals["stop_hook"].input_tokens,

@@ -5,6 +5,7 @@ Config problems raise ``ConfigError`` before anything is written.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -16,14 +17,18 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.budget import BudgetError, format_budget, parse_budget
+from harness.cache_sim import get_profile
 from harness.hooks import Hooks
 from harness.loop import TrialSettings, run_trial
+from harness.models.base import ModelError, PreflightError
 from harness.pricing import Pricing
 from harness.records import RunWriter
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
 NOT_IDENTITY = ("trials", "progress", "workers", "latency_s")
+LABEL_KEYS = ("name", "cache_profile")  # keys of a spec that label it and are not constructor arguments
+DEFAULT_CACHE_PROFILE = "openai"
 
 
 class ConfigError(ValueError):
@@ -52,8 +57,8 @@ def _node(cfg: Any) -> dict:
 
 
 def build(spec: dict, what: str) -> Any:
-    """Instantiate a ``_target_`` spec (its ``name`` key is a label, not an argument)."""
-    spec = {k: v for k, v in spec.items() if k != "name"}
+    """Instantiate a ``_target_`` spec (its ``name`` and ``cache_profile`` keys are labels, not arguments)."""
+    spec = {k: v for k, v in spec.items() if k not in LABEL_KEYS}
     try:
         return instantiate(spec, _convert_="all")
     except Exception as exc:  # hydra wraps constructor errors
@@ -132,7 +137,14 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
         raise ConfigError(f"max_steps={cfg.max_steps} must be at least 1")
     strategy_spec = _node(cfg.strategy)
     model_spec = _node(cfg.model)
-    pricing = Pricing(**_node(cfg.pricing)) if cfg.get("pricing") else Pricing()
+    try:
+        pricing = Pricing(**_node(cfg.pricing)) if cfg.get("pricing") else Pricing()
+    except TypeError as exc:
+        raise ConfigError(f"bad pricing profile: {exc}") from None
+    try:
+        cache_profile = get_profile(cfg.get("cache_profile") or model_spec.get("cache_profile") or DEFAULT_CACHE_PROFILE)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     settings = TrialSettings(
         budget=budget,
         max_steps=int(cfg.max_steps),
@@ -141,6 +153,7 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
         model_name=str(model_spec.get("name", "?")),
         pricing=pricing,
         run_name=run_dir.name,
+        cache_profile=cache_profile,
         hooks=Hooks(**_node(cfg.hooks)) if cfg.get("hooks") else Hooks(),
     )
     return settings, strategy_spec, model_spec
@@ -169,6 +182,7 @@ def banner(model: Any, settings: TrialSettings, n_pending: int, n_done: int, run
         f"strategy: {settings.strategy_name} {settings.strategy_params or ''}  budget: {format_budget(settings.budget)}  "
         f"max_steps: {settings.max_steps}  trials to run: {n_pending} (already recorded: {n_done})"
     )
+    lines.append(f"pricing: {settings.pricing.name}  cache profile: {settings.cache_profile.name}")
     return "\n".join(lines)
 
 
@@ -182,7 +196,31 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
     build(strategy_spec, "strategy")  # fail early on bad parameters
     ident = identity(cfg)
     check_identity(run_dir, ident)
+    models = [m for i, m in enumerate((model, summarizer)) if m is not None and (i == 0 or m is not model)]
+    preflight(models)
+    with contextlib.ExitStack() as stack:
+        for m in models:  # a backend with a lifecycle (the local llama.cpp server) starts here
+            if hasattr(m, "__enter__"):
+                try:
+                    stack.enter_context(m)
+                except (PreflightError, ModelError) as exc:
+                    raise ConfigError(f"model {getattr(m, 'name', '?')}: {exc}") from None
+        return _run(cfg, run_dir, settings, strategy_spec, model, summarizer, jobs, ident, echo)
 
+
+def preflight(models: list[Any]) -> None:
+    """Call each model's ``check()`` (API key present, endpoint reachable, extra installed)."""
+    for m in models:
+        check = getattr(m, "check", None)
+        if callable(check):
+            try:
+                check()
+            except PreflightError as exc:
+                raise ConfigError(str(exc)) from None
+
+
+def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec: dict, model: Any, summarizer: Any,
+         jobs: list[TrialJob], ident: dict, echo: Callable[[str], None]) -> list[dict]:
     writer = RunWriter(run_dir)
     (run_dir / IDENTITY_FILE).write_text(json.dumps(ident, indent=1, sort_keys=True))
     pending = [job for job in jobs if job.trial_id not in writer.done]

@@ -45,6 +45,8 @@ class TokenCounter:
         self._text: dict[str, int] = text_cache if text_cache is not None else {}
         self._by_id: dict[int, tuple[dict, int]] = {}
         self._tools: dict[int, tuple[list, int]] = {}
+        self._ids: dict[str, tuple[int, ...]] = {}
+        self._message_ids: dict[int, tuple[dict, tuple[int, ...]]] = {}
         self.encoded_chars = 0  # characters actually tokenized (for tests and benchmarks)
 
     def text(self, text: str) -> int:
@@ -55,6 +57,41 @@ class TokenCounter:
             self.encoded_chars += len(text)
             self._text[text] = cached
         return cached
+
+    def ids(self, text: str) -> tuple[int, ...]:
+        """Token ids of a string, memoized by content (used by the prefix-cache simulator)."""
+        cached = self._ids.get(text)
+        if cached is None:
+            cached = tuple(self._enc.encode(text, disallowed_special=()))
+            self.encoded_chars += len(text)
+            self._ids[text] = cached
+            self._text.setdefault(text, len(cached))
+        return cached
+
+    def message_ids(self, message: dict) -> tuple[int, ...]:
+        """Token ids of one message's parts in request order (role, content, tool calls, name), memoized.
+
+        ``MESSAGE_OVERHEAD`` plus their length is ``message(message)`` minus the 3 framing
+        tokens of each tool call and the 1 of a name.
+        """
+        entry = self._message_ids.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        parts = [self.ids(message.get("role", ""))]
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(self.ids(content))
+        elif content:
+            parts.append(self.ids(json.dumps(content, sort_keys=True)))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            parts.append(self.ids(function.get("name", "")))
+            parts.append(self.ids(function.get("arguments", "")))
+        if message.get("name"):
+            parts.append(self.ids(message["name"]))
+        ids = tuple(i for part in parts for i in part)
+        self._message_ids[id(message)] = (message, ids)
+        return ids
 
     def message(self, message: dict) -> int:
         """Tokens one message adds to a request, memoized by identity then by content."""

@@ -75,7 +75,7 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
                   "summarizer_input_tokens", "cost", "reads", "rereads", "reread_rate", "peak_context", "compactions",
                   "wall_s"):
         assert field in row, field
-    assert row["budget"] == 2000 and row["strategy"] == "headtail" and row["cached_source"] == "none"
+    assert row["budget"] == 2000 and row["strategy"] == "headtail" and row["cached_source"] == "simulated"
 
     assert harness("run", *common, f"hydra.run.dir={b}", cwd=tmp_path).returncode == 0
     assert records(a, "trials.jsonl") == records(b, "trials.jsonl")

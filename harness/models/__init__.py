@@ -1,4 +1,4 @@
 """Model backends. ``scripted`` is the reference agent (no LLM)."""
-from harness.models.base import Completion, ContextOverflowError, Model, ModelError, Usage
+from harness.models.base import Completion, ContextOverflowError, Model, ModelError, PreflightError, Usage
 
-__all__ = ["Completion", "ContextOverflowError", "Model", "ModelError", "Usage"]
+__all__ = ["Completion", "ContextOverflowError", "Model", "ModelError", "PreflightError", "Usage"]

@@ -19,12 +19,23 @@ class ContextOverflowError(ModelError):
     """The request is longer than the model's context window (a real API's 400)."""
 
 
+class PreflightError(ValueError):
+    """A model cannot be used at all (missing API key, unreachable endpoint, extra not installed).
+
+    Raised by a backend's optional ``check()``, which the runner calls before anything is
+    written; the runner reports it as a config error (one line, exit code 2).
+    """
+
+
 @dataclass
 class Usage:
     """Token usage of one model call, normalized across providers.
 
     ``None`` means "not reported": the harness then fills in its own tiktoken count
-    and marks ``tokens_source`` as ``tiktoken``.
+    and marks ``tokens_source`` as ``tiktoken``; an unreported ``cached_tokens`` becomes
+    the prefix-cache simulator's figure, marked ``cached_source="simulated"``.
+    ``output_tokens`` includes reasoning tokens (as OpenAI's ``completion_tokens`` does);
+    ``reasoning_tokens`` says how many of them were reasoning.
     """
 
     prompt_tokens: int | None = None

