@@ -48,8 +48,8 @@ def validate_overrides(args: list[str]) -> None:
             continue
         key, value = arg.split("=", 1)
         key = key.lstrip("+~")
-        if key in GROUPS:
-            valid = options(key)
+        if key in GROUPS or (key.startswith("variant/") and (CONFIG_DIR / key).is_dir()):
+            valid = options(key)  # variant/<preset>: the non-cartesian variants of an experiment preset
             for name in _sweep_values(value):
                 if name in ("null", "none") and key in ("task", "experiment", "summarizer"):
                     continue

@@ -18,17 +18,22 @@ def tool_call_ids(message: dict) -> list[str]:
     return [call["id"] for call in message.get("tool_calls") or []]
 
 
-def validate_projection(request: list[dict], system: dict) -> None:
+def validate_projection(request: list[dict], system: dict, allow_system_rewrite: bool = False) -> None:
     """Check that ``request`` is a conversation a chat API accepts.
 
-    Rules: the leading system message is ``system`` unchanged; every assistant
+    Rules: the leading system message is ``system`` unchanged (with
+    ``allow_system_rewrite``, for strategies that declare ``rewrites_system``: any leading
+    system message); every assistant
     ``tool_calls`` entry is answered by a tool message right after it (parallel calls
     in any order); no tool message without its call; the last message is not an
     assistant message. Raises ``InvalidConversation`` naming the first violation.
     """
     if not request:
         raise InvalidConversation("the projection is empty")
-    if request[0] is not system and request[0] != system:
+    if allow_system_rewrite:
+        if request[0].get("role") != "system":
+            raise InvalidConversation("the leading system message was removed")
+    elif request[0] is not system and request[0] != system:
         raise InvalidConversation("the leading system message was changed or removed")
     pending: set[str] = set()
     for index, message in enumerate(request):
@@ -56,6 +61,13 @@ def validate_projection(request: list[dict], system: dict) -> None:
         raise InvalidConversation(f"tool calls {sorted(pending)} have no results")
     if request[-1].get("role") == "assistant":
         raise InvalidConversation("the projection ends with an assistant message")
+
+
+def check_tool_order(ordered: list[dict], tools: list[dict]) -> None:
+    """Check that ``ordered`` (a strategy's ``order_tools`` result) is a permutation of ``tools``."""
+    key = lambda t: json.dumps(t, sort_keys=True, default=str)  # noqa: E731
+    if len(ordered) != len(tools) or sorted(map(key, ordered)) != sorted(map(key, tools)):
+        raise InvalidConversation("order_tools must return the same tools, reordered (none added, dropped or changed)")
 
 
 def split_head(messages: list[dict]) -> tuple[list[dict], list[dict]]:

@@ -17,7 +17,8 @@ from typing import Any
 
 from harness.cache_sim import PROFILES, CacheProfile, PrefixCacheSimulator
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
-from harness.conversation import InvalidConversation, iter_calls, parse_arguments, strip_private, validate_projection
+from harness.conversation import (InvalidConversation, check_tool_order, iter_calls, parse_arguments, strip_private,
+                                  validate_projection)
 from harness.models.base import Completion, ContextOverflowError, ModelError, Usage, session_for
 from harness.models.toolparse import parse_error_message
 from harness.pricing import Pricing
@@ -299,13 +300,19 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
             stripped_cache[id(message)] = entry
         return entry[1]
 
+    rewrites_system = bool(getattr(strategy, "rewrites_system", False))  # deliberate experiments only
+    order_tools = getattr(strategy, "order_tools", None)
+    all_tools = tools
     while outcome != "strategy_error" and steps < settings.max_steps:
         steps += 1
         ctx.step = steps
         ctx.events_this_step = []
         try:
             request = strategy.prepare(list(history))
-            validate_projection(request, history[0])
+            validate_projection(request, history[0], allow_system_rewrite=rewrites_system)
+            if order_tools is not None:  # this step's tool order (the schemas are part of the cached prefix)
+                tools = list(order_tools(list(all_tools)))
+                check_tool_order(tools, all_tools)
         except InvalidConversation as exc:
             outcome, error = "strategy_error", f"invalid projection at step {steps}: {exc}"
             break
@@ -314,7 +321,8 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
             break
         request_tokens = counter.request(request, tools)
         peak_context = max(peak_context, request_tokens)
-        transcript.event("request", step=steps, refs=[table.ref(m) for m in request], tokens=request_tokens)
+        transcript.event("request", step=steps, refs=[table.ref(m) for m in request], tokens=request_tokens,
+                         **({"tool_order": [t["function"]["name"] for t in tools]} if order_tools is not None else {}))
         if request_tokens > agent.context_window:
             outcome = "context_overflow"
             error = f"request of {request_tokens:,} tokens exceeds the {agent.context_window:,}-token context window"
@@ -452,6 +460,7 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         "peak_context": peak_context,
         "final_history_tokens": history_tokens,
         "compactions": ctx.compactions,
+        "rewrites_system": rewrites_system,
         "wall_s": round(wall_s, 4),
         "started_at": started_at,
         "error": error,

@@ -12,7 +12,17 @@ running summary, counters). Optional, duck-typed hooks:
 
 * ``bind(ctx)`` receives the ``StrategyContext`` below before the first ``prepare``;
 * ``tools()`` returns extra tool schemas offered to the agent;
-* ``call(name, args) -> str`` executes them (raise ``ToolError`` for a bad call).
+* ``call(name, args) -> str`` executes them (raise ``ToolError`` for a bad call);
+* ``order_tools(tools) -> tools`` returns this step's order of the tool schemas (called after
+  every ``prepare``; it must return a permutation, or the trial ends with ``strategy_error``).
+  The schemas precede the messages in the cached prefix, so reordering them breaks the cache;
+  it exists for deliberate experiments (``strategies/pitfalls.py``).
+
+A class attribute ``rewrites_system = True`` declares that ``prepare`` changes the leading
+system message (it must still be a system message). The harness then relaxes that one rule of
+the validation and records ``rewrites_system: true`` in the trial row. It is for deliberate
+experiments only (the timestamp anti-pattern of seed 002 exp 2-3); a real strategy keeps the
+system message byte-identical.
 
 A third-party strategy needs no change to this package: any importable class with a
 ``prepare`` method can be named by ``_target_`` in a config (see strategies/README.md).
@@ -63,6 +73,8 @@ class BaseStrategy:
     """Optional convenience base class: keeps the bound context, offers no tools."""
 
     ctx: StrategyContext
+    rewrites_system: bool = False
+    """True only for deliberate experiments that change the system message (see the module docstring)."""
 
     def bind(self, ctx: StrategyContext) -> None:
         """Keep the trial context."""

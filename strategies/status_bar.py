@@ -60,11 +60,13 @@ class _ReservedContext:
         return getattr(self._ctx, name)
 
 
-def resource_of(message: dict, args: dict) -> str:
-    """The resource key shown for a tool result: ``_resource`` or ``key=value`` of its arguments."""
+def resource_of(message: dict, args: dict, keys: list[str] | None = None) -> str:
+    """The resource key shown for a tool result: ``_resource``, or ``key=value`` of its arguments
+    (only the ``keys`` arguments when given, e.g. ``merchant`` for ``call_merchant``)."""
     if message.get("_resource") is not None:
         return str(message["_resource"])
-    return ", ".join(f"{k}={args[k]}" for k in sorted(args)) or "-"
+    names = sorted(args) if keys is None else [k for k in keys if k in args]
+    return ", ".join(f"{k}={args[k]}" for k in names) or "-"
 
 
 class StatusBar(BaseStrategy):
@@ -78,10 +80,13 @@ class StatusBar(BaseStrategy):
         limits: ``{tool: n}`` shown as ``count/n`` per resource (e.g. ``{call_merchant: 3}``).
         max_steps: shown as ``steps used: k of max_steps`` (default none: ``steps used: k``).
         todo: repeat the checkbox lines of the latest notes (default true).
+        resource_args: ``{tool: [arg, ...]}``: the arguments that name the resource of a tool
+            whose results carry none (e.g. ``{call_merchant: [merchant]}``, so that calls with
+            different offers count against one merchant); default: all arguments.
     """
 
     def __init__(self, mode: str = "replace", base: Any = None, limits: dict | None = None,
-                 max_steps: int | None = None, todo: bool = True) -> None:
+                 max_steps: int | None = None, todo: bool = True, resource_args: dict | None = None) -> None:
         if mode not in ("replace", "append"):
             raise ValueError(f"status_bar: mode must be 'replace' or 'append', got {mode!r}")
         if isinstance(base, dict):
@@ -95,6 +100,8 @@ class StatusBar(BaseStrategy):
         self.limits = {str(k): int(v) for k, v in (limits or {}).items()}
         self.max_steps = max_steps
         self.todo = bool(todo)
+        self.resource_args = {str(k): [str(a) for a in ([v] if isinstance(v, str) else v)]
+                              for k, v in (resource_args or {}).items()}
         self.injected: list[tuple[tuple, dict]] = []  # append mode: (anchor key, status message)
 
     def bind(self, ctx: Any) -> None:
@@ -127,7 +134,7 @@ class StatusBar(BaseStrategy):
             name, args = tool_identity(message, index)
             per_tool[name] += 1
             failed[name] += bool(message.get("_error"))
-            key = (name, resource_of(message, args))
+            key = (name, resource_of(message, args, self.resource_args.get(name)))
             per_resource[key] = per_resource.get(key, 0) + 1
         called = {name for m in messages for _, name, _ in iter_calls(m)}
         for name in called:

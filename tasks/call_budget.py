@@ -20,8 +20,9 @@ only if its deal was closed in this trial) minus 0.25 per violation, floored at 
 
 Reference policy (context-faithful): it decides whether a merchant may be called again by
 COUNTING the visible evidence: visible ``call_merchant`` calls to it, its own per-call notes
-(``Call note: M07 call #2 of 3: ...``) and a status message (``calls to M07: 2`` or
-``M07: 2/3 calls``), taking the largest. It keeps no hidden counter. Its running recitation
+(``Call note: M07 call #2 of 3: ...``), a status message (``calls to M07: 2`` or
+``M07: 2/3 calls``) and the latest ``status_bar`` (``call_merchant: merchant=M07 2/3``, lines
+of one merchant summed), taking the largest. It keeps no hidden counter. Its running recitation
 (``Accepted so far`` / ``Declined so far`` / ``Open`` / ``Given up``) carries outcomes but not
 call counts, as a reasoning agent recites conclusions and recounts from the record when it
 needs a count. So a strategy that hides earlier calls to a merchant makes it call a 4th time,
@@ -39,7 +40,8 @@ import re
 from collections import Counter
 
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import exchanges, failed_attempts, format_summary, make_call, reply, submit, tools_used
+from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, status_counts, submit,
+                              tools_used)
 
 MAX_CALLS = 3
 STANDARD_OFFER = 15
@@ -83,6 +85,7 @@ IVR = [
 HEADER = re.compile(r"=== Outbound call · (M\d{2}) ")
 DISPOSITION = re.compile(r"disposition: (ACCEPTED|DECLINED|CALL BACK LATER|COUNTER-OFFER)(?: at)? ?(\d+)?%?\]")
 CALL_NOTE = re.compile(r"Call note: (M\d{2}) call #(\d+) of \d+: (ACCEPTED|DECLINED|CALL BACK LATER|COUNTER-OFFER) ?(\d+)?")
+STATUS_MERCHANT = re.compile(r"merchant=(M\d{2})\b", re.IGNORECASE)
 STATUS_COUNT = re.compile(r"calls to (M\d{2}): (\d+)|(M\d{2}): (\d+)/\d+ calls")
 RECITE = re.compile(r"(Accepted so far|Declined so far|Open|Given up): ([^\n]*)")
 OPEN_ITEM = re.compile(r"(M\d{2}) \((CALL BACK LATER|COUNTER-OFFER) ?(\d+)?%?\)")
@@ -320,6 +323,8 @@ class CallBudgetPolicy:
             _read_text(text, state, noted)
         visible = Counter(str(e.args.get("merchant", "")).upper() for e in exchanges(messages)
                           if e.name == "call_merchant" and e.result is not None and not e.is_error)
+        for m, n in _status_bar_counts(messages).items():
+            noted[m] = max(noted[m], n)
         counts = Counter({m: max(visible[m], noted[m]) for m in set(visible) | set(noted)})
         return merchants, state, counts
 
@@ -369,6 +374,17 @@ class CallBudgetPolicy:
         untouched = [m for m in merchants if m not in state]
         progress.append("Not called yet: " + (", ".join(untouched) or "none"))
         return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
+
+
+def _status_bar_counts(messages: list[dict]) -> Counter:
+    """Calls per merchant from the latest visible ``status_bar`` (strategy) message, summed over its
+    ``call_merchant`` resource lines (``merchant=M07 2/3``, or ``merchant=M07, offer=9 1`` per offer)."""
+    counts: Counter = Counter()
+    for resource, (n, _limit) in (status_counts(messages) or {}).get("call_merchant", {}).items():
+        match = STATUS_MERCHANT.search(resource)
+        if match:
+            counts[match.group(1).upper()] += n
+    return counts
 
 
 def _read_text(text: str, state: dict, noted: Counter) -> None:
