@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "experiment")
+GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "experiment")
 USAGE = """usage: python -m harness COMMAND [ARGS]
 
 commands:
@@ -51,7 +51,7 @@ def validate_overrides(args: list[str]) -> None:
         if key in GROUPS or (key.startswith("variant/") and (CONFIG_DIR / key).is_dir()):
             valid = options(key)  # variant/<preset>: the non-cartesian variants of an experiment preset
             for name in _sweep_values(value):
-                if name in ("null", "none") and key in ("task", "experiment", "summarizer"):
+                if name in ("null", "none") and key in ("task", "experiment", "summarizer", "faults"):
                     continue
                 if name not in valid:
                     raise UsageError(f"unknown {key} {name!r} (valid: {', '.join(valid)})")

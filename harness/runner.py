@@ -160,7 +160,17 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
 
 
 def wrap_model(model: Any, cfg: DictConfig) -> Any:
-    """Apply the test/benchmark wrappers named in the config (``latency_s``)."""
+    """Apply the wrappers named in the config: ``faults`` (fault injection) then ``latency_s``.
+
+    Preflight and lifecycle (``check``, ``__enter__``) run on the bare model before this.
+    """
+    if cfg.get("faults"):
+        from harness.models.faults import FaultInjecting
+
+        try:
+            model = FaultInjecting(model, **_node(cfg.faults))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"faults: {exc}") from None
     latency = float(cfg.get("latency_s") or 0)
     if latency < 0:
         raise ConfigError(f"latency_s={latency} must be >= 0")
@@ -191,7 +201,7 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
     run_dir = Path(run_dir)
     settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
     jobs, _ = plan(cfg)
-    model = wrap_model(build(model_spec, "model"), cfg)
+    model = build(model_spec, "model")
     summarizer = build(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
     build(strategy_spec, "strategy")  # fail early on bad parameters
     ident = identity(cfg)
@@ -205,7 +215,7 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
                     stack.enter_context(m)
                 except (PreflightError, ModelError) as exc:
                     raise ConfigError(f"model {getattr(m, 'name', '?')}: {exc}") from None
-        return _run(cfg, run_dir, settings, strategy_spec, model, summarizer, jobs, ident, echo)
+        return _run(cfg, run_dir, settings, strategy_spec, wrap_model(model, cfg), summarizer, jobs, ident, echo)
 
 
 def preflight(models: list[Any]) -> None:

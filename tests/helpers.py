@@ -65,3 +65,28 @@ def history(rounds: int = 6, size: int = 400, parallel: int = 1, error_at: int |
 
 def frozen(messages: list[dict]) -> list[dict]:
     return copy.deepcopy(messages)
+
+
+def compose(*overrides: str):
+    """The run config for ``overrides`` (Hydra compose, no job started)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    from harness.cli import CONFIG_DIR, _register_resolvers
+
+    _register_resolvers()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=list(overrides))
+
+
+class RaisingStrategy:
+    """A strategy that raises on its fourth call (for run-level fault tests)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def prepare(self, messages):
+        self.calls += 1
+        if self.calls == 4:
+            raise RuntimeError("strategy bug")
+        return list(messages)
