@@ -37,6 +37,7 @@ import random
 import re
 
 from harness.conversation import parse_arguments
+from tasks.repo_tools import grep_lines
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import exchanges, failed_attempts, format_summary, make_call, reply, submit, tools_used
 
@@ -350,15 +351,10 @@ class CallbackSearchInstance(TaskInstance):
             body = "\n".join(f"{i:5d}  {line}" for i, line in enumerate(lines, start=1))
             return ToolResult(f"=== {path} ({len(lines)} lines) ===\n{body}", resource=f"file:{path}")
         if name == "grep":
-            pattern = args.get("pattern")
-            if not isinstance(pattern, str) or not pattern:
-                return ToolResult("ERROR: pattern must be a non-empty regular expression string", is_error=True)
-            try:
-                regex = re.compile(pattern)
-            except re.error as exc:
-                return ToolResult(f"ERROR: invalid regular expression {pattern!r}: {exc}", is_error=True)
-            hits = [f"{path}:{i}: {line}" for path, text in self.files.items()
-                    for i, line in enumerate(text.splitlines(), start=1) if regex.search(line)]
+            found = grep_lines(self.files, args)
+            if isinstance(found, ToolResult):
+                return found
+            pattern, hits = found
             shown = hits[: self.grep_cap]
             text = f"grep {pattern} · {len(hits)} matches\n" + "\n".join(shown)
             if len(hits) > len(shown):

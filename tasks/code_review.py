@@ -41,6 +41,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from tasks.repo_tools import grep_lines
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts,
                               tools_used)
@@ -500,15 +501,10 @@ class CodeReviewInstance(TaskInstance):
             head = f"=== {path} · {len(body)} lines · {len(text.encode()) / 1024:.1f} KB ==="
             return ToolResult("\n".join([head] + body), resource=f"file:{path}")
         if name == "grep":
-            pattern = args.get("pattern")
-            if not isinstance(pattern, str) or not pattern:
-                return ToolResult("ERROR: grep needs a non-empty pattern (a Python regular expression)", is_error=True)
-            try:
-                regex = re.compile(pattern)
-            except re.error as exc:
-                return ToolResult(f"ERROR: invalid regular expression {pattern!r}: {exc}", is_error=True)
-            hits = [f"{p}:{n}: {line}" for p, text in self.files.items()
-                    for n, line in enumerate(text.splitlines(), 1) if regex.search(line)]
+            found = grep_lines(self.files, args)
+            if isinstance(found, ToolResult):
+                return found
+            pattern, hits = found
             shown = hits[:GREP_LIMIT]
             if len(hits) > GREP_LIMIT:
                 shown.append(f"... {len(hits) - GREP_LIMIT} more matching lines not shown; narrow the pattern")
