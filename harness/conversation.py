@@ -18,7 +18,7 @@ def tool_call_ids(message: dict) -> list[str]:
     return [call["id"] for call in message.get("tool_calls") or []]
 
 
-def validate_projection(request: list[dict], system: dict, allow_system_rewrite: bool = False) -> None:
+def validate_projection(request: list[dict], system: dict, allow_system_rewrite: bool = False, start: int = 0) -> None:
     """Check that ``request`` is a conversation a chat API accepts.
 
     Rules: the leading system message is ``system`` unchanged (with
@@ -27,16 +27,23 @@ def validate_projection(request: list[dict], system: dict, allow_system_rewrite:
     ``tool_calls`` entry is answered by a tool message right after it (parallel calls
     in any order); no tool message without its call; the last message is not an
     assistant message. Raises ``InvalidConversation`` naming the first violation.
+
+    ``start`` > 0 says that ``request[:start]`` is a projection already validated (the loop
+    passes it when a request extends the previous one), so only the rest is checked: the
+    per-step cost then grows with the new messages, not with the history.
     """
     if not request:
         raise InvalidConversation("the projection is empty")
-    if allow_system_rewrite:
+    if start:
+        pass
+    elif allow_system_rewrite:
         if request[0].get("role") != "system":
             raise InvalidConversation("the leading system message was removed")
     elif request[0] is not system and request[0] != system:
         raise InvalidConversation("the leading system message was changed or removed")
     pending: set[str] = set()
-    for index, message in enumerate(request):
+    for index in range(start, len(request)):
+        message = request[index]
         role = message.get("role")
         if role not in {"system", "user", "assistant", "tool"}:
             raise InvalidConversation(f"message {index} has an unknown role {role!r}")

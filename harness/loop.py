@@ -300,6 +300,8 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
             stripped_cache[id(message)] = entry
         return entry[1]
 
+    prev_request: list[dict] = []
+    prev_message_tokens, prev_refs, prev_sent = 0, [], []
     rewrites_system = bool(getattr(strategy, "rewrites_system", False))  # deliberate experiments only
     order_tools = getattr(strategy, "order_tools", None)
     all_tools = tools
@@ -309,7 +311,11 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         ctx.events_this_step = []
         try:
             request = strategy.prepare(list(history))
-            validate_projection(request, history[0], allow_system_rewrite=rewrites_system)
+            # a request that extends the previous one (append-only strategies) is only checked,
+            # counted and logged for its new messages; the list comparison runs in C
+            known = len(prev_request) if prev_request and len(request) >= len(prev_request) \
+                and request[:len(prev_request)] == prev_request else 0
+            validate_projection(request, history[0], allow_system_rewrite=rewrites_system, start=known)
             if order_tools is not None:  # this step's tool order (the schemas are part of the cached prefix)
                 tools = list(order_tools(list(all_tools)))
                 check_tool_order(tools, all_tools)
@@ -319,16 +325,21 @@ def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, 
         except Exception as exc:
             outcome, error = "strategy_error", f"strategy raised at step {steps}: {type(exc).__name__}: {exc}"
             break
-        request_tokens = counter.request(request, tools)
+        tail = request[known:]
+        message_tokens = (prev_message_tokens if known else 0) + counter.messages(tail)
+        request_tokens = message_tokens + counter.tools(tools) + REPLY_PRIMER
+        refs = (prev_refs if known else []) + [table.ref(m) for m in tail]
+        sent = (prev_sent if known else []) + [stripped(m) for m in tail]
+        prev_request, prev_message_tokens, prev_refs, prev_sent = request, message_tokens, refs, sent
         peak_context = max(peak_context, request_tokens)
-        transcript.event("request", step=steps, refs=[table.ref(m) for m in request], tokens=request_tokens,
+        transcript.event("request", step=steps, refs=refs, tokens=request_tokens,
                          **({"tool_order": [t["function"]["name"] for t in tools]} if order_tools is not None else {}))
         if request_tokens > agent.context_window:
             outcome = "context_overflow"
             error = f"request of {request_tokens:,} tokens exceeds the {agent.context_window:,}-token context window"
             break
         try:
-            completion = agent.complete([stripped(m) for m in request], tools)
+            completion = agent.complete(list(sent), tools)
         except ContextOverflowError as exc:
             outcome, error = "context_overflow", str(exc)
             break
