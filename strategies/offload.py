@@ -3,7 +3,7 @@
 Sources: Manus's "file system as context" (seed 004, 四、把文件系统当上下文) and seed 003's
 FileMemory. A tool result bigger than ``threshold`` tokens, once it is older than the
 ``keep_recent`` most recent results, is written to the trial's store; the context keeps
-its id, the call that produced it, and a preview. The agent gets ``read_memory(id)`` to
+its id, the call that produced it (and the resource, for a read), and a preview. The agent gets ``read_memory(id)`` to
 bring the full text back. The replacement is decided once and frozen, so the prefix
 cache breaks once per offloaded result. Error results are never offloaded.
 """
@@ -17,10 +17,9 @@ from strategies.base import BaseStrategy, ToolError
 
 MEMORY_ID = re.compile(r"^mem-\d{4,}$")
 PLACEHOLDER = (
-    "[offloaded to memory: id={id} | {tool} {args} | {tokens:,} tokens | "
+    "[offloaded to memory: id={id} | {tool} {args} | {resource}{tokens:,} tokens | "
     'read_memory(id="{id}") returns it in full]\npreview: {preview}'
 )
-PLACEHOLDER_PATTERN = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\}) \| ")
 
 
 class Offload(BaseStrategy):
@@ -85,8 +84,9 @@ class Offload(BaseStrategy):
         tokens = self.ctx.count_message(message)
         args = json.dumps(message.get("_args") or {}, sort_keys=True)
         preview = content[: self.preview_chars].replace("\n", " ")
+        resource = f"resource {message['_resource']} | " if message.get("_resource") else ""
         replaced = {**message, "content": PLACEHOLDER.format(id=memory_id, tool=message.get("_tool", "tool"), args=args,
-                                                              tokens=tokens, preview=preview)}
+                                                              resource=resource, tokens=tokens, preview=preview)}
         self.ctx.log("compaction", method="offload", id=memory_id, tokens=tokens,
                      saved=tokens - self.ctx.count_message(replaced))
         return replaced

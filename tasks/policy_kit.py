@@ -45,6 +45,7 @@ def submit(content: str, **answer: Any) -> dict:
 
 
 ERROR_PREFIX = "ERROR"
+_OFFLOADED = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\}) \| (?:resource (\S+) \| )?")
 
 
 def exchanges(messages: Iterable[dict]) -> list[Exchange]:
@@ -54,7 +55,8 @@ def exchanges(messages: Iterable[dict]) -> list[Exchange]:
     for message in messages:
         if message.get("role") == "tool":
             results[message.get("tool_call_id", "")] = message
-    found: list[Exchange] = []
+    calls: list[tuple[str, dict, str | None]] = []
+    recovered: dict[str, str] = {}  # memory id -> text brought back by a visible read_memory (strategy offload)
     for message in messages:
         if message.get("role") != "assistant":
             continue
@@ -65,7 +67,16 @@ def exchanges(messages: Iterable[dict]) -> list[Exchange]:
                 args = {}
             result = results.get(call_id)
             content = None if result is None else str(result.get("content") or "")
-            found.append(Exchange(name, args, content, bool(content and content.startswith(ERROR_PREFIX))))
+            calls.append((name, args, content))
+            if name == "read_memory" and content is not None and not content.startswith(ERROR_PREFIX):
+                recovered[str(args.get("id"))] = content
+    found: list[Exchange] = []
+    for name, args, content in calls:
+        if content is not None and recovered:
+            offloaded = _OFFLOADED.match(content)
+            if offloaded and offloaded.group(1) in recovered:
+                content = recovered[offloaded.group(1)]  # the agent read it back: the call's result is known again
+        found.append(Exchange(name, args, content, bool(content and content.startswith(ERROR_PREFIX))))
     return found
 
 
@@ -150,15 +161,15 @@ def parse_ranges(text: str) -> set[int]:
     return numbers
 
 
-_OFFLOADED = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\}) \| ")
 _NOTES_BLOCK = "[notes]"
 
 
 class StrategyToolUse:
     """Wraps a family's reference policy so it uses strategy tools the way a competent agent would.
 
-    * ``read_memory`` (offload): a call the policy wants to repeat, whose result is visible
-      as an offloaded placeholder, becomes ``read_memory(id)`` instead.
+    * ``read_memory`` (offload): a read the policy wants to repeat (a call with a resource),
+      whose result is visible as an offloaded placeholder, becomes ``read_memory(id)``
+      instead; repeating an action (no resource) stays a new action.
     * ``write_note`` (notes): the new lines of the policy's own note (its reply content)
       are also saved with ``write_note``, alongside its action.
     * ``delegate`` (isolate): a policy with ``delegate_plan(messages) -> str | None`` hands
@@ -191,7 +202,9 @@ class StrategyToolUse:
         if "read_memory" in available and calls:
             offloaded = {}
             for text in tool_texts(messages):
-                for memory_id, tool, raw in _OFFLOADED.findall(text):
+                for memory_id, tool, raw, resource in _OFFLOADED.findall(text):
+                    if not resource:  # an action (a phone call), not a read: repeating it is a new action
+                        continue
                     try:
                         offloaded[(tool, json.dumps(json.loads(raw), sort_keys=True))] = memory_id
                     except json.JSONDecodeError:

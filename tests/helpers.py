@@ -59,7 +59,8 @@ def history(rounds: int = 6, size: int = 400, parallel: int = 1, error_at: int |
             is_error = error_at == r
             content = ("ERROR: permission denied " if is_error else "") + " ".join(f"word{r}_{i}_{k}" for k in range(size))
             messages.append({"role": "tool", "tool_call_id": f"c{r}_{i}", "content": content, "_tool": "read",
-                             "_args": {"path": f"f{r}_{i}.py"}, "_error": is_error, "_step": r + 1})
+                             "_args": {"path": f"f{r}_{i}.py"}, "_error": is_error, "_step": r + 1,
+                             "_resource": None if is_error else f"file:f{r}_{i}.py"})
     return messages
 
 
