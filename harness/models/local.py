@@ -353,7 +353,7 @@ class LocalModel(OpenAIModel):
         model_path: a GGUF to serve instead of the assembled one.
     """
 
-    def __init__(self, name: str = "local", variant: str = "0.5b", context_window: int = 32768,
+    def __init__(self, name: str = "local", variant: str = "0.5b", context_window: int = 8192,
                  n_ctx: int | None = None, max_tokens: int = 512, temperature: float | None = 0.0,
                  seed: int | None = 0, timeout: float = 900.0, retry: dict | None = None, threads: int | None = None,
                  parallel: int = 1, server_args: list[str] | None = None, startup_timeout: float = 600.0,
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run llama-server --jinja on 127.0.0.1 until Ctrl-C")
     serve.add_argument("--variant", default="0.5b", choices=sorted(VARIANTS))
     serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--ctx", type=int, default=32768)
+    serve.add_argument("--ctx", type=int, default=8192)
     serve.add_argument("args", nargs=argparse.REMAINDER, help="extra llama-server arguments after --")
     args = parser.parse_args(argv)
     try:
