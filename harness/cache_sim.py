@@ -115,6 +115,11 @@ class PrefixCacheSimulator:
         self._prev: list[_Element] | None = None
         self._reply: _Element | None = None
         self._keys: dict[int, tuple[Any, str]] = {}
+        # the previous request, for the fast path of a request that extends it
+        self._prev_messages: list[dict] | None = None
+        self._prev_tools: Any = None
+        self._prev_node: dict | None = None
+        self._prev_total = 0
 
     def _key(self, item: Any, is_tools: bool) -> str:
         entry = self._keys.get(id(item))
@@ -155,8 +160,45 @@ class PrefixCacheSimulator:
             matched += mine.tokens
         return matched
 
+    def _observe_extension(self, messages: list[dict], tools: list[dict] | None) -> SimResult | None:
+        """Fast path: the request extends the previous one (same tools, same leading messages).
+
+        Then the previous request is matched whole (its path is in the trie) and only the new
+        messages are walked and inserted, so the cost grows with the new messages, not with the
+        history. Only for ``scope=all`` profiles; anything else takes the general path.
+        """
+        previous = self._prev_messages
+        if self.profile.scope != "all" or previous is None or self._prev_node is None or tools is not self._prev_tools:
+            return None
+        count = len(previous)
+        if len(messages) < count or messages[:count] != previous:  # list comparison in C, identity first
+            return None
+        new = [_Element(self._key(m, False), self.counter.message(m), m) for m in messages[count:]]
+        node, matched, index = self._prev_node, self._prev_total, 0
+        while index < len(new) and new[index].key in node:
+            matched += new[index].tokens
+            node = node[new[index].key][1]
+            index += 1
+        if index < len(new) and node:
+            matched += max(self._partial(new[index], other) for other, _ in node.values())
+        for element in new[index:]:
+            child = node.get(element.key)
+            if child is None:
+                child = node[element.key] = (element, {})
+            node = child[1]
+        prev_total = self._prev_total
+        self._prev = (self._prev or []) + new
+        self._prev_messages = list(messages)
+        self._prev_node = node
+        self._prev_total = prev_total + sum(e.tokens for e in new)
+        self._reply = None
+        return SimResult(cached=self.profile.round(matched), prefix=matched, lost=0, prev_prefix=prev_total)
+
     def observe(self, messages: list[dict], tools: list[dict] | None = None) -> SimResult:
         """Simulate one request and remember it for the following ones."""
+        fast = self._observe_extension(messages, tools)
+        if fast is not None:
+            return fast
         elements = self._elements(messages, tools)
         node, matched, index = self._root, 0, 0
         while index < len(elements) and elements[index].key in node:
@@ -183,6 +225,10 @@ class PrefixCacheSimulator:
                 child = node[element.key] = (element, {})
             node = child[1]
         self._prev = elements
+        self._prev_messages = list(messages)
+        self._prev_tools = tools
+        self._prev_node = node
+        self._prev_total = sum(e.tokens for e in elements)
         self._reply = None
         return SimResult(cached=self.profile.round(prefix), prefix=prefix, lost=lost, prev_prefix=prev_prefix)
 

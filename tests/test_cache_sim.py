@@ -168,3 +168,29 @@ def test_llamacpp_slot_also_holds_the_reply_as_generated():
     openai.observe(first, TOOLS)
     openai.observe_reply(reply)
     assert openai.observe(second, TOOLS).prefix == counter.tools(TOOLS) + counter.messages(first)
+
+
+def test_fast_path_for_extending_requests_agrees_with_the_general_path():
+    import random
+
+    from harness.cache_sim import PrefixCacheSimulator
+    from harness.tokens import TokenCounter
+    from tests.helpers import history as make_history
+
+    rng = random.Random(7)
+    messages = make_history(rounds=30, size=120, parallel=2)
+    tools = [{"type": "function", "function": {"name": "read", "description": "read a file", "parameters": {}}}]
+    for profile in ("openai", "deepseek", "anthropic"):
+        counter = TokenCounter()
+        fast = PrefixCacheSimulator(profile, counter)
+        slow = PrefixCacheSimulator(profile, counter)
+        slow._observe_extension = lambda *_: None  # the general path only
+        request: list[dict] = messages[:2]
+        for end in range(3, len(messages) + 1):
+            if rng.random() < 0.2:  # a strategy rewrites the middle now and then
+                cut = rng.randrange(2, end)
+                request = messages[:cut] + [{**messages[cut], "content": f"[cleared {end}]"}] + messages[cut + 1:end]
+            else:
+                request = request + messages[len(request):end] if len(request) < end else list(messages[:end])
+            a, b = fast.observe(request, tools), slow.observe(request, tools)
+            assert (a.cached, a.prefix, a.lost, a.prev_prefix) == (b.cached, b.prefix, b.lost, b.prev_prefix), (profile, end)
