@@ -145,7 +145,10 @@ def test_ctrl_c_and_sigterm_stop_the_server(fake_server, monkeypatch, sig):
     pidfile = fake_server / "server.pid"
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "model=local", f"model.model_path={gguf}",
                              "suite=smoke", "progress=false", "hydra.run.dir=out"], cwd=fake_server,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            # a shell running us in the background ignores SIGINT, and children inherit that;
+                            # give the harness the default disposition, as a terminal would
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not (fake_server / "out" / "steps.jsonl").exists() and time.monotonic() < deadline:
