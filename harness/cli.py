@@ -79,7 +79,7 @@ def cmd_list() -> int:
         return f"  {name:<22} {first}"
 
     sections = [("strategies", "strategy"), ("task families", "task"), ("suites", "suite"),
-                ("models", "model"), ("summarizers", "summarizer"), ("pricing profiles", "pricing"), ("experiments", "experiment")]
+                ("models", "model"), ("summarizers", "summarizer"), ("pricing profiles", "pricing"), ("fault injection", "faults"), ("experiments", "experiment")]
     for title, group in sections:
         names = options(group)
         if not names:
