@@ -160,6 +160,38 @@ class PrefixCacheSimulator:
             matched += mine.tokens
         return matched
 
+    def _walk(self, node: dict, elements: list[_Element], matched: int) -> tuple[int, dict, int]:
+        """Follow ``elements`` down the trie from ``node``: (matched tokens, last node, elements matched).
+
+        Inside the first element that has no child, the best partial (token) match is added.
+        """
+        index = 0
+        while index < len(elements) and elements[index].key in node:
+            matched += elements[index].tokens
+            node = node[elements[index].key][1]
+            index += 1
+        if index < len(elements) and node:
+            matched += max(self._partial(elements[index], other) for other, _ in node.values())
+        return matched, node, index
+
+    @staticmethod
+    def _insert(node: dict, elements: list[_Element]) -> dict:
+        """Add ``elements`` below ``node``; return the node of the last one."""
+        for element in elements:
+            child = node.get(element.key)
+            if child is None:
+                child = node[element.key] = (element, {})
+            node = child[1]
+        return node
+
+    def _remember(self, elements: list[_Element], messages: list[dict], tools: Any, node: dict, total: int) -> None:
+        self._prev = elements
+        self._prev_messages = list(messages)
+        self._prev_tools = tools
+        self._prev_node = node
+        self._prev_total = total
+        self._reply = None
+
     def _observe_extension(self, messages: list[dict], tools: list[dict] | None) -> SimResult | None:
         """Fast path: the request extends the previous one (same tools, same leading messages).
 
@@ -174,24 +206,10 @@ class PrefixCacheSimulator:
         if len(messages) < count or messages[:count] != previous:  # list comparison in C, identity first
             return None
         new = [_Element(self._key(m, False), self.counter.message(m), m) for m in messages[count:]]
-        node, matched, index = self._prev_node, self._prev_total, 0
-        while index < len(new) and new[index].key in node:
-            matched += new[index].tokens
-            node = node[new[index].key][1]
-            index += 1
-        if index < len(new) and node:
-            matched += max(self._partial(new[index], other) for other, _ in node.values())
-        for element in new[index:]:
-            child = node.get(element.key)
-            if child is None:
-                child = node[element.key] = (element, {})
-            node = child[1]
+        matched, node, index = self._walk(self._prev_node, new, self._prev_total)
+        node = self._insert(node, new[index:])
         prev_total = self._prev_total
-        self._prev = (self._prev or []) + new
-        self._prev_messages = list(messages)
-        self._prev_node = node
-        self._prev_total = prev_total + sum(e.tokens for e in new)
-        self._reply = None
+        self._remember((self._prev or []) + new, messages, tools, node, prev_total + sum(e.tokens for e in new))
         return SimResult(cached=self.profile.round(matched), prefix=matched, lost=0, prev_prefix=prev_total)
 
     def observe(self, messages: list[dict], tools: list[dict] | None = None) -> SimResult:
@@ -200,13 +218,7 @@ class PrefixCacheSimulator:
         if fast is not None:
             return fast
         elements = self._elements(messages, tools)
-        node, matched, index = self._root, 0, 0
-        while index < len(elements) and elements[index].key in node:
-            matched += elements[index].tokens
-            node = node[elements[index].key][1]
-            index += 1
-        if index < len(elements) and node:
-            matched += max(self._partial(elements[index], other) for other, _ in node.values())
+        matched, _, _ = self._walk(self._root, elements, 0)
         prev_prefix = self._match_prev(elements) if self._prev is not None else 0
         lost = 0
         if self._prev is not None:
@@ -218,18 +230,8 @@ class PrefixCacheSimulator:
             prefix = self._match_prev(elements, with_reply=True)
         else:
             prefix = prev_prefix
-        node = self._root
-        for element in elements:
-            child = node.get(element.key)
-            if child is None:
-                child = node[element.key] = (element, {})
-            node = child[1]
-        self._prev = elements
-        self._prev_messages = list(messages)
-        self._prev_tools = tools
-        self._prev_node = node
-        self._prev_total = sum(e.tokens for e in elements)
-        self._reply = None
+        node = self._insert(self._root, elements)
+        self._remember(elements, messages, tools, node, sum(e.tokens for e in elements))
         return SimResult(cached=self.profile.round(prefix), prefix=prefix, lost=lost, prev_prefix=prev_prefix)
 
 
