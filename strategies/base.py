@@ -94,3 +94,74 @@ class BaseStrategy:
 
     def prepare(self, messages: list[dict]) -> list[dict]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+class ReservedContext:
+    """A view of the trial context whose budget is reduced by what the wrapper adds itself."""
+
+    def __init__(self, ctx: StrategyContext, reserve: int = 0) -> None:
+        self._ctx = ctx
+        self.budget = max(1, ctx.budget - reserve)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+
+class WrappingStrategy(BaseStrategy):
+    """Base of strategies that wrap another one (``base``) and add messages or tools of their own.
+
+    The base is bound to a ``ReservedContext``; ``reserve(tokens)`` gives it the budget minus
+    what the wrapper will add (a notes block, a status message), so the request as a whole
+    still fits. The base's tools are offered next to the wrapper's ``own_tools()``, and calls
+    the wrapper does not handle in ``own_call`` go to the base.
+    """
+
+    base: Any = None
+
+    @staticmethod
+    def build_base(base: Any, owner: str) -> Any:
+        """``base`` as a strategy object: built from a ``_target_`` mapping, or checked."""
+        if isinstance(base, dict):
+            from hydra.utils import instantiate
+
+            base = instantiate({k: v for k, v in base.items() if k != "name"}, _convert_="all")
+        if base is not None and not hasattr(base, "prepare"):
+            raise ValueError(f"{owner}: base must be a strategy (something with prepare)")
+        return base
+
+    def bind(self, ctx: StrategyContext) -> None:
+        """Keep the context and bind the base to a reserved view of it."""
+        self.ctx = ctx
+        self.base_ctx = ReservedContext(ctx)
+        if self.base is not None and hasattr(self.base, "bind"):
+            self.base.bind(self.base_ctx)
+
+    def reserve(self, tokens: int) -> None:
+        """Give the base the budget minus ``tokens``."""
+        self.base_ctx.budget = max(1, self.ctx.budget - tokens)
+
+    def base_prepare(self, messages: list[dict]) -> list[dict]:
+        """The base's projection, or the history when there is no base."""
+        return self.base.prepare(messages) if self.base is not None else list(messages)
+
+    def own_tools(self) -> list[dict]:
+        """The wrapper's own tools (none by default)."""
+        return []
+
+    def own_call(self, name: str, args: dict) -> str | None:
+        """Execute one of the wrapper's own tools; ``None`` when ``name`` is not one of them."""
+        return None
+
+    def tools(self) -> list[dict]:
+        """The wrapper's tools, then the base's."""
+        base_tools = list(self.base.tools()) if self.base is not None and hasattr(self.base, "tools") else []
+        return self.own_tools() + base_tools
+
+    def call(self, name: str, args: dict) -> str:
+        """The wrapper's tool, else the base's."""
+        result = self.own_call(name, args)
+        if result is not None:
+            return result
+        if self.base is not None and hasattr(self.base, "call"):
+            return self.base.call(name, args)
+        raise ToolError(f"unknown tool {name!r}")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.base import BaseStrategy, ToolError
+from strategies.base import ToolError, WrappingStrategy
 
 
-class Isolate(BaseStrategy):
+class Isolate(WrappingStrategy):
     """Offer ``delegate(task)``; trim the main context with ``base``.
 
     Parameters:
@@ -30,36 +30,27 @@ class Isolate(BaseStrategy):
             from strategies.headtail import HeadTail
 
             base = HeadTail()
-        self.base = base
+        self.base = self.build_base(base, "isolate")
         self.subagent_max_steps = subagent_max_steps
 
-    def bind(self, ctx) -> None:
-        """Bind this strategy and its base."""
-        super().bind(ctx)
-        if hasattr(self.base, "bind"):
-            self.base.bind(ctx)
-
-    def tools(self) -> list[dict]:
-        """``delegate(task)`` plus the base's tools."""
-        own = [{"type": "function", "function": {
+    def own_tools(self) -> list[dict]:
+        """``delegate(task)``."""
+        return [{"type": "function", "function": {
             "name": "delegate",
             "description": ("Run a sub-agent with a fresh context on a self-contained sub-task; it uses the same tools "
                             "and returns only its conclusion."),
             "parameters": {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]}}}]
-        return own + (list(self.base.tools()) if hasattr(self.base, "tools") else [])
 
-    def call(self, name: str, args: dict) -> str:
+    def own_call(self, name: str, args: dict) -> str | None:
         """Run a sub-agent for ``delegate``."""
-        if name == "delegate":
-            task = args.get("task")
-            if not isinstance(task, str) or not task.strip():
-                raise ToolError("delegate needs a non-empty, self-contained 'task' string")
-            self.ctx.log("delegate", task=task[:200])
-            return self.ctx.run_subagent(task.strip(), max_steps=self.subagent_max_steps)
-        if hasattr(self.base, "call"):
-            return self.base.call(name, args)
-        raise ToolError(f"unknown tool {name!r}")
+        if name != "delegate":
+            return None
+        task = args.get("task")
+        if not isinstance(task, str) or not task.strip():
+            raise ToolError("delegate needs a non-empty, self-contained 'task' string")
+        self.ctx.log("delegate", task=task[:200])
+        return self.ctx.run_subagent(task.strip(), max_steps=self.subagent_max_steps)
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """The base strategy's projection."""
-        return self.base.prepare(messages)
+        return self.base_prepare(messages)

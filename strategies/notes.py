@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.base import BaseStrategy, ToolError
+from strategies.base import ToolError, WrappingStrategy
 
 NOTES_HEADER = "[notes] Your notes so far (written with write_note):"
 
@@ -28,29 +28,23 @@ def _default_base() -> Any:
         return HeadTail()
 
 
-class Notes(BaseStrategy):
+class Notes(WrappingStrategy):
     """External notes re-injected at the tail, over a base trimming strategy.
 
     Parameters:
         base: the strategy that trims the history (an object or a ``_target_`` config);
-            default ``clear_tool_results``.
+            default ``clear_tool_results``. It gets the budget minus the notes block.
         max_note_chars: a single note longer than this is refused with a tool error (default 4000).
     """
 
     def __init__(self, base: Any = None, max_note_chars: int = 4000) -> None:
-        self.base = base if base is not None else _default_base()
+        self.base = self.build_base(base, "notes") if base is not None else _default_base()
         self.max_note_chars = max_note_chars
         self.notes: list[str] = []
 
-    def bind(self, ctx) -> None:
-        """Bind this strategy and its base."""
-        super().bind(ctx)
-        if hasattr(self.base, "bind"):
-            self.base.bind(ctx)
-
-    def tools(self) -> list[dict]:
-        """``write_note(text)`` and ``read_notes()`` plus the base's tools."""
-        own = [
+    def own_tools(self) -> list[dict]:
+        """``write_note(text)`` and ``read_notes()``."""
+        return [
             {"type": "function", "function": {
                 "name": "write_note", "description": "Save a note (findings, progress, todo). Notes stay visible.",
                 "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}},
@@ -58,10 +52,9 @@ class Notes(BaseStrategy):
                 "name": "read_notes", "description": "Return all notes written so far.",
                 "parameters": {"type": "object", "properties": {}, "required": []}}},
         ]
-        return own + (list(self.base.tools()) if hasattr(self.base, "tools") else [])
 
-    def call(self, name: str, args: dict) -> str:
-        """Execute the note tools (or the base's)."""
+    def own_call(self, name: str, args: dict) -> str | None:
+        """Execute the note tools."""
         if name == "write_note":
             text = args.get("text")
             if not isinstance(text, str) or not text.strip():
@@ -74,19 +67,13 @@ class Notes(BaseStrategy):
             return f"note {len(self.notes)} saved"
         if name == "read_notes":
             return "\n".join(f"{i}. {n}" for i, n in enumerate(self.notes, 1)) or "no notes yet"
-        if hasattr(self.base, "call"):
-            return self.base.call(name, args)
-        raise ToolError(f"unknown tool {name!r}")
+        return None
 
     def prepare(self, messages: list[dict]) -> list[dict]:
-        """Base projection plus the notes block at the tail."""
+        """Base projection (within the budget left by the notes) plus the notes block at the tail."""
         if not self.notes:
-            return self.base.prepare(messages)
+            self.reserve(0)
+            return self.base_prepare(messages)
         block = {"role": "user", "content": NOTES_HEADER + "\n" + "\n".join(f"- {n}" for n in self.notes)}
-        budget = self.ctx.budget
-        try:
-            self.ctx.budget = max(budget - self.ctx.count_message(block), 1)  # make room for the notes
-            projected = self.base.prepare(messages)
-        finally:
-            self.ctx.budget = budget
-        return [*projected, block]
+        self.reserve(self.ctx.count_message(block))
+        return [*self.base_prepare(messages), block]

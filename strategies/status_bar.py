@@ -41,23 +41,12 @@ from typing import Any
 
 from harness.conversation import iter_calls
 from strategies._common import call_index, tool_identity
-from strategies.base import BaseStrategy
+from strategies.base import WrappingStrategy
 
 STATUS_HEADER = "[status bar]"
 STATUS_FIRST_LINE = STATUS_HEADER + " computed by the harness from the full history; not a message from the user"
 RESOURCES_HEADING = "calls per resource:"
 TODO_LINE = re.compile(r"^\s*[-*] \[( |x|X|~|-)\] .+$", re.M)
-
-
-class _ReservedContext:
-    """The trial context with the budget reduced by what the status messages will take."""
-
-    def __init__(self, ctx: Any, reserve: int) -> None:
-        self._ctx = ctx
-        self.budget = max(1, ctx.budget - reserve)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ctx, name)
 
 
 def resource_of(message: dict, args: dict, keys: list[str] | None = None) -> str:
@@ -69,7 +58,7 @@ def resource_of(message: dict, args: dict, keys: list[str] | None = None) -> str
     return ", ".join(f"{k}={args[k]}" for k in names) or "-"
 
 
-class StatusBar(BaseStrategy):
+class StatusBar(WrappingStrategy):
     """Append a code-computed status message as the last user message.
 
     Parameters:
@@ -89,37 +78,14 @@ class StatusBar(BaseStrategy):
                  max_steps: int | None = None, todo: bool = True, resource_args: dict | None = None) -> None:
         if mode not in ("replace", "append"):
             raise ValueError(f"status_bar: mode must be 'replace' or 'append', got {mode!r}")
-        if isinstance(base, dict):
-            from hydra.utils import instantiate
-
-            base = instantiate({k: v for k, v in base.items() if k != "name"}, _convert_="all")
-        if base is not None and not hasattr(base, "prepare"):
-            raise ValueError("status_bar: base must be a strategy (something with prepare)")
         self.mode = mode
-        self.base = base
+        self.base = self.build_base(base, "status_bar")
         self.limits = {str(k): int(v) for k, v in (limits or {}).items()}
         self.max_steps = max_steps
         self.todo = bool(todo)
         self.resource_args = {str(k): [str(a) for a in ([v] if isinstance(v, str) else v)]
                               for k, v in (resource_args or {}).items()}
         self.injected: list[tuple[tuple, dict]] = []  # append mode: (anchor key, status message)
-
-    def bind(self, ctx: Any) -> None:
-        """Keep the context; the base is bound lazily with a reduced budget."""
-        self.ctx = ctx
-        self._proxy = _ReservedContext(ctx, 0)
-        if self.base is not None and hasattr(self.base, "bind"):
-            self.base.bind(self._proxy)
-
-    def tools(self) -> list[dict]:
-        """The base's extra tools, if any."""
-        return list(self.base.tools()) if self.base is not None and hasattr(self.base, "tools") else []
-
-    def call(self, name: str, args: dict) -> str:
-        """Delegate the base's tools."""
-        if self.base is not None and hasattr(self.base, "call"):
-            return self.base.call(name, args)
-        return super().call(name, args)
 
     def status(self, messages: list[dict]) -> str:
         """The status text for this history (pure function of ``messages`` and the parameters)."""
@@ -163,11 +129,8 @@ class StatusBar(BaseStrategy):
         anchor = _anchor_key(messages[-1])
         if self.base is not None:
             remembered = self.injected if self.mode == "append" else []
-            self._proxy.budget = max(1, self.ctx.budget - self.ctx.count_message(new)
-                                     - sum(self.ctx.count_message(m) for _, m in remembered))
-            projection = self.base.prepare(messages)
-        else:
-            projection = list(messages)
+            self.reserve(self.ctx.count_message(new) + sum(self.ctx.count_message(m) for _, m in remembered))
+        projection = self.base_prepare(messages)
         if self.mode == "replace":
             return [*projection, new]
         by_anchor = {key: message for key, message in self.injected}
