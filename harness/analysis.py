@@ -14,7 +14,6 @@ the same numbers whatever order the runs were loaded in.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -39,7 +39,7 @@ import random
 import re
 from collections import Counter
 
-from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, status_counts, submit,
                               tools_used)
 

@@ -37,9 +37,10 @@ import random
 import re
 
 from harness.conversation import parse_arguments
-from tasks.repo_tools import grep_lines
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import exchanges, failed_attempts, format_summary, make_call, reply, submit, tools_used
+from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, make_call, reply, submit,
+                              tools_used)
+from tasks.repo_tools import grep_lines
 
 PACKAGES = {
     "payment": ["gateway", "refunds", "ledger", "fees", "currency", "tokens", "settlement", "fraud", "payouts", "invoices"],
@@ -108,7 +109,6 @@ SITES = re.compile(r"Call sites so far: ([^\n]*)")
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
 # delegation (strategy ``isolate``): one sub-agent does the whole search; its report is parsed
-REPORT_PREFIX = "Sub-agent report"
 REPORT_TARGET = re.compile(r"^Sub-agent report: the payment-callback handler is (src/\S+\.py):(\w+)", re.M)
 REPORT_SITES = re.compile(r"^Call sites \(\d+\): ([^\n]*)", re.M)
 SUBTASK = (

@@ -41,10 +41,10 @@ import random
 import re
 from dataclasses import dataclass
 
-from tasks.repo_tools import grep_lines
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts,
-                              tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, make_call, reply, submit,
+                              texts, tool_texts, tools_used)
+from tasks.repo_tools import grep_lines
 
 GREP_LIMIT = 60
 KINDS = ["wrong_arg_order", "off_by_one", "inverted_comparison", "mutable_default", "resource_leak",
@@ -151,7 +151,6 @@ FINDING_ITEM = re.compile(r"(app/\S+\.py)::(\w+)(?: \((\w+)\))?")
 LAST_REVIEWED = re.compile(r"last reviewed: (\S+\.py)")
 REMAINING = re.compile(r"remaining files: ([^\n]*)")
 # delegation (strategy ``isolate``): the sub-task names its files; the report names the files reviewed and the bugs
-REPORT_PREFIX = "Sub-agent report"
 SUBTASK_FILES = re.compile(r"^Files to review \((\d+)\): ([^\n]*)$", re.M)
 REPORT_REVIEWED = re.compile(r"Sub-agent report: reviewed \d+ files: ([^\n]*)")
 REPORT_BUGS = re.compile(r"^Bugs found: ([^\n]*)$", re.M)
@@ -274,7 +273,7 @@ def _t_sql(rng, noun, variant):
     head = [f"def {name}(conn, owner_id):", f'    """Fetch every {noun} owned by ``owner_id``, newest first."""',
             "    cursor = conn.cursor()"]
     if variant == "bug":
-        return name, head + [f"    cursor.execute(f\"SELECT * FROM {{TABLE}} WHERE owner_id = {{owner_id}} ORDER BY created_at DESC\")",
+        return name, head + ["    cursor.execute(f\"SELECT * FROM {TABLE} WHERE owner_id = {owner_id} ORDER BY created_at DESC\")",
                              "    return cursor.fetchall()"]
     if variant == "decoy":
         return name, head + ["    # the table name is a module constant, never user input",
@@ -328,7 +327,7 @@ def _g_validate(rng, noun, domain):
                       f"        problems.append(\"{f} must be a non-negative integer\")"]
         elif f in ("status",):
             lines += ["    elif payload[\"status\"] not in STATUSES:", "        problems.append(f\"unknown status {payload['status']!r}\")"]
-    lines += [f"    if len(problems) > MAX_PROBLEMS:", "        problems = problems[:MAX_PROBLEMS] + [\"...more problems omitted\"]",
+    lines += ["    if len(problems) > MAX_PROBLEMS:", "        problems = problems[:MAX_PROBLEMS] + [\"...more problems omitted\"]",
               "    return problems"]
     return name, lines
 
@@ -429,7 +428,7 @@ def _domain_module(rng: random.Random, path: str, bug_kind: str | None) -> tuple
     for hm in helper_modules:
         lines.append(f"from {hm[:-3].replace('/', '.')} import {', '.join(sorted(set(used[hm])))}")
     lines += ["", "log = logging.getLogger(__name__)", "", f"TABLE = \"{table}\"",
-              f"STATUSES = (\"draft\", \"active\", \"suspended\", \"closed\")", f"MAX_PROBLEMS = {rng.randint(5, 20)}",
+              "STATUSES = (\"draft\", \"active\", \"suspended\", \"closed\")", f"MAX_PROBLEMS = {rng.randint(5, 20)}",
               f"RETRY_DELAY = {rng.choice([0.5, 1.0, 2.0])}",
               f"# TODO({rng.choice(['ops', 'sre', 'data'])}): move {rng.choice(['RETRY_DELAY', 'MAX_PROBLEMS'])} to settings once the config service lands", ""]
     for _, block in blocks:
@@ -633,7 +632,7 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
             kind = "inverted_comparison"
         elif re.search(r"=\s*(\[\]|\{\}|set\(\))\s*[,)]", header):
             kind = "mutable_default"
-        elif any(f"{v}.close()" not in body and f"with open" not in body
+        elif any(f"{v}.close()" not in body and "with open" not in body
                  for v in re.findall(r"(\w+) = open\(", body)):
             kind = "resource_leak"
         elif any(not var.isupper() for q in re.findall(r'execute\(f"([^"]*)"', body) for var in re.findall(r"\{(\w+)", q)) \

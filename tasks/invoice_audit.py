@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (
+    REPORT_PREFIX,
     exchanges,
     failed_attempts,
     format_summary,
@@ -253,7 +254,6 @@ def _money(text: str) -> float:
 
 
 SUBTASK = re.compile(r"Audit pages (\d+)-(\d+) of (\d+) ")
-REPORT_PREFIX = "Sub-agent report"
 
 
 class InvoicePolicy:

@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, submit, texts, tool_texts,
-                              tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, make_call, reply, submit,
+                              texts, tool_texts, tools_used)
 
 FIRST = ["Dana", "Ilya", "Mira", "Tomas", "Priya", "Kenji", "Sofia", "Marcus", "Lena", "Arjun", "Chloe", "Viktor",
          "Nadia", "Oren", "Hana", "Felix", "Ines", "Rafael", "Yuki", "Greta"]
@@ -335,7 +335,6 @@ NOTE_LINE = re.compile(r"Notes on https://\S+: ([^\n]*)")
 PROGRESS = re.compile(r"Progress: done: ([^;\n]*); current: ([^;\n]*); opened: ([^;\n]*); remaining: ([^\n]*)")
 PEOPLE_PROMPT = re.compile(r"Track these people: ([^.]*)\.")
 # delegation (strategy ``isolate``): one sub-agent per person
-REPORT_PREFIX = "Sub-agent report"
 SUBTASK_PROMPT = re.compile(r"Track this person: ([^.]*)\.")
 REPORT_TRACKED = re.compile(r"^Sub-agent report: tracked ([^\n]*)$", re.M)
 

@@ -45,6 +45,7 @@ def submit(content: str, **answer: Any) -> dict:
 
 
 ERROR_PREFIX = "ERROR"
+REPORT_PREFIX = "Sub-agent report"  # how a family's sub-agent conclusion starts (strategy isolate)
 _OFFLOADED = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\}) \| (?:resource (\S+) \| )?")
 
 
@@ -265,11 +266,6 @@ def is_status_message(message: dict) -> bool:
 
     content = message.get("content")
     return message.get("role") == "user" and isinstance(content, str) and content.startswith(STATUS_HEADER)
-
-
-def last_message(messages: list[dict]) -> dict:
-    """The last visible message that is not a status bar (what the agent just received)."""
-    return next((m for m in reversed(messages) if not is_status_message(m)), {})
 
 
 def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | None:

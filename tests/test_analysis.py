@@ -5,7 +5,6 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from harness import analysis

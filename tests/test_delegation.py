@@ -1,7 +1,6 @@
 """Delegation under ``isolate`` (seed 002 §2.7.6, seed 000 §7.3): the reference agents that split their work."""
 from __future__ import annotations
 
-import json
 
 import pytest
 

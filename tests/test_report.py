@@ -1,7 +1,6 @@
 """``python -m harness report`` / ``compare`` in subprocesses, and the notebooks executed by nbclient."""
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat

@@ -1,5 +1,4 @@
 """Invariants and behaviour of clear_tool_results, summarize, layered, adaptive_window and status_bar."""
-import json
 
 import pytest
 
