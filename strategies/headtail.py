@@ -8,7 +8,7 @@ rounds are dropped. No model call.
 """
 from __future__ import annotations
 
-from harness.conversation import split_head, split_rounds
+from harness.conversation import split_head
 from strategies.base import BaseStrategy
 
 PLACEHOLDER = "[context note] {n} earlier rounds ({messages} messages) were cut to fit the {budget:,}-token budget. Re-run a tool if you need something from them."
@@ -27,29 +27,65 @@ class HeadTail(BaseStrategy):
             raise ValueError("headtail: min_recent_rounds must be at least 1")
         self.min_recent_rounds = min_recent_rounds
         self._cut_rounds = 0
+        self._reset(None)
+
+    def _reset(self, messages: list[dict] | None) -> None:
+        self._seen: dict | None = None  # the last message indexed (to detect a history that is not ours)
+        self._cum = [0]                 # _cum[i] = tokens of messages[:i]
+        self._starts: list[int] = []    # start index of every round of the body
+        self._head_len = len(split_head(messages)[0]) if messages else 0
+
+    def _index(self, messages: list[dict]) -> None:
+        """Extend the per-message token sums and the round starts to the new messages only.
+
+        The history is append-only, so each step indexes what was appended; anything else
+        (a shorter or different list) is indexed again from the start. Rounds follow
+        ``harness.conversation.split_rounds`` on the body (after the head).
+        """
+        done = len(self._cum) - 1
+        if self._seen is None or done > len(messages) or messages[done - 1] is not self._seen:
+            self._reset(messages)
+            done = 0
+        for index in range(done, len(messages)):
+            message = messages[index]
+            self._cum.append(self._cum[-1] + self.ctx.count_message(message))
+            if index < self._head_len:
+                continue
+            joins = (message.get("role") == "tool" and self._starts
+                     and messages[self._starts[-1]].get("role") == "assistant")
+            if not joins:
+                self._starts.append(index)
+        self._seen = messages[-1] if messages else None
 
     def prepare(self, messages: list[dict]) -> list[dict]:
-        """Return head + placeholder + the most recent rounds within budget."""
-        if self.fits(messages):
-            return list(messages)
-        head, body = split_head(messages)
-        rounds = split_rounds(body)
+        """Return head + placeholder + the most recent rounds within budget.
+
+        Costs O(new messages + kept rounds) per step: token sums and round starts are
+        indexed incrementally, and the rounds are walked back from the newest.
+        """
+        self._index(messages)
+        total = self._cum[-1]
         budget = self.ctx.budget
-        room = budget - self.ctx.request_overhead() - self.ctx.count_tokens(head)
+        overhead = self.ctx.request_overhead()
+        if total + overhead <= budget:
+            return list(messages)
+        head_cost = self._cum[self._head_len]
+        room = budget - overhead - head_cost
         room -= self.ctx.count_message({"role": "user", "content": PLACEHOLDER.format(n=999, messages=9999, budget=budget)})
-        kept = 0
-        for index in range(len(rounds) - 1, -1, -1):
-            cost = self.ctx.count_tokens(rounds[index])
+        starts, end, kept = self._starts, len(messages), 0
+        for index in range(len(starts) - 1, -1, -1):
+            cost = self._cum[end] - self._cum[starts[index]]
             if cost > room and kept >= self.min_recent_rounds:
                 break
             room -= cost
             kept += 1
-        cut = len(rounds) - kept
+            end = starts[index]
+        cut = len(starts) - kept
         if cut == 0:
             return list(messages)
-        cut_messages = sum(len(r) for r in rounds[:cut])
+        boundary = starts[cut]
         if cut != self._cut_rounds:
             self.ctx.log("compaction", method="headtail", cut_rounds=cut, newly_cut=cut - self._cut_rounds)
             self._cut_rounds = cut
-        note = {"role": "user", "content": PLACEHOLDER.format(n=cut, messages=cut_messages, budget=budget)}
-        return [*head, note, *(m for r in rounds[cut:] for m in r)]
+        note = {"role": "user", "content": PLACEHOLDER.format(n=cut, messages=boundary - self._head_len, budget=budget)}
+        return [*messages[: self._head_len], note, *messages[boundary:]]
