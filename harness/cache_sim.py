@@ -14,6 +14,7 @@ had that this one no longer matches (0 for an append-only history).
 """
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +113,9 @@ class PrefixCacheSimulator:
         self.profile = get_profile(profile)
         self.counter = counter
         self._root: dict[str, tuple[_Element, dict]] = {}
+        # per trie node: children's token ids sorted per group (tools / role), for partial matches
+        self._siblings: dict[int, dict[str, list[tuple[tuple[int, ...], int]]]] = {}
+        self._serial = 0
         self._prev: list[_Element] | None = None
         self._reply: _Element | None = None
         self._keys: dict[int, tuple[Any, str]] = {}
@@ -171,18 +175,54 @@ class PrefixCacheSimulator:
             node = node[elements[index].key][1]
             index += 1
         if index < len(elements) and node:
-            matched += max(self._partial(elements[index], other) for other, _ in node.values())
+            matched += self._best_partial(node, elements[index])
         return matched, node, index
 
-    @staticmethod
-    def _insert(node: dict, elements: list[_Element]) -> dict:
+    def _group_ids(self, element: _Element) -> tuple[str, tuple[int, ...]]:
+        """The group an element can partially match in (tools, or a role) and the ids compared."""
+        if element.is_tools:
+            return "T", self.counter.ids(element.key[1:])
+        return "M" + str(element.item.get("role")), self.counter.message_ids(element.item)
+
+    def _best_partial(self, node: dict, element: _Element) -> int:
+        """The best ``_partial`` match of ``element`` against the children of ``node``.
+
+        The longest common prefix with any member of a sorted set is reached at one of the
+        query's two neighbours in sorted order, so this costs O(log children) instead of a
+        comparison with every child (a node's children grow by one per step under
+        strategies that rewrite the same position each step, such as headtail's note).
+        """
+        groups = self._siblings.get(id(node))
+        if groups is None:  # first partial match at this node: index its children (lazily, so that
+            groups = self._siblings[id(node)] = {}  # nodes never diverged from are never tokenized)
+            for child, _ in node.values():
+                self._index_sibling(groups, child)
+        group, ids = self._group_ids(element)
+        members = groups.get(group)
+        if not members:
+            return 0
+        position = bisect.bisect_left(members, (ids, -1))
+        best = max(_common(ids, members[i][0]) for i in (position - 1, position) if 0 <= i < len(members))
+        if element.is_tools:
+            return best
+        return min(MESSAGE_OVERHEAD + best, element.tokens)
+
+    def _insert(self, node: dict, elements: list[_Element]) -> dict:
         """Add ``elements`` below ``node``; return the node of the last one."""
         for element in elements:
             child = node.get(element.key)
             if child is None:
                 child = node[element.key] = (element, {})
+                groups = self._siblings.get(id(node))
+                if groups is not None:  # keep an index that exists up to date
+                    self._index_sibling(groups, element)
             node = child[1]
         return node
+
+    def _index_sibling(self, groups: dict[str, list[tuple[tuple[int, ...], int]]], element: _Element) -> None:
+        group, ids = self._group_ids(element)
+        self._serial += 1
+        bisect.insort(groups.setdefault(group, []), (ids, self._serial))
 
     def _remember(self, elements: list[_Element], messages: list[dict], tools: Any, node: dict, total: int) -> None:
         self._prev = elements

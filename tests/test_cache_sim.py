@@ -194,3 +194,32 @@ def test_fast_path_for_extending_requests_agrees_with_the_general_path():
                 request = request + messages[len(request):end] if len(request) < end else list(messages[:end])
             a, b = fast.observe(request, tools), slow.observe(request, tools)
             assert (a.cached, a.prefix, a.lost, a.prev_prefix) == (b.cached, b.prefix, b.lost, b.prev_prefix), (profile, end)
+
+
+def test_partial_match_through_sorted_siblings_equals_comparing_every_child():
+    import random
+
+    from harness.cache_sim import PrefixCacheSimulator
+    from harness.tokens import TokenCounter
+    from tests.helpers import history as make_history
+
+    rng = random.Random(3)
+    messages = make_history(rounds=25, size=60, parallel=1)
+    sim = PrefixCacheSimulator("deepseek", TokenCounter())
+    checked = 0
+    for end in range(3, len(messages) + 1):
+        # a headtail-like request: the head, a note that changes every step, the newest messages
+        note = {"role": "user", "content": f"[context note] {rng.randrange(40)} earlier rounds were cut " + "x" * rng.randrange(30)}
+        request = messages[:2] + [note] + messages[max(2, end - rng.randrange(1, 6)):end]
+        elements = sim._elements(request, None)
+        node = sim._root
+        for element in elements:
+            if element.key not in node:
+                if node:
+                    brute = max(sim._partial(element, other) for other, _ in node.values())
+                    assert sim._best_partial(node, element) == brute
+                    checked += 1
+                break
+            node = node[element.key][1]
+        sim.observe(request, None)
+    assert checked > 10
