@@ -1,11 +1,12 @@
 """Harness overhead per step as the history grows from 1K to 200K tokens.
 
 A synthetic task returns ~1,000-token tool results and an instant model keeps calling it,
+under a strategy (``--strategy none|headtail|clear_tool_results --budget 25k``),
 so the history grows by ~1K tokens a step. The overhead of a step is the time between
 two model calls (projection, validation, counting, records, tool execution). Because
 token counts are memoized per message, it must stay flat as the history grows.
 
-    python benchmarks/step_overhead.py [--steps 220]
+    python benchmarks/step_overhead.py [--steps 220] [--strategy headtail --budget 25k]
 """
 from __future__ import annotations
 
@@ -20,7 +21,12 @@ import _common  # noqa: F401  (puts the repo on sys.path)
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.records import RunWriter
+from harness.budget import parse_budget
+from strategies.clear_tool_results import ClearToolResults
+from strategies.headtail import HeadTail
 from strategies.none import NoManagement
+
+STRATEGIES = {"none": NoManagement, "headtail": HeadTail, "clear_tool_results": ClearToolResults}
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
@@ -70,19 +76,23 @@ class InstantModel:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=220)
+    parser.add_argument("--strategy", default="none", help="none, headtail or clear_tool_results")
+    parser.add_argument("--budget", default="1G", help="token budget for the strategy (e.g. 25k)")
     args = parser.parse_args()
     model = InstantModel()
     with tempfile.TemporaryDirectory() as tmp:
         writer = RunWriter(Path(tmp))
-        settings = TrialSettings(budget=10**9, max_steps=args.steps, strategy_name="none", strategy_params={},
+        strategy = STRATEGIES[args.strategy]()
+        settings = TrialSettings(budget=parse_budget(args.budget.replace("G", "000M")), max_steps=args.steps,
+                                 strategy_name=args.strategy, strategy_params={},
                                  model_name="instant")
-        run_trial(trial_id="bench", trial_index=0, instance=GrowingTask(), strategy=NoManagement(), model=model,
+        run_trial(trial_id="bench", trial_index=0, instance=GrowingTask(), strategy=strategy, model=model,
                   summarizer=None, settings=settings, writer=writer)
         writer.close()
         from harness.records import read_jsonl
 
         steps = read_jsonl(Path(tmp) / "steps.jsonl")
-    tokens = [s["request_tokens"] for s in steps]
+    tokens = [s["history_tokens"] for s in steps]  # the full history, whatever the strategy sends
     gaps = [(b[0] - a[0]) * 1000 for a, b in zip(model.calls, model.calls[1:])]
     print(f"{'history tokens':>15} | {'overhead per step (ms, median of 10 steps)':>45}")
     for target in (1_000, 10_000, 50_000, 100_000, 150_000, 200_000):
@@ -92,7 +102,8 @@ def main() -> None:
         window = gaps[max(index - 5, 0): index + 5]
         print(f"{tokens[index]:>15,} | {statistics.median(window):>45.3f}")
     first, last = statistics.median(gaps[5:25]), statistics.median(gaps[-20:])
-    print(f"\nsteps: {len(steps)}, final request: {tokens[-1]:,} tokens; "
+    print(f"\nstrategy {args.strategy}, budget {args.budget}: {len(steps)} steps, history {tokens[-1]:,} tokens, "
+          f"last request {steps[-1]['request_tokens']:,} tokens; "
           f"median overhead early {first:.3f} ms, late {last:.3f} ms (ratio {last / first:.2f})")
 
 
