@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, parse_ranges, ranges, reply,
-                              submit, texts, tool_texts, tools_used)
+from tasks.policy_kit import (failed_attempts, format_summary, make_call, next_page, parse_ranges, ranges,
+                              reply, submit, texts, tool_texts, tools_used)
 
 CATEGORIES = [
     ("air fryers", [("Lumora", ["Lumo", "LMR"]), ("Brightwave", ["BW", "Bwave"]), ("Kestrel", ["KST", "Kes"]),
@@ -398,15 +398,12 @@ class BrandPolicy:
             lines.append("I cannot see a date window in the task or my notes; counting posts of every date.")
         lines.append(f"Running totals ({scope}) after pages {ranges(covered)} of {total or '?'}: {_counts_text(counts)}")
         note = "\n".join(lines)
-        called = {e.args.get("page") for e in exchanges(messages) if e.name == "get_posts"}
-        called = {p for p in called if isinstance(p, int)}
-        lost = sorted(called - covered)
-        if lost:
-            return reply(note + f"\nPage {lost[0]} is no longer in view and I have no tally of it; reading it again.",
-                         make_call("get_posts", page=lost[0]))
-        frontier = max(covered | called, default=0)
-        if total is None or frontier < total:
-            return reply(note, make_call("get_posts", page=frontier + 1))
+        move = next_page(messages, "get_posts", covered, total)
+        if move and move[0] == "reread":
+            return reply(note + f"\nPage {move[1]} is no longer in view and I have no tally of it; reading it again.",
+                         make_call("get_posts", page=move[1]))
+        if move:
+            return reply(note, make_call("get_posts", page=move[1]))
         return submit(note + "\nAll pages counted; submitting.", counts=counts)
 
     def summarize(self, history_text: str) -> str:

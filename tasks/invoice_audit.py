@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (
     REPORT_PREFIX,
-    exchanges,
     failed_attempts,
     format_summary,
     latest_results,
     make_call,
+    next_page,
     parse_ranges,
     ranges,
     reply,
@@ -327,17 +327,13 @@ class InvoicePolicy:
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Read the next page, re-read a lost one, or submit."""
         content_pages, noted, reviewed, dups, total, known = self._knowledge(tool_texts(messages), self._notes(messages))
-        called = {e.args.get("page") for e in exchanges(messages) if e.name == "get_invoice_page"}
-        called = {p for p in called if isinstance(p, int)}
-        covered = content_pages | noted | reviewed
         note = self._ledger_note(messages, dups)
-        lost = sorted(called - covered)
-        if lost:
-            return reply(note + f"\nPage {lost[0]} is no longer in view and I have no notes on it; reading it again.",
-                         make_call("get_invoice_page", page=lost[0]))
-        frontier = max(covered | called, default=0)
-        if total is None or frontier < total:
-            return reply(note, make_call("get_invoice_page", page=frontier + 1))
+        move = next_page(messages, "get_invoice_page", content_pages | noted | reviewed, total)
+        if move and move[0] == "reread":
+            return reply(note + f"\nPage {move[1]} is no longer in view and I have no notes on it; reading it again.",
+                         make_call("get_invoice_page", page=move[1]))
+        if move:
+            return reply(note, make_call("get_invoice_page", page=move[1]))
         return submit(note + "\nAll pages reviewed; submitting the duplicate charges found.", invoice_ids=sorted(dups))
 
     def _ledger_note(self, messages: list[dict], dups: set[str]) -> str:

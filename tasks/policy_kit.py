@@ -81,6 +81,24 @@ def exchanges(messages: Iterable[dict]) -> list[Exchange]:
     return found
 
 
+def next_page(messages: Iterable[dict], tool: str, covered: set[int], total: int | None) -> tuple[str, int] | None:
+    """The next move of an agent that pages through ``tool(page=...)`` in order.
+
+    ``("reread", p)``: page ``p`` was read (its call is visible) but neither its content nor
+    a note on it is (``covered``), so it is read again; ``("read", p)``: the next page after
+    the furthest one known; ``None``: every page up to ``total`` is covered.
+    """
+    called = {e.args.get("page") for e in exchanges(messages) if e.name == tool}
+    called = {p for p in called if isinstance(p, int) and not isinstance(p, bool)}
+    lost = sorted(called - covered)
+    if lost:
+        return "reread", lost[0]
+    frontier = max(covered | called, default=0)
+    if total is None or frontier < total:
+        return "read", frontier + 1
+    return None
+
+
 def latest_results(messages: list[dict]) -> list[str]:
     """Contents of the tool results that answer the last assistant message (the newest observation).
 
