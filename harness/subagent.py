@@ -7,6 +7,7 @@ so the trial bills and logs them apart. Only the conclusion is returned.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.conversation import iter_calls, parse_arguments, strip_private
@@ -72,3 +73,66 @@ def run_subagent(*, task: str, instance: Any, session: Any, counter: Any, max_st
             on_tool(name, args, result)
             history.append({"role": "tool", "tool_call_id": call_id, "content": result.content})
     return f"[sub-agent stopped after {max_steps} steps without a conclusion]"
+
+
+@dataclass
+class SubagentStats:
+    """Sub-agent runs of one trial and their reads (re-reads are counted within each run)."""
+
+    runs: int = 0
+    reads: int = 0
+    rereads: int = 0
+
+
+class SubagentRunner:
+    """Runs the sub-agents of one trial (``ctx.run_subagent``) and logs them in the trial's records.
+
+    Their model calls go through the trial's ``CallRecorder`` as ``kind=subagent``; their tool
+    calls join the trial's tool log and transcript, marked with the run number.
+    """
+
+    def __init__(self, trial: Any) -> None:
+        self.trial = trial
+        self.stats = SubagentStats()
+
+    def run(self, task: str, max_steps: int) -> str:
+        """Run one sub-agent on ``task`` and return its conclusion."""
+        trial = self.trial
+        self.stats.runs += 1
+        run_id = self.stats.runs
+        try:
+            session = subagent_session(trial.model, trial.instance, task)
+        except ModelError as exc:
+            return f"ERROR: the sub-agent could not start: {exc}"
+        trial.transcript.event("subagent_start", step=trial.ctx.step, subagent=run_id, task=task)
+        seen: set[str] = set()
+
+        def record(sub_step: int, request: list[dict], tools: list[dict], completion: Completion, tokens: int) -> None:
+            trial.recorder.record("subagent", trial.ctx.step, request, tools, completion, tokens,
+                                  {"subagent": run_id, "substep": sub_step})
+
+        def on_tool(name: str, args: dict, result: Any) -> None:
+            self.log_tool(run_id, seen, name, args, result)
+
+        conclusion = run_subagent(task=task, instance=trial.instance, session=session, counter=trial.counter,
+                                  max_steps=max_steps, record=record, on_tool=on_tool)
+        trial.transcript.event("subagent_end", step=trial.ctx.step, subagent=run_id, conclusion=conclusion)
+        return conclusion
+
+    def log_tool(self, run_id: int, seen: set, name: str, args: dict, result: Any) -> None:
+        """Count a sub-agent's read and log its tool call in the trial's tool log and transcript."""
+        trial = self.trial
+        resource = None if result.is_error else result.resource
+        if resource is not None:
+            self.stats.reads += 1
+            self.stats.rereads += resource in seen
+            seen.add(resource)
+        trial.tool_log.append({"step": trial.ctx.step, "name": name, "args": args, "is_error": result.is_error,
+                               "resource": resource, "subagent": run_id})
+        trial.transcript.event("tool", step=trial.ctx.step, subagent=run_id, name=name, args=args,
+                               is_error=result.is_error, resource=resource, content=result.content)
+
+    def columns(self) -> dict:
+        """The trial-row columns of the sub-agents' runs and reads."""
+        return {"subagent_runs": self.stats.runs, "subagent_reads": self.stats.reads,
+                "subagent_rereads": self.stats.rereads}

@@ -1,0 +1,99 @@
+"""Recording model calls: one path for every kind of call a trial makes.
+
+``CallRecorder.record`` is the only place where a model call becomes a ``steps.jsonl`` row
+and enters the trial's totals. Agent, summarizer, sub-agent and stop-hook calls all go
+through it, so no total can leave a kind of call out. Per kind it keeps a ``CallTotals``
+and its own prefix-cache simulator (each kind of call has its own cache history).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.cache_sim import CacheProfile, PrefixCacheSimulator
+from harness.models.base import Completion, Usage
+from harness.pricing import Pricing
+from harness.tokens import TokenCounter
+
+CALL_KINDS = ("agent", "summarizer", "subagent", "stop_hook")
+
+
+@dataclass
+class CallTotals:
+    """Token and cost totals of one kind of call (agent, summarizer, ...)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    cached_sources: set = field(default_factory=set)
+    sim_cached_tokens: int = 0
+    cache_lost_tokens: int = 0
+    cache_breaks: int = 0
+
+    def add(self, usage: Usage, cost: float, sim_cached: int = 0, lost: int = 0) -> None:
+        """Accumulate one call."""
+        self.calls += 1
+        self.sim_cached_tokens += sim_cached
+        self.cache_lost_tokens += lost
+        self.cache_breaks += bool(lost)
+        self.input_tokens += usage.prompt_tokens or 0
+        self.cached_tokens += usage.cached_tokens or 0
+        self.output_tokens += usage.output_tokens or 0
+        self.cost += cost
+        self.cached_sources.add(usage.cached_source)
+
+
+def fill_usage(usage: Usage, request_tokens: int, reply_tokens: int, sim_cached: int) -> Usage:
+    """Fill what the backend did not report: tiktoken counts and the simulated cache figure."""
+    if usage.prompt_tokens is None:
+        usage.prompt_tokens = request_tokens
+        usage.tokens_source = "tiktoken"
+    if usage.output_tokens is None:
+        usage.output_tokens = reply_tokens
+    if usage.cached_tokens is None:  # not reported: the simulated figure is the cache figure
+        usage.cached_tokens = min(sim_cached, usage.prompt_tokens)
+        usage.cached_source = "simulated"
+    return usage
+
+
+class CallRecorder:
+    """Turns each model call of one trial into a step row and adds it to the totals of its kind."""
+
+    def __init__(self, trial_id: str, counter: TokenCounter, pricing: Pricing, cache_profile: CacheProfile,
+                 write_step: Any) -> None:
+        self.trial_id = trial_id
+        self.counter = counter
+        self.pricing = pricing
+        self.cache_profile = cache_profile
+        self._write_step = write_step
+        self.totals = {kind: CallTotals() for kind in CALL_KINDS}
+        self._sims = {kind: PrefixCacheSimulator(cache_profile, counter) for kind in CALL_KINDS}
+
+    def record(self, kind: str, step: int, request: list[dict], tools: list[dict], completion: Completion,
+               request_tokens: int, extra: dict | None = None, events: list[str] | None = None) -> None:
+        """Record one call of ``kind`` made at ``step``: its usage, cost, simulated cache and step row."""
+        sim = self._sims[kind].observe(request, tools)
+        self._sims[kind].observe_reply(completion.message)
+        usage = fill_usage(completion.usage, request_tokens, self.counter.message(completion.message)
+                           if completion.usage.output_tokens is None else 0, sim.cached)
+        cost = self.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens)
+        self.totals[kind].add(usage, cost, sim.cached, sim.lost)
+        cache_break = None
+        if sim.lost and kind == "agent":
+            cache_break = "+".join(dict.fromkeys(events or [])) or "strategy rewrite"
+        self._write_step({
+            "trial_id": self.trial_id, "step": step, "kind": kind, "request_tokens": request_tokens,
+            "prompt_tokens": usage.prompt_tokens, "cached_tokens": usage.cached_tokens,
+            "cached_source": usage.cached_source, "output_tokens": usage.output_tokens,
+            "reasoning_tokens": usage.reasoning_tokens, "tokens_source": usage.tokens_source,
+            "request_messages": len(request), "latency_s": round(completion.latency_s, 6), "cost": cost,
+            "sim_cached_tokens": sim.cached, "cache_profile": self.cache_profile.name,
+            "cache_lost_tokens": sim.lost, "cache_break": cache_break, "pricing": self.pricing.name,
+            **(extra or {}),
+        })
+
+    def total_cost(self) -> float:
+        """USD cost of every call of the trial, all kinds together."""
+        return sum(t.cost for t in self.totals.values())
