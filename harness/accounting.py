@@ -97,3 +97,37 @@ class CallRecorder:
     def total_cost(self) -> float:
         """USD cost of every call of the trial, all kinds together."""
         return sum(t.cost for t in self.totals.values())
+
+
+@dataclass
+class BudgetTracker:
+    """Budget adherence of one agent (the main agent, or all sub-agents of a trial) against ``budget``.
+
+    A request is over budget when its prepared tokens (tool schemas and reply primer
+    included) exceed the budget; ``max_ratio`` is the largest request / budget.
+    """
+
+    budget: int
+    over_steps: int = 0
+    max_ratio: float = 0.0
+    peak: int = 0
+
+    def observe(self, request_tokens: int) -> dict:
+        """Count one request; return its step-row fields ``over_budget`` and ``budget_ratio``."""
+        ratio = round(request_tokens / self.budget, 4) if self.budget > 0 else 0.0
+        over = request_tokens > self.budget
+        self.over_steps += over
+        self.max_ratio = max(self.max_ratio, ratio)
+        self.peak = max(self.peak, request_tokens)
+        return {"over_budget": over, "budget_ratio": ratio}
+
+
+def total_columns(totals: dict[str, CallTotals]) -> dict:
+    """What the trial cost, all kinds of call together: ``total_input_tokens``, ``total_cached_tokens``, ..."""
+    kinds = list(totals.values())
+    return {
+        "total_input_tokens": sum(t.input_tokens for t in kinds),
+        "total_cached_tokens": sum(t.cached_tokens for t in kinds),
+        "total_output_tokens": sum(t.output_tokens for t in kinds),
+        "total_calls": sum(t.calls for t in kinds),
+    }

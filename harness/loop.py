@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from harness.accounting import CallRecorder
+from harness.accounting import BudgetTracker, CallRecorder
 from harness.cache_sim import PROFILES, CacheProfile
 from harness.conversation import (InvalidConversation, check_tool_order, iter_calls, parse_arguments, strip_private,
                                   validate_projection)
@@ -74,6 +74,7 @@ class Prepared:
     refs: list[str] = field(default_factory=list)
     sent: list[dict] = field(default_factory=list)
     tokens: int = 0
+    budget_fields: dict = field(default_factory=dict)
 
 
 def _now() -> str:
@@ -112,6 +113,7 @@ class Trial:
         self.steps = 0
         self.continues = 0
         self.peak_context = 0
+        self.budget = BudgetTracker(settings.budget)
         self.previous = Prepared()
         self._stripped: dict[int, tuple[dict, dict]] = {}
         self.rewrites_system = bool(getattr(strategy, "rewrites_system", False))  # deliberate experiments only
@@ -169,7 +171,7 @@ class Trial:
         calls = list(iter_calls(reply))
         self.recorder.record("agent", self.steps, prepared.request, self.tools, completion, prepared.tokens, {
             "history_tokens": self.history_tokens, "tool_calls": [name for _, name, _ in calls],
-            "strategy_events": list(self.ctx.events_this_step),
+            "strategy_events": list(self.ctx.events_this_step), **prepared.budget_fields,
         }, events=list(self.ctx.events_this_step))
         if not calls:
             self.nudge(reply)
@@ -204,6 +206,7 @@ class Trial:
             return None
         prepared = self.measure(request, known)
         self.peak_context = max(self.peak_context, prepared.tokens)
+        prepared.budget_fields = self.budget.observe(prepared.tokens)
         tool_order = {"tool_order": [t["function"]["name"] for t in self.tools]} if self.order_tools is not None else {}
         self.transcript.event("request", step=self.steps, refs=prepared.refs, tokens=prepared.tokens, **tool_order)
         return prepared
@@ -363,9 +366,9 @@ class Trial:
         self.recorder.record("stop_hook", self.ctx.step, request, [], completion, self.counter.request(request, []))
         return completion
 
-    def run_subagent(self, task: str, max_steps: int) -> str:
+    def run_subagent(self, task: str, max_steps: int, strategy: Any = None, budget: int | None = None) -> str:
         """A sub-agent run (``ctx.run_subagent``); its calls are recorded as ``kind=subagent``."""
-        return self.subagents.run(task, max_steps)
+        return self.subagents.run(task, max_steps, strategy, budget)
 
     # ------------------------------------------------------------ finish
 

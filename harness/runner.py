@@ -68,6 +68,27 @@ def build(spec: dict, what: str) -> Any:
         raise ConfigError(f"cannot build {what}: {cause}") from None
 
 
+def recorded_strategy_name(spec: dict) -> str:
+    """The strategy name recorded in every row: the config's ``name``, unless its ``_target_`` was changed.
+
+    ``strategy._target_=my_pkg.MyStrategy`` on top of ``strategy=none`` runs ``MyStrategy``:
+    recording it as ``none`` would pool it with the real baseline, so the row names the
+    class path instead. A name with no config of its own in ``configs/strategy/`` is kept.
+    """
+    target = str(spec.get("_target_", "?"))
+    name = spec.get("name")
+    if not name:
+        return target
+    from harness.cli import CONFIG_DIR
+
+    path = CONFIG_DIR / "strategy" / f"{name}.yaml"
+    if path.exists():
+        own = OmegaConf.load(path).get("_target_")
+        if own is not None and str(own) != target:
+            return target
+    return str(name)
+
+
 def strategy_params(spec: dict) -> dict:
     """The strategy's parameters as recorded in every row."""
     return {k: v for k, v in spec.items() if k not in ("name", "_target_")}
@@ -148,7 +169,7 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
     settings = TrialSettings(
         budget=budget,
         max_steps=int(cfg.max_steps),
-        strategy_name=str(strategy_spec.get("name", strategy_spec.get("_target_", "?"))),
+        strategy_name=recorded_strategy_name(strategy_spec),
         strategy_params=strategy_params(strategy_spec),
         model_name=str(model_spec.get("name", "?")),
         pricing=pricing,
@@ -289,7 +310,7 @@ class _progress:
 
     def record(self, row: dict) -> None:
         self.ok += bool(row["success"])
-        self.tokens += row["input_tokens"] + row["summarizer_input_tokens"]
+        self.tokens += row["total_input_tokens"]
         self.cost += row["cost"]
         if self.bar is not None:
             self.bar.set_postfix_str(f"success {self.ok}/{self.bar.n + 1}, input {self.tokens:,} tok, ${self.cost:.4f}")

@@ -41,7 +41,7 @@ class TrialContext:
     """The ``StrategyContext`` of one trial (see strategies/base.py)."""
 
     def __init__(self, budget: int, counter: TokenCounter, store: Path, transcript: Transcript,
-                 summarizer_call: Callable[[list[dict]], str], subagent_runner: Callable[[str, int], str]) -> None:
+                 summarizer_call: Callable[[list[dict]], str], subagent_runner: Callable[..., str]) -> None:
         self.budget = budget
         self.store = store
         self.counter = counter
@@ -49,6 +49,7 @@ class TrialContext:
         self.step = 0
         self.compactions = 0
         self.events_this_step: list[str] = []
+        self.subagent: int | None = None  # the sub-agent run this context belongs to (None: the main agent)
         self._transcript = transcript
         self._summarizer_call = summarizer_call  # (request) -> summary text; records the call
         self._subagent_runner = subagent_runner  # (task, max_steps) -> conclusion; records its calls
@@ -69,13 +70,18 @@ class TrialContext:
         """Call the summarizer model on ``messages``; billed to the trial as a summarizer call."""
         return self._summarizer_call(summary_request(messages, instructions))
 
-    def run_subagent(self, task: str, max_steps: int = 60) -> str:
-        """Run a sub-agent with a fresh context on ``task``; billed apart (``kind=subagent``)."""
-        return self._subagent_runner(task, max_steps)
+    def run_subagent(self, task: str, max_steps: int = 60, strategy: Any = None, budget: int | None = None) -> str:
+        """Run a sub-agent with a fresh context on ``task``; billed apart (``kind=subagent``).
+
+        ``strategy`` (a fresh, unbound strategy object) manages the sub-agent's context under
+        ``budget`` (default: the trial's budget); without one the sub-agent is unmanaged.
+        """
+        return self._subagent_runner(task, max_steps, strategy, budget)
 
     def log(self, event: str, **data: Any) -> None:
         """Record a strategy event; ``compaction`` events are counted in the trial row."""
         if event == "compaction":
             self.compactions += 1
         self.events_this_step.append(event)
-        self._transcript.event("strategy", step=self.step, name=event, data=data)
+        marker = {"subagent": self.subagent} if self.subagent is not None else {}
+        self._transcript.event("strategy", step=self.step, name=event, data=data, **marker)

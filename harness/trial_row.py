@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.accounting import total_columns
 from harness.curves import trial_curve_fields
 
 
@@ -40,6 +41,7 @@ def identity_columns(trial: Any) -> dict:
         "trial_id": trial.trial_id,
         "run": settings.run_name,
         "strategy": settings.strategy_name,
+        "strategy_class": f"{type(trial.strategy).__module__}.{type(trial.strategy).__qualname__}",
         "strategy_params": settings.strategy_params,
         "budget": settings.budget,
         "family": instance.family,
@@ -83,12 +85,16 @@ def token_columns(trial: Any) -> dict:
         "hook_continues": trial.continues,
         "stop_hook_calls": hook.calls,
         "stop_hook_input_tokens": hook.input_tokens,
+        "stop_hook_cached_tokens": hook.cached_tokens,
+        "stop_hook_output_tokens": hook.output_tokens,
+        "stop_hook_cost": round(hook.cost, 8),
         **trial.subagents.columns(),
         "subagent_calls": sub.calls,
         "subagent_input_tokens": sub.input_tokens,
         "subagent_cached_tokens": sub.cached_tokens,
         "subagent_output_tokens": sub.output_tokens,
         "subagent_cost": round(sub.cost, 8),
+        **total_columns(totals),
         "cost": round(trial.recorder.total_cost(), 8),
         "agent_cost": round(agent.cost, 8),
         "summarizer_cost": round(summ.cost, 8),
@@ -103,6 +109,8 @@ def context_columns(trial: Any) -> dict:
         "rereads": trial.reads.rereads,
         "reread_rate": trial.reads.rate,
         "peak_context": trial.peak_context,
+        "over_budget_steps": trial.budget.over_steps,
+        "max_budget_ratio": trial.budget.max_ratio,
         "final_history_tokens": trial.history_tokens,
         "compactions": trial.ctx.compactions,
         "rewrites_system": trial.rewrites_system,

@@ -7,10 +7,19 @@ it read never enters the main context. The sub-agent's calls are billed and logg
 (``kind=subagent`` steps, ``subagent_*`` trial columns). The task text must be
 self-contained: the sub-agent sees nothing of the main context. The main context itself
 is trimmed by a ``base`` strategy (default ``headtail``).
+
+Sub-agents are managed too: each gets a fresh copy of ``base`` (as it was before it was
+bound) and ``subagent_budget`` tokens (default: the trial's budget), so isolation is
+compared at the same budget as every other strategy. Their peaks and budget adherence are
+the ``subagent_peak_context``, ``subagent_over_budget_steps`` and
+``subagent_max_budget_ratio`` columns.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+from harness.budget import parse_budget
 
 from strategies.base import ToolError, WrappingStrategy
 
@@ -21,9 +30,11 @@ class Isolate(WrappingStrategy):
     Parameters:
         base: the strategy for the main context (object or ``_target_`` config; default headtail).
         subagent_max_steps: a sub-agent that has not reported by then returns what it has (default 60).
+        subagent_budget: the token budget of each sub-agent's context (``null`` = the trial's budget;
+            ``8k`` works); a fresh copy of ``base`` manages it.
     """
 
-    def __init__(self, base: Any = None, subagent_max_steps: int = 60) -> None:
+    def __init__(self, base: Any = None, subagent_max_steps: int = 60, subagent_budget: Any = None) -> None:
         if subagent_max_steps < 1:
             raise ValueError("isolate: subagent_max_steps must be at least 1")
         if base is None:
@@ -31,7 +42,12 @@ class Isolate(WrappingStrategy):
 
             base = HeadTail()
         self.base = self.build_base(base, "isolate")
+        self.subagent_prototype = copy.deepcopy(self.base)
         self.subagent_max_steps = subagent_max_steps
+        try:
+            self.subagent_budget = None if subagent_budget is None else parse_budget(subagent_budget)
+        except ValueError as exc:
+            raise ValueError(f"isolate: subagent_budget: {exc}") from None
 
     def own_tools(self) -> list[dict]:
         """``delegate(task)``."""
@@ -49,7 +65,8 @@ class Isolate(WrappingStrategy):
         if not isinstance(task, str) or not task.strip():
             raise ToolError("delegate needs a non-empty, self-contained 'task' string")
         self.ctx.log("delegate", task=task[:200])
-        return self.ctx.run_subagent(task.strip(), max_steps=self.subagent_max_steps)
+        return self.ctx.run_subagent(task.strip(), max_steps=self.subagent_max_steps,
+                                     strategy=copy.deepcopy(self.subagent_prototype), budget=self.subagent_budget)
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """The base strategy's projection."""

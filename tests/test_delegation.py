@@ -22,9 +22,13 @@ def _sub_tool_events(tmp_path, trial_id, seed):
     return [e for e in read_jsonl(path) if e.get("event") == "tool" and e.get("subagent")]
 
 
+# Most tests here give sub-agents a roomy budget (subagent_budget="1M") to test the delegation logic
+# itself; the last tests check sub-agents managed at the trial's budget (isolate's default).
+
+
 def test_code_review_delegates_file_chunks(tmp_path):
     family = CodeReview(files=20, bugs=5)
-    row, instance = run(tmp_path, family, strategy=Isolate(), budget=8_000, trial_id="iso")
+    row, instance = run(tmp_path, family, strategy=Isolate(subagent_budget="1M"), budget=8_000, trial_id="iso")
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
     assert row["subagent_runs"] == 3, "20 files in chunks of at most 8: 7 + 7 + 6"
     assert row["reads"] == 1 and row["rereads"] == 0, "the main agent only lists the files"
@@ -37,7 +41,7 @@ def test_code_review_delegates_file_chunks(tmp_path):
 
 def test_code_review_subagent_reads_the_helper_of_a_cross_file_bug(tmp_path):
     family = CodeReview(files=20, bugs=5)
-    row, instance = run(tmp_path, family, strategy=Isolate(), budget=8_000, trial_id="iso")
+    row, instance = run(tmp_path, family, strategy=Isolate(subagent_budget="1M"), budget=8_000, trial_id="iso")
     bug = next(b for b in instance.bugs if b.kind == "wrong_arg_order")
     events = _sub_tool_events(tmp_path, "iso", 0)
     reader = next(e["subagent"] for e in events if e["name"] == "read_file" and e["args"]["path"] == bug.file)
@@ -71,7 +75,7 @@ def test_code_review_redelegates_a_chunk_whose_report_is_gone():
 
 def test_callback_search_delegates_the_whole_search_to_one_subagent(tmp_path):
     family = CallbackSearch(files=40, functions_per_file=8)
-    row, instance = run(tmp_path, family, strategy=Isolate(), budget=8_000, trial_id="iso")
+    row, instance = run(tmp_path, family, strategy=Isolate(subagent_budget="1M"), budget=8_000, trial_id="iso")
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
     assert row["subagent_runs"] == 1 and row["steps"] == 2, "delegate, then submit the conclusion"
     assert row["reads"] == 0 and row["subagent_reads"] >= 3
@@ -94,7 +98,7 @@ def test_callback_search_searches_itself_when_the_subagent_fails():
 
 def test_people_tracker_delegates_one_person_per_subagent(tmp_path):
     family = PeopleTracker()
-    row, instance = run(tmp_path, family, strategy=Isolate(), budget=8_000, trial_id="iso")
+    row, instance = run(tmp_path, family, strategy=Isolate(subagent_budget="1M"), budget=8_000, trial_id="iso")
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
     assert row["subagent_runs"] == len(instance.names) and row["steps"] == len(instance.names) + 1
     assert row["reads"] == 0 and row["peak_context"] < 3_000
@@ -108,3 +112,30 @@ def test_without_isolate_nothing_is_delegated(tmp_path, family):
     row, _ = run(tmp_path, family, trial_id="none")
     assert row["success"] and row["subagent_runs"] == 0 and row["subagent_input_tokens"] == 0
     assert "files_read_summed" not in row
+
+
+def test_subagents_run_under_the_trial_budget_by_default(tmp_path):
+    """Sub-agents get a fresh headtail at the trial budget: their peaks are recorded and held near it."""
+    family = CodeReview(files=20, bugs=5)
+    managed, _ = run(tmp_path / "managed", family, strategy=Isolate(), budget=8_000, trial_id="iso")
+    roomy, _ = run(tmp_path / "roomy", family, strategy=Isolate(subagent_budget="1M"), budget=8_000, trial_id="iso")
+    assert managed["subagent_budget"] == 8_000 and roomy["subagent_budget"] == 1_000_000
+    assert roomy["subagent_peak_context"] > 8_000, "an unmanaged chunk of 7 files does not fit 8K"
+    assert managed["subagent_peak_context"] < roomy["subagent_peak_context"]
+    assert managed["subagent_max_budget_ratio"] <= 1.0 and managed["subagent_over_budget_steps"] == 0
+    sub = _sub_steps(tmp_path / "managed", "iso", 0)
+    assert max(s["request_tokens"] for s in sub) == managed["subagent_peak_context"]
+    assert sum(s["over_budget"] for s in sub) == managed["subagent_over_budget_steps"]
+    assert managed["subagent_compactions"] > 0, "the sub-agents' headtail had to cut"
+
+
+def test_trial_totals_include_every_kind_of_call(tmp_path):
+    """total_input_tokens and cost cover the agent, its summarizer, its sub-agents and the stop hook."""
+    family = CallbackSearch(files=40, functions_per_file=8)
+    row, _ = run(tmp_path, family, strategy=Isolate(), budget=8_000, trial_id="iso")
+    parts = ("input_tokens", "summarizer_input_tokens", "subagent_input_tokens", "stop_hook_input_tokens")
+    assert row["subagent_input_tokens"] > 10 * row["input_tokens"]
+    assert row["total_input_tokens"] == sum(row[p] for p in parts)
+    steps = read_jsonl(tmp_path / "iso-0" / "steps.jsonl")
+    assert row["total_input_tokens"] == sum(s["prompt_tokens"] for s in steps)
+    assert row["total_calls"] == len(steps)

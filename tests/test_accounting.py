@@ -1,0 +1,86 @@
+"""What a trial cost and whether it held its budget (issue 11, sections 1, 2, 6 and 8)."""
+from __future__ import annotations
+
+from harness.hooks import Hooks
+from harness.loop import TrialSettings, run_trial
+from harness.models.base import Completion, Usage
+from harness.models.scripted import ScriptedModel
+from harness.records import RunWriter, read_jsonl
+from harness.runner import execute, recorded_strategy_name
+from strategies.clear_tool_results import ClearToolResults
+from strategies.headtail import HeadTail
+from strategies.none import NoManagement
+from tasks.invoice_audit import InvoiceAudit
+from tests.helpers import compose
+
+
+def _trial(tmp_path, strategy, budget, model=None, hooks=Hooks(), pages=20):
+    writer = RunWriter(tmp_path)
+    settings = TrialSettings(budget=budget, max_steps=80, strategy_name="x", strategy_params={}, model_name="scripted",
+                             hooks=hooks)
+    row = run_trial(trial_id="t", trial_index=0, instance=InvoiceAudit(pages=pages).generate(0), strategy=strategy,
+                    model=model or ScriptedModel(), summarizer=None, settings=settings, writer=writer)
+    writer.close()
+    return row, read_jsonl(tmp_path / "steps.jsonl")
+
+
+def test_over_budget_steps_and_ratio_are_recorded_per_step_and_per_trial(tmp_path):
+    row, steps = _trial(tmp_path, NoManagement(), budget=4_000)
+    agent = [s for s in steps if s["kind"] == "agent"]
+    over = [s for s in agent if s["request_tokens"] > 4_000]
+    assert over, "an unmanaged history outgrows 4K"
+    assert all(s["over_budget"] == (s["request_tokens"] > 4_000) for s in agent)
+    assert all(s["budget_ratio"] == round(s["request_tokens"] / 4_000, 4) for s in agent)
+    assert row["over_budget_steps"] == len(over)
+    assert row["max_budget_ratio"] == max(s["budget_ratio"] for s in agent) > 1
+
+
+def test_a_strategy_that_holds_its_budget_has_no_over_budget_step(tmp_path):
+    row, _ = _trial(tmp_path, HeadTail(), budget=4_000)
+    assert row["over_budget_steps"] == 0 and 0.5 < row["max_budget_ratio"] <= 1.0
+
+
+def test_clearing_alone_can_exceed_the_budget_and_the_row_says_so(tmp_path):
+    row, _ = _trial(tmp_path, ClearToolResults(keep=3), budget=3_000, pages=20)
+    assert row["over_budget_steps"] > 0 and row["max_budget_ratio"] > 1
+
+
+class _JudgingModel(ScriptedModel):
+    """The reference agent, but its stop hook goes through a (fake) model call with a price."""
+
+    is_reference = False
+
+    def for_trial(self, instance):
+        session = super().for_trial(instance)
+        session.is_reference = False
+        original = session.complete
+
+        def complete(messages, tools):
+            if not tools:  # the stop hook's judge call
+                return Completion({"role": "assistant", "content": "COMPLETE"},
+                                  Usage(prompt_tokens=1_000, cached_tokens=0, output_tokens=3))
+            return original(messages, tools)
+
+        session.complete = complete
+        return session
+
+
+def test_stop_hook_calls_enter_the_trial_totals(tmp_path):
+    row, steps = _trial(tmp_path, NoManagement(), budget=100_000, model=_JudgingModel(),
+                        hooks=Hooks(completion_check=True))
+    assert row["stop_hook_calls"] == 1 and row["stop_hook_input_tokens"] == 1_000
+    assert row["total_input_tokens"] == row["input_tokens"] + 1_000
+    assert row["total_output_tokens"] == row["output_tokens"] + 3
+    assert row["total_input_tokens"] == sum(s["prompt_tokens"] for s in steps)
+
+
+def test_a_changed_target_is_recorded_as_the_class_that_ran(tmp_path):
+    spec = {"name": "none", "_target_": "strategies.headtail.HeadTail"}
+    assert recorded_strategy_name(spec) == "strategies.headtail.HeadTail"
+    assert recorded_strategy_name({"name": "none", "_target_": "strategies.none.NoManagement"}) == "none"
+    assert recorded_strategy_name({"name": "my_plugin", "_target_": "pkg.Mine"}) == "my_plugin"
+    cfg = compose("suite=smoke", "task=invoice_audit", "trials=1", "progress=false",
+                  "strategy._target_=strategies.headtail.HeadTail", "budget=4k")
+    rows = execute(cfg, tmp_path, echo=lambda _: None)
+    assert rows and all(r["strategy"] == "strategies.headtail.HeadTail" for r in rows)
+    assert all(r["strategy_class"] == "strategies.headtail.HeadTail" for r in rows)
