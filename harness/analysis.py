@@ -5,7 +5,7 @@ re-implement them. Column names are documented in docs/analysis.md.
 
 - ``load_trials(paths)`` / ``load_steps(paths)``: one row per trial / per model call, from
   any mix of run folders and sweep folders (searched recursively).
-- ``summarize(trials)``: aggregates per strategy x params x task family x budget x model.
+- ``summarize(trials)``: aggregates per configuration (full identity, ``config_id``) x task family.
 - ``paired(base, cand)``: the paired comparison of two configurations.
 - ``curves(steps, trials)``, ``trial_events(run_dir, trial_id)``: token curves and strategy events.
 
