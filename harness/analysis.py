@@ -5,7 +5,7 @@ re-implement them. Column names are documented in docs/analysis.md.
 
 - ``load_trials(paths)`` / ``load_steps(paths)``: one row per trial / per model call, from
   any mix of run folders and sweep folders (searched recursively).
-- ``summarize(trials)``: aggregates per strategy x params x task family x budget x model.
+- ``summarize(trials)``: aggregates per configuration (full identity, ``config_id``) x task family.
 - ``paired(base, cand)``: the paired comparison of two configurations.
 - ``curves(steps, trials)``, ``trial_events(run_dir, trial_id)``: token curves and strategy events.
 
@@ -14,6 +14,7 @@ the same numbers whatever order the runs were loaded in.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +23,20 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from harness.curves import SHAPES, classify, is_thrashing
+from harness import identity as ident
+from harness.curves import CURVE_RULES, SHAPES, classify, is_thrashing
 from harness.records import STEPS, TRANSCRIPTS, TRIALS, read_jsonl
 
-GROUP_KEYS = ["strategy", "params", "family", "budget", "model"]
-CONFIG_KEYS = ["strategy", "params", "budget", "model"]
+# a configuration is its full resolved identity (harness/identity.py); runs without identity.json
+# fall back to the old key (strategy, params, budget, model)
+CONFIG_KEYS = ["config_id"]
+GROUP_KEYS = ["config_id", "family"]
+LEGACY_CONFIG_KEYS = ["strategy", "params", "budget", "model"]
+DESCRIPTIVE = ["config", "strategy", "params", "budget", "model"]  # constant within a config_id
+# the parts of total_input_tokens (all model calls of a trial) when the row does not carry the total
+INPUT_PARTS = ("input_tokens", "summarizer_input_tokens", "subagent_input_tokens", "stop_hook_input_tokens")
+CACHED_PARTS = ("cached_tokens", "summarizer_cached_tokens", "subagent_cached_tokens", "stop_hook_cached_tokens")
+OUTPUT_PARTS = ("output_tokens", "summarizer_output_tokens", "subagent_output_tokens", "stop_hook_output_tokens")
 PAIR_KEYS = ["family", "instance_id", "seed", "trial"]
 OUTCOMES = ("submitted", "step_limit", "context_overflow", "model_error", "strategy_error")
 BOOTSTRAP_SEED = 20240601
@@ -65,12 +75,15 @@ def _params_label(value) -> str:
 
 
 def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFrame:
-    """One row per trial across the given runs, with ``run_dir``, ``params`` and derived columns.
+    """One row per trial across the given runs, with ``run_dir``, ``params``, configuration and derived columns.
 
-    Derived: ``params`` (the strategy parameters as ``k=v,...``), ``total_input_tokens`` (agent +
-    summarizer), ``cache_hit_ratio`` (cached / input, agent calls). Records written before
-    ``curve_shape`` existed get it (and ``thrashing``) computed from ``steps.jsonl`` when
-    ``curves`` is true.
+    Derived: ``params`` (the strategy parameters as ``k=v,...``), ``config_id``/``config``/``identity``
+    (see ``attach_configs``), ``total_input_tokens``/``total_cached_tokens``/``total_output_tokens``
+    (all model calls: the row's value, else agent + summarizer + sub-agent + stop-hook parts),
+    ``cache_hit_ratio`` (cached / input, agent calls), ``over_budget_steps``/``max_budget_ratio``
+    (the row's values, else computed from ``steps.jsonl``). ``curve_shape``/``thrashing`` are
+    re-diagnosed from ``steps.jsonl`` (and the transcripts' per-resource reads) when the row was
+    labelled by older rules (no ``curve_rules`` or an older one), when ``curves`` is true.
     """
     dirs = run_dirs(paths)
     frames = []
@@ -88,21 +101,104 @@ def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFram
                 "reread_rate", "compactions", "peak_context"):
         if col not in trials:
             trials[col] = 0
-    trials["total_input_tokens"] = trials["input_tokens"] + trials["summarizer_input_tokens"].fillna(0)
+    add_totals(trials)
     trials["cache_hit_ratio"] = np.where(trials["input_tokens"] > 0,
                                          trials["cached_tokens"] / trials["input_tokens"].where(trials["input_tokens"] > 0, 1), 0.0)
     if "reference_agent" not in trials:
         trials["reference_agent"] = False
-    if curves and ("curve_shape" not in trials or trials["curve_shape"].isna().any()):
-        steps = load_steps(dirs)
+    attach_configs(trials)
+    needs_budget = any(c not in trials or trials[c].isna().any() for c in ("over_budget_steps", "max_budget_ratio"))
+    stale = _stale_curves(trials) if curves else pd.Series(False, index=trials.index)
+    steps = load_steps(dirs) if (needs_budget or stale.any()) else pd.DataFrame()
+    if needs_budget:
+        _fill(trials, budget_adherence(steps, trials))
+    if stale.any():
         shapes = diagnose(steps, trials)
-        if "curve_shape" not in trials:
-            trials["curve_shape"] = None
-            trials["thrashing"] = False
-        missing = trials["curve_shape"].isna()
-        trials.loc[missing, "curve_shape"] = shapes.loc[missing, "curve_shape"]
-        trials.loc[missing, "thrashing"] = shapes.loc[missing, "thrashing"]
+        for col in ("curve_shape", "thrashing", "max_resource_reads"):
+            if col not in trials:
+                trials[col] = None
+            trials[col] = trials[col].astype(object)
+            trials.loc[stale, col] = shapes.loc[stale, col]
+        trials["curve_rules"] = CURVE_RULES
     return trials
+
+
+def _stale_curves(trials: pd.DataFrame) -> pd.Series:
+    """Rows without a shape, or whose shape was decided by older rules than ``harness.curves``'."""
+    if "curve_shape" not in trials:
+        return pd.Series(True, index=trials.index)
+    rules = trials["curve_rules"] if "curve_rules" in trials else pd.Series(np.nan, index=trials.index)
+    return trials["curve_shape"].isna() | rules.isna() | (pd.to_numeric(rules, errors="coerce") < CURVE_RULES)
+
+
+def _fill(trials: pd.DataFrame, computed: pd.DataFrame) -> None:
+    """Set each column of ``computed`` where ``trials`` lacks it or holds NaN (in place)."""
+    for col in computed.columns:
+        if col not in trials:
+            trials[col] = computed[col]
+        else:
+            trials[col] = trials[col].where(trials[col].notna(), computed[col])
+
+
+def _parts_sum(trials: pd.DataFrame, parts: Sequence[str]) -> pd.Series:
+    total = pd.Series(0.0, index=trials.index)
+    for col in parts:
+        if col in trials:
+            total = total + pd.to_numeric(trials[col], errors="coerce").fillna(0)
+    return total
+
+
+def add_totals(trials: pd.DataFrame) -> None:
+    """``total_input_tokens``, ``total_cached_tokens``, ``total_output_tokens`` of all model calls (in place).
+
+    The row's own value when it carries one (records since the loop writes them), else the sum of
+    the agent, summarizer, sub-agent and stop-hook parts the row has.
+    """
+    for total, parts in (("total_input_tokens", INPUT_PARTS), ("total_cached_tokens", CACHED_PARTS),
+                         ("total_output_tokens", OUTPUT_PARTS)):
+        summed = _parts_sum(trials, parts)
+        trials[total] = trials[total].where(trials[total].notna(), summed) if total in trials else summed
+
+
+def _trial_identity(run: str, row: pd.Series, cache: dict) -> tuple[str, dict]:
+    """(config_id, flat identity) of one trial: its run's identity.json, else the legacy key."""
+    if run not in cache:
+        found = ident.load_identity(run)
+        cache[run] = None if found is None else (ident.config_id(found), ident.flatten(ident.normalise(found)))
+    if cache[run] is not None:
+        return cache[run]
+    flat = {"strategy.name": row["strategy"], "strategy.params": row["params"], "budget": int(row["budget"]),
+            "model.name": row["model"]}
+    return ident.legacy_id(row["strategy"], row["params"], row["budget"], row["model"]), flat
+
+
+def attach_configs(trials: pd.DataFrame) -> None:
+    """Add ``config_id`` (hash of the full identity), ``identity`` (flat dict) and ``config`` (readable) in place."""
+    cache: dict = {}
+    pairs = [_trial_identity(str(r["run_dir"]), r, cache) for _, r in trials.iterrows()]
+    trials["config_id"] = [p[0] for p in pairs]
+    trials["identity"] = [p[1] for p in pairs]
+    trials["config"] = trials["config_id"].map(config_names(trials))
+
+
+def config_names(trials: pd.DataFrame) -> dict[str, str]:
+    """Readable name per config_id: ``strategy@budget`` plus the identity keys that tell it apart.
+
+    A key is shown for the configurations whose ``strategy@budget`` is shared with another
+    configuration that differs in that key (e.g. ``headtail@8k hooks.completion_check=false``);
+    names that still collide get the id appended.
+    """
+    flats = {cid: flat for cid, flat in zip(trials["config_id"], trials["identity"])}
+    groups: dict[tuple, list[str]] = {}
+    for cid, flat in flats.items():
+        groups.setdefault((flat.get("strategy.name"), flat.get("budget")), []).append(cid)
+    names = {}
+    for ids in groups.values():
+        keys = ident.differing_keys([flats[c] for c in ids])
+        for cid in ids:
+            names[cid] = ident.readable_name(flats[cid], keys)
+    counts = pd.Series(list(names.values())).value_counts()
+    return {cid: (f"{name} #{cid.split(':')[-1][:6]}" if counts[name] > 1 else name) for cid, name in names.items()}
 
 
 def load_steps(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -125,17 +221,63 @@ def agent_curve(steps: pd.DataFrame, run_dir: str, trial_id: str) -> pd.DataFram
     return steps[mask].sort_values("step")
 
 
+def _agent_curves(steps: pd.DataFrame) -> dict[tuple[str, str], list[float]]:
+    """``request_tokens`` of the agent steps per (run_dir, trial_id), in step order."""
+    if steps.empty:
+        return {}
+    agent = steps[steps["kind"] == "agent"]
+    return {key: g.sort_values("step")["request_tokens"].tolist() for key, g in agent.groupby(["run_dir", "trial_id"])}
+
+
+def max_resource_reads(run_dir: str | Path, trial_id: str) -> int | None:
+    """The most times the agent read one resource in a trial (from its transcript; sub-agent reads excluded)."""
+    path = Path(run_dir) / TRANSCRIPTS / f"{trial_id}.jsonl"
+    if not path.exists():
+        return None
+    counts: dict[str, int] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if '"event": "tool"' not in line:  # cheap filter: transcripts are mostly messages
+                continue
+            event = json.loads(line)
+            if (event.get("event") == "tool" and event.get("resource") is not None and not event.get("is_error")
+                    and event.get("subagent") is None):
+                counts[event["resource"]] = counts.get(event["resource"], 0) + 1
+    return max(counts.values(), default=0)
+
+
 def diagnose(steps: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
-    """``curve_shape`` and ``thrashing`` of every trial, computed from its agent steps (index of ``trials``)."""
-    shapes, thrash = [], []
-    agent = steps[steps["kind"] == "agent"] if not steps.empty else steps
-    curves_by = {key: g.sort_values("step")["request_tokens"].tolist()
-                 for key, g in agent.groupby(["run_dir", "trial_id"])} if not agent.empty else {}
+    """``curve_shape``, ``thrashing`` and ``max_resource_reads`` of every trial (index of ``trials``).
+
+    The shape comes from the trial's agent steps; thrashing from its re-read rate and the most reads
+    of one resource (the row's ``max_resource_reads``, else counted from its transcript).
+    """
+    curves_by = _agent_curves(steps)
+    shapes, thrash, repeats = [], [], []
     for _, row in trials.iterrows():
         shape = classify(curves_by.get((row["run_dir"], row["trial_id"]), []), row["budget"])
+        most = row.get("max_resource_reads")
+        if most is None or (isinstance(most, float) and math.isnan(most)):
+            most = max_resource_reads(row["run_dir"], row["trial_id"])
         shapes.append(shape)
-        thrash.append(is_thrashing(shape, row.get("reread_rate")))
-    return pd.DataFrame({"curve_shape": shapes, "thrashing": thrash}, index=trials.index)
+        repeats.append(most)
+        thrash.append(is_thrashing(shape, row.get("reread_rate"), most))
+    return pd.DataFrame({"curve_shape": shapes, "thrashing": thrash, "max_resource_reads": repeats}, index=trials.index)
+
+
+def budget_adherence(steps: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """``over_budget_steps`` (agent steps whose request exceeded the trial's budget) and ``max_budget_ratio``.
+
+    ``max_budget_ratio`` = max request_tokens / budget over the agent steps (NaN without steps or budget).
+    """
+    curves_by = _agent_curves(steps)
+    over, ratio = [], []
+    for _, row in trials.iterrows():
+        curve = [float(t) for t in curves_by.get((row["run_dir"], row["trial_id"]), []) if t is not None]
+        budget = float(row["budget"] or 0)
+        over.append(sum(1 for t in curve if budget > 0 and t > budget))
+        ratio.append(max(curve) / budget if curve and budget > 0 else math.nan)
+    return pd.DataFrame({"over_budget_steps": over, "max_budget_ratio": ratio}, index=trials.index)
 
 
 def trial_events(run_dir: str | Path, trial_id: str) -> pd.DataFrame:
@@ -146,7 +288,7 @@ def trial_events(run_dir: str | Path, trial_id: str) -> pd.DataFrame:
 
 
 def cumulative_input(steps: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
-    """Cumulative input tokens (agent + summarizer calls) by step, one row per trial x step.
+    """Cumulative input tokens of all model calls (agent, summarizer, sub-agent, stop hook) by step, per trial x step.
 
     Columns: the trial's config keys, ``trial_id``, ``run_dir``, ``step``, ``cum_input_tokens``.
     """
@@ -155,7 +297,7 @@ def cumulative_input(steps: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     per_step = steps.groupby(["run_dir", "trial_id", "step"], as_index=False)["prompt_tokens"].sum()
     per_step = per_step.sort_values(["run_dir", "trial_id", "step"])
     per_step["cum_input_tokens"] = per_step.groupby(["run_dir", "trial_id"])["prompt_tokens"].cumsum()
-    keys = trials[["run_dir", "trial_id", *GROUP_KEYS]]
+    keys = trials[["run_dir", "trial_id", *dict.fromkeys([*GROUP_KEYS, *DESCRIPTIVE])]]
     return per_step.merge(keys, on=["run_dir", "trial_id"], how="inner")
 
 
@@ -253,13 +395,13 @@ def _group_row(group: pd.DataFrame) -> dict:
     for k in range(1, max_k + 1):
         row[f"pass^{k}"] = pass_hat_k(per_task, k)
     row["mean_score"] = float(group["score"].mean())
-    for name, col in (("input_tokens", "input_tokens"), ("cached_tokens", "cached_tokens"),
-                      ("output_tokens", "output_tokens"), ("total_input_tokens", "total_input_tokens"),
-                      ("cost", "cost")):
+    for col in ("input_tokens", "cached_tokens", "output_tokens", "total_input_tokens", "cost"):
         values = group[col].astype(float)
-        row[f"mean_{name}"] = float(values.mean())
-        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = bootstrap_mean(values)
-    row["mean_summarizer_input_tokens"] = float(group["summarizer_input_tokens"].astype(float).mean())
+        row[f"mean_{col}"] = float(values.mean())
+        row[f"{col}_ci_low"], row[f"{col}_ci_high"] = bootstrap_mean(values)
+    for col in ("total_cached_tokens", "total_output_tokens", "summarizer_input_tokens", "subagent_input_tokens",
+                "stop_hook_input_tokens"):
+        row[f"mean_{col}"] = float(pd.to_numeric(group[col], errors="coerce").fillna(0).mean()) if col in group else 0.0
     total_input = float(group["input_tokens"].sum())
     row["cache_hit_ratio"] = float(group["cached_tokens"].sum()) / total_input if total_input else 0.0
     for col in OPTIONAL_MEANS:
@@ -281,30 +423,103 @@ def _group_row(group: pd.DataFrame) -> dict:
         counts = group["curve_shape"].value_counts()
         row["curve_shapes"] = " ".join(f"{s}:{int(counts[s])}" for s in SHAPES if s in counts) or "-"
         row["thrashing_trials"] = int(group["thrashing"].fillna(False).astype(bool).sum())
+    row.update(_budget_row(group))
     row["reference_agent"] = bool(group["reference_agent"].fillna(False).astype(bool).all())
+    row["run_dirs"] = int(group["run_dir"].nunique()) if "run_dir" in group else 1
     return row
 
 
+def _budget_row(group: pd.DataFrame) -> dict:
+    """Budget adherence of a group: over-budget trials and steps, the largest request / budget, held or not."""
+    if "over_budget_steps" not in group:
+        return {}
+    over = pd.to_numeric(group["over_budget_steps"], errors="coerce").fillna(0)
+    ratio = pd.to_numeric(group.get("max_budget_ratio"), errors="coerce") if "max_budget_ratio" in group else None
+    return {"over_budget_trials": int((over > 0).sum()), "mean_over_budget_steps": float(over.mean()),
+            "max_budget_ratio": float(ratio.max()) if ratio is not None and ratio.notna().any() else math.nan,
+            "held_budget": bool((over == 0).all())}
+
+
 def summarize(trials: pd.DataFrame, by: Sequence[str] = GROUP_KEYS) -> pd.DataFrame:
-    """Aggregates per ``by`` (default strategy x params x task family x budget x model); see docs/analysis.md."""
+    """Aggregates per ``by`` (default configuration x task family); see docs/analysis.md.
+
+    Grouping by ``config_id`` adds the columns that describe it (``config``, ``strategy``,
+    ``params``, ``budget``, ``model``); rows are sorted by strategy, budget, configuration, family.
+    """
     if trials.empty:
         return pd.DataFrame()
+    trials = trials.copy()
     if "params" not in trials:
-        trials = trials.assign(params=trials.get("strategy_params", pd.Series("-", index=trials.index)).map(_params_label))
-    if "total_input_tokens" not in trials:
-        trials = trials.assign(total_input_tokens=trials["input_tokens"] + trials.get("summarizer_input_tokens", 0))
+        trials["params"] = trials.get("strategy_params", pd.Series("-", index=trials.index)).map(_params_label)
+    if "config_id" in by and "config_id" not in trials:
+        attach_configs(trials)
+    if "total_input_tokens" not in trials or "total_cached_tokens" not in trials:
+        add_totals(trials)
     for col in ("summarizer_input_tokens", "reads", "rereads"):
         if col not in trials:
-            trials = trials.assign(**{col: 0})
+            trials[col] = 0
+    by = list(by)
+    extra = [c for c in DESCRIPTIVE if "config_id" in by and c not in by and c in trials]
     rows = []
-    for key, group in trials.groupby(list(by), sort=True):
+    for key, group in trials.groupby(by, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key)), **_group_row(group)})
+        described = {c: group[c].iloc[0] for c in extra}
+        rows.append({**dict(zip(by, key)), **described, **_group_row(group)})
     out = pd.DataFrame(rows)
+    order = [c for c in ("strategy", "budget", "config", "family", *by) if c in out.columns]
+    out = out.sort_values(list(dict.fromkeys(order)), kind="stable").reset_index(drop=True)
+    lead = list(dict.fromkeys([c for c in ("config_id", "config", "strategy", "params", "family", "budget", "model")
+                               if c in out.columns] + by))
     pass_cols = sorted((c for c in out.columns if c.startswith("pass^")), key=lambda c: int(c[5:]))
-    others = [c for c in out.columns if not c.startswith("pass^")]
+    others = [c for c in out.columns if not c.startswith("pass^") and c not in lead]
     at = others.index("success_ci_high") + 1
-    return out[others[:at] + pass_cols + others[at:]]
+    return out[lead + others[:at] + pass_cols + others[at:]]
+
+
+def pooling_notes(trials: pd.DataFrame, by: Sequence[str] = CONFIG_KEYS) -> list[str]:
+    """Warnings (``WARNING: ...``) and notes (``note: ...``) about what one row of ``summarize(trials, by)`` pools.
+
+    WARNING when a row pools different suites or task sizes: several ``suite``/``task`` identities,
+    or, within one family, instance ids of several sizes (``invoice_audit-p30`` and ``-p40``).
+    note when a row pools several run folders of one identical configuration (duplicate runs).
+    """
+    if trials.empty:
+        return []
+    notes = []
+    for key, group in trials.groupby(list(by), sort=True):
+        label = group["config"].iloc[0] if "config" in group else "/".join(map(str, key if isinstance(key, tuple) else (key,)))
+        sizes = _size_signatures(group)
+        if len(sizes) > 1:
+            notes.append(f"WARNING: {label} pools different suites or task sizes ({'; '.join(sorted(sizes))}); "
+                         "its numbers mix tasks of different difficulty: report the runs separately")
+        if "config_id" in group and "run_dir" in group:
+            for cid, runs in group.groupby("config_id")["run_dir"].unique().items():
+                if len(runs) > 1:
+                    notes.append(f"note: {label}: {len(runs)} run folders of one identical configuration pooled "
+                                 f"({', '.join(sorted(Path(r).name for r in runs))})")
+    return notes
+
+
+def _size_signatures(group: pd.DataFrame) -> set[str]:
+    """What tasks a group ran: suite/task identity values when known, else instance ids without the seed."""
+    signatures: set[str] = set()
+    if "identity" in group:
+        for flat in group["identity"]:
+            if isinstance(flat, dict) and any(k.split(".")[0] in ident.SIZE_KEYS for k in flat):
+                size = {k: v for k, v in flat.items() if k.split(".")[0] in ident.SIZE_KEYS}
+                signatures.add(json.dumps(size, sort_keys=True, default=str))
+    described = set()
+    if len(signatures) > 1:
+        differing = ident.differing_keys([json.loads(s) for s in signatures])
+        for sig in signatures:
+            flat = json.loads(sig)
+            described.add(" ".join(f"{k}={flat.get(k, '-')}" for k in differing))
+        return described
+    per_family = group.assign(size=group["instance_id"].astype(str).str.replace(r"-s\d+$", "", regex=True))
+    for family, fam in per_family.groupby("family"):
+        if fam["size"].nunique() > 1:
+            described.update(f"{size}" for size in sorted(fam["size"].unique()))
+    return described
 
 
 def config_label(row) -> str:
@@ -346,51 +561,100 @@ class Comparison:
         return bool(self.table["regression"].any()) if not self.table.empty else False
 
 
-def _side_label(trials: pd.DataFrame, fixed: Sequence[str]) -> str:
-    parts = []
-    for key in fixed:
-        values = trials[key].unique()
-        if len(values) == 1:
-            value = values[0]
-            if key == "budget":
-                from harness.budget import format_budget
+def _legacy_flat(row) -> dict:
+    return {"strategy.name": row["strategy"], "strategy.params": row["params"], "budget": int(row["budget"]),
+            "model.name": row["model"]}
 
-                value = format_budget(int(value))
-            if key == "params" and value == "-":
-                continue
-            parts.append(f"{key}={value}")
+
+def _pairing_flats(base: pd.DataFrame, cand: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+    """The flat identity of every trial of each side; the legacy key for both when any run lacks identity.json."""
+    ids = pd.concat([base.get("config_id", pd.Series(dtype=object)), cand.get("config_id", pd.Series(dtype=object))])
+    legacy = "identity" not in base or "identity" not in cand or len(ids) < len(base) + len(cand) or \
+        ids.astype(str).str.startswith(ident.LEGACY_PREFIX).any()
+    if legacy:
+        return ([_legacy_flat(r) for _, r in base.iterrows()], [_legacy_flat(r) for _, r in cand.iterrows()])
+    return list(base["identity"]), list(cand["identity"])
+
+
+def _key_values(flats: list[dict], key: str) -> set[str]:
+    return {json.dumps(f.get(key, "<absent>"), sort_keys=True, default=str) for f in flats}
+
+
+def _split_keys(fb: list[dict], fc: list[dict]) -> tuple[list[str], list[str]]:
+    """(compared, strata): identity keys that differ between the sides (one value per side), and those
+    that take the same several values on both sides (two matching sweeps)."""
+    compared, strata = [], []
+    for key in sorted({k for f in fb + fc for k in f}):
+        bv, cv = _key_values(fb, key), _key_values(fc, key)
+        if bv == cv:
+            if len(bv) > 1:
+                strata.append(key)
+        elif len(bv) > 1 or len(cv) > 1:
+            raise CompareError(f"cannot pair: {key} takes several values ({', '.join(sorted(bv))} vs "
+                               f"{', '.join(sorted(cv))}); give one configuration per side or matching sweeps")
+        else:
+            compared.append(key)
+    return compared, strata
+
+
+def _stratum_label(flat: dict, keys: Sequence[str]) -> str:
+    """``strategy@budget`` when both are among ``keys``, plus ``key=value`` for the others."""
+    from harness.budget import format_budget
+
+    keys = list(keys)
+    parts = []
+    if "strategy.name" in keys and "budget" in keys:
+        parts.append(ident.readable_name(flat))
+        keys = [k for k in keys if not k.startswith("strategy.") and k != "budget"]
+    for key in keys:
+        if key == "strategy._target_" and "strategy.name" in keys:
+            continue
+        value = flat.get(key)
+        if key == "budget" and isinstance(value, (int, float)):
+            value = format_budget(int(value))
+        parts.append(f"{key}={'-' if value is None else value}")
     return " ".join(parts)
+
+
+def _pairing_frame(trials: pd.DataFrame, flats: list[dict], strata: Sequence[str]) -> pd.DataFrame:
+    """The columns pairing needs, with ``stratum`` (readable label of the stratum keys' values)."""
+    frame = trials[[*PAIR_KEYS, "success", "total_input_tokens", "cost"]].copy()
+    frame["stratum"] = [_stratum_label(f, strata) for f in flats]
+    return frame
+
+
+def _side_label(flat: dict, compared: Sequence[str], strata: Sequence[str]) -> str:
+    """What one side is: ``strategy@budget`` (when not a stratum) plus the compared keys' values."""
+    if "strategy.name" not in strata and "budget" not in strata:
+        return ident.readable_name(flat, [k for k in compared if k != "strategy._target_"])
+    return _stratum_label(flat, compared) or "(same configuration)"
 
 
 def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alpha: float = 0.05) -> Comparison:
     """Compare ``cand`` against ``base`` on the same (family, instance, seed, trial) pairs.
 
-    Config keys (strategy, params, budget, model) that take the same several values on both
-    sides (two matching sweeps) become strata: pairs are matched within a stratum and each is
-    tested on its own. A key that differs between the sides is what is being compared; it must
-    hold one value per side. Per stratum: McNemar's exact test on success, the paired-bootstrap
+    Pairing uses the configuration identity (every key of identity.json but seed and trials; the
+    old strategy/params/budget/model key when a run has no identity.json). Keys that take the same
+    several values on both sides (two matching sweeps) become strata: pairs are matched within a
+    stratum and each is tested on its own. A key that differs between the sides is what is being
+    compared; it must hold one value per side. Per stratum: McNemar's exact test on success, the paired-bootstrap
     interval of the success difference, and the paired-bootstrap ratios of total input tokens
     and of cost (cand / base). ``regression`` is true when (p < alpha and fewer candidate
     successes) or (a ratio > 1 + tolerance and its interval's lower bound > 1).
     """
     if base.empty or cand.empty:
         raise CompareError("no trials to compare on one side")
-    strata, notes = [], []
-    for key in CONFIG_KEYS:
-        bv, cv = set(base[key].astype(str)), set(cand[key].astype(str))
-        if len(bv) > 1 or len(cv) > 1:
-            if bv == cv:
-                strata.append(key)
-            else:
-                raise CompareError(f"cannot pair: {key} takes several values ({', '.join(sorted(bv))} vs "
-                                   f"{', '.join(sorted(cv))}); give one configuration per side or matching sweeps")
-    keys = strata + PAIR_KEYS
-    cols = keys + ["success", "total_input_tokens", "cost"]
-    b = base[cols].astype({k: str for k in strata})
-    c = cand[cols].astype({k: str for k in strata})
-    for side, frame in (("base", b), ("candidate", c)):
+    notes: list[str] = []
+    fb, fc = _pairing_flats(base, cand)
+    compared, strata = _split_keys(fb, fc)
+    b = _pairing_frame(base, fb, strata)
+    c = _pairing_frame(cand, fc, strata)
+    keys = ["stratum", *PAIR_KEYS]
+    for side, frame, rows in (("base", b, base), ("candidate", c, cand)):
         if frame.duplicated(keys).any():
-            raise CompareError(f"the {side} holds the same (instance, seed, trial) twice; give one configuration per side")
+            runs = sorted(Path(r).name for r in rows["run_dir"].unique()) if "run_dir" in rows else []
+            raise CompareError(f"the {side} holds the same (instance, seed, trial) twice (run folders: "
+                               f"{', '.join(runs)}); give one configuration per side")
     merged = b.merge(c, on=keys, suffixes=("_base", "_cand"))
     if merged.empty:
         raise CompareError("no common (task instance, seed, trial) pairs between base and candidate")
@@ -398,9 +662,7 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
     if unpaired:
         notes.append(f"{unpaired} trials without a partner were left out")
     rows = []
-    groups = merged.groupby(strata, sort=True) if strata else [((), merged)]
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
+    for stratum, g in merged.groupby("stratum", sort=True):
         sb, sc = g["success_base"].astype(bool).to_numpy(), g["success_cand"].astype(bool).to_numpy()
         n_b = int((sb & ~sc).sum())  # base succeeded, candidate failed
         n_c = int((~sb & sc).sum())
@@ -412,7 +674,7 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
         costlier_tokens = not math.isnan(tok) and tok > 1 + tolerance and tlo > 1
         costlier_cost = not math.isnan(cost) and cost > 1 + tolerance and clo > 1
         if not worse_success and n_b > n_c and n_b + n_c < 6:
-            notes.append(f"{'/'.join(map(str, key)) or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
+            notes.append(f"{stratum or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
                          "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances")
         reasons = []
         if worse_success:
@@ -422,7 +684,7 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
         if costlier_cost:
             reasons.append(f"cost x{cost:.2f} [{clo:.2f}, {chi:.2f}]")
         rows.append({
-            **dict(zip(strata, key)), "pairs": len(g),
+            **({"stratum": stratum} if strata else {}), "pairs": len(g),
             "base_successes": int(sb.sum()), "cand_successes": int(sc.sum()),
             "base_only": n_b, "cand_only": n_c, "mcnemar_p": p,
             "success_diff": diff, "success_diff_ci_low": dlo, "success_diff_ci_high": dhi,
@@ -430,12 +692,11 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
             "cost_ratio": cost, "cost_ratio_ci_low": clo, "cost_ratio_ci_high": chi,
             "regression": bool(reasons), "reasons": "; ".join(reasons),
         })
-    fixed = [k for k in CONFIG_KEYS if k not in strata]
     if all_reference(base) and all_reference(cand):
         notes.append(f"all trials come from the {REFERENCE_NOTE}: it is deterministic, so repeated trials of an "
                      "instance are not independent evidence")
-    return Comparison(pd.DataFrame(rows), strata, _side_label(base, fixed), _side_label(cand, fixed),
-                      tolerance, alpha, notes)
+    return Comparison(pd.DataFrame(rows), ["stratum"] if strata else [], _side_label(fb[0], compared, strata),
+                      _side_label(fc[0], compared, strata), tolerance, alpha, notes)
 
 
 # ---------------------------------------------------------------- markdown
@@ -467,14 +728,24 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _held(row) -> str:
+    """``yes (max 0.98x)`` / ``no: 3/14 trials, max 1.31x`` for the main table."""
+    ratio = row.get("max_budget_ratio")
+    most = "" if ratio is None or pd.isna(ratio) else f"max {ratio:.2f}x"
+    if row.get("held_budget"):
+        return f"yes ({most})" if most else "yes"
+    return f"no: {int(row['over_budget_trials'])}/{int(row['trials'])} trials" + (f", {most}" if most else "")
+
+
 def main_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The compact table ``report`` prints: one row per configuration x family, intervals inline."""
     from harness.budget import format_budget
 
     if summary.empty:
         return summary
+    name = summary["config"] if "config" in summary else summary["strategy"]
     out = pd.DataFrame({
-        "strategy": summary["strategy"],
+        "config": name,
         "params": summary["params"],
         "budget": summary["budget"].map(lambda b: format_budget(int(b))),
         "family": summary["family"],
@@ -482,11 +753,12 @@ def main_table(summary: pd.DataFrame) -> pd.DataFrame:
         "trials": summary["trials"],
         "success [95% CI]": [f"{r:.2f} [{lo:.2f}, {hi:.2f}]" for r, lo, hi in
                              zip(summary["success_rate"], summary["success_ci_low"], summary["success_ci_high"])],
-        "input tok [95% CI]": [f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]" for m, lo, hi in
-                               zip(summary["mean_total_input_tokens"], summary["total_input_tokens_ci_low"],
-                                   summary["total_input_tokens_ci_high"])],
+        "input tok, all calls [95% CI]": [f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]" for m, lo, hi in
+                                          zip(summary["mean_total_input_tokens"], summary["total_input_tokens_ci_low"],
+                                              summary["total_input_tokens_ci_high"])],
         "cache hit": summary["cache_hit_ratio"].map(lambda v: f"{v:.0%}"),
         "cost $": summary["mean_cost"].map(lambda v: f"{v:.4f}"),
+        "held budget": [_held(r) for _, r in summary.iterrows()] if "held_budget" in summary else "-",
         "re-read": summary["reread_rate"].map(lambda v: f"{v:.0%}"),
         "peak ctx": summary["mean_peak_context"].map(lambda v: f"{v:,.0f}"),
         "compactions": summary["mean_compactions"].map(lambda v: f"{v:.1f}"),
@@ -494,6 +766,6 @@ def main_table(summary: pd.DataFrame) -> pd.DataFrame:
         "curve": summary.get("curve_shapes", "-"),
         "thrashing": summary.get("thrashing_trials", 0),
     })
-    if (out["params"] == "-").all():
+    if (out["params"] == "-").all() or "config" in summary:
         out = out.drop(columns="params")
     return out

@@ -34,7 +34,9 @@ def _save(fig, path: Path) -> Path:
 
 
 def _labels(summary: pd.DataFrame) -> list[str]:
-    """``strategy@budget`` per row; parameters added only where one name has several parameter sets."""
+    """The readable configuration name per row (``config``), else ``strategy@budget`` (+ params where ambiguous)."""
+    if "config" in summary:
+        return [str(c) for c in summary["config"]]
     many = summary.groupby("strategy")["params"].nunique() if "params" in summary else pd.Series(dtype=int)
     return [config_label(r) if many.get(r["strategy"], 1) > 1 else f"{r['strategy']}@{format_budget(int(r['budget']))}"
             for _, r in summary.iterrows()]
@@ -116,16 +118,18 @@ def sawtooth(steps: pd.DataFrame, trials: pd.DataFrame, path: Path) -> Path:
 
 
 def cumulative_input_plot(steps: pd.DataFrame, trials: pd.DataFrame, path: Path) -> Path:
-    """Mean cumulative input tokens (agent + summarizer) by step, one line per strategy, a panel per budget."""
+    """Mean cumulative input tokens (all model calls) by step, one line per configuration, a panel per budget."""
     cum = cumulative_input(steps, trials)
     budgets = sorted(trials["budget"].unique())
     fig, axes = plt.subplots(1, len(budgets), figsize=(5.2 * len(budgets) + 0.5, 4.0), squeeze=False)
     for ax, budget in zip(axes[0], budgets):
         part = cum[cum["budget"] == budget]
-        for (strategy, params), g in part.groupby(["strategy", "params"]):
+        names = ["config"] if "config" in part else ["strategy", "params"]
+        for name, g in part.groupby(names):
             # carry each trial's total forward after it ended, then average over trials
             wide = g.pivot_table(index="step", columns=["run_dir", "trial_id"], values="cum_input_tokens").sort_index().ffill()
-            label = strategy if params == "-" else f"{strategy} [{params}]"
+            name = name if isinstance(name, tuple) else (name,)
+            label = name[0] if len(name) == 1 or name[1] == "-" else f"{name[0]} [{name[1]}]"
             style = ["-", "--", "-.", ":"][len(ax.lines) % 4]
             ax.plot(wide.index, wide.mean(axis=1), linewidth=1.8, linestyle=style, label=f"{label} ({wide.shape[1]} trials)")
         ax.set_title(f"budget {format_budget(int(budget))}", fontsize=10)
@@ -134,13 +138,18 @@ def cumulative_input_plot(steps: pd.DataFrame, trials: pd.DataFrame, path: Path)
         _tokens_axis(ax)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle("Cumulative input tokens per step (agent + summarizer calls)" + _suffix(trials), fontsize=10)
+    fig.suptitle("Cumulative input tokens per step (all calls: agent, summarizer, sub-agents, stop hook)" + _suffix(trials),
+                 fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
 
 
 def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None = None) -> Path:
-    """Success rate (Wilson 95%) vs mean input tokens (bootstrap 95%), one point per configuration; frontier drawn."""
+    """Success rate (Wilson 95%) vs mean input tokens of all calls (bootstrap 95%), one point per configuration.
+
+    The Pareto frontier is drawn; a configuration that did not hold its budget (some agent request
+    above it, ``held_budget`` false) has a hollow marker ("exceeded budget" in the legend).
+    """
     fig, ax = plt.subplots(figsize=(8, 5.2))
     s = config_summary.reset_index(drop=True)
     colors = plt.cm.tab10(np.linspace(0, 1, 10))
@@ -149,20 +158,19 @@ def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None
     budgets = sorted(s["budget"].unique())
     labels_at: dict = {}  # configurations closer than 4% of the x range on the same success share one label
     span = max(float(s["mean_total_input_tokens"].max() - s["mean_total_input_tokens"].min()), 1.0)
-    spot_of = {}
     for i, row in s.sort_values("mean_total_input_tokens").iterrows():
         x, y = row["mean_total_input_tokens"], round(row["success_rate"], 3)
         spot = next((k for k in labels_at if k[1] == y and abs(k[0] - x) < 0.04 * span), (x, y))
         labels_at.setdefault(spot, []).append(i)
-        spot_of[i] = spot
     for _, row in s.iterrows():
         x, y = row["mean_total_input_tokens"], row["success_rate"]
         xerr = [[max(0.0, x - row["total_input_tokens_ci_low"])], [max(0.0, row["total_input_tokens_ci_high"] - x)]]
         yerr = [[max(0.0, y - row["success_ci_low"])], [max(0.0, row["success_ci_high"] - y)]]
         color = colors[strategies.index(row["strategy"]) % 10]
         marker = markers[budgets.index(row["budget"]) % len(markers)]
+        held = bool(row.get("held_budget", True))
         ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=color, capsize=3, markersize=7, alpha=0.8,
-                    markerfacecolor="none" if labels_at[spot_of[row.name]][0] != row.name else color)
+                    markerfacecolor=color if held else "none", markeredgewidth=1.0 if held else 1.8)
     for (x, y), names in labels_at.items():  # one label per spot: coinciding configurations are listed together
         ax.annotate("\n".join(_labels(s)[i] for i in names),
                     (x, y), textcoords="offset points", xytext=(7, -4), fontsize=8, va="top")
@@ -177,7 +185,9 @@ def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None
         ax.plot([], [], "o", color=colors[strategies.index(strategy) % 10], label=strategy)
     for budget in budgets:
         ax.plot([], [], markers[budgets.index(budget) % len(markers)], color="black", label=f"budget {format_budget(int(budget))}")
-    ax.set_xlabel("mean input tokens per trial (agent + summarizer; bars: bootstrap 95%)")
+    if "held_budget" in s and not s["held_budget"].fillna(True).astype(bool).all():
+        ax.plot([], [], "o", color="black", markerfacecolor="none", markeredgewidth=1.8, label="exceeded budget (hollow)")
+    ax.set_xlabel("mean input tokens per trial (all calls: agent, summarizer, sub-agents, stop hook; bars: bootstrap 95%)")
     ax.set_ylabel("success rate (bars: Wilson 95%)")
     ax.set_ylim(-0.05, 1.1)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_k))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +20,7 @@ import pandas as pd
 from harness import analysis
 from harness.budget import format_budget
 from harness.cli import UsageError
-from harness.curves import DROP, MIN_STEPS, NEAR, PINNED_SHARE, THRASH_REREAD
+from harness.curves import BAND, CUT, MIN_STEPS, OVER, PINNED_SHARE, THRASH_REPEATS, THRASH_REREAD
 
 PLOTS = ("sawtooth.png", "cumulative_input.png", "pareto.png", "reread_cache.png")
 
@@ -58,45 +59,58 @@ def write_report(paths: list[str], out: Path) -> tuple[pd.DataFrame, Path]:
     summary = analysis.summarize(trials)
     summary.to_csv(out / "summary.csv", index=False)
     by_config = analysis.summarize(trials, by=analysis.CONFIG_KEYS)
+    notes = analysis.pooling_notes(trials, analysis.CONFIG_KEYS)
+    for note in notes:
+        print(note, file=sys.stderr)
     written = []
     if not steps.empty:
         written.append(plots.sawtooth(steps, trials, out / "plots" / "sawtooth.png"))
         written.append(plots.cumulative_input_plot(steps, trials, out / "plots" / "cumulative_input.png"))
     written.append(plots.pareto(by_config, out / "plots" / "pareto.png", trials))
     written.append(plots.reread_cache(by_config, out / "plots" / "reread_cache.png", trials))
-    md = render_markdown(trials, summary, by_config, paths, [p.relative_to(out) for p in written])
+    md = render_markdown(trials, summary, by_config, paths, [p.relative_to(out) for p in written], notes)
     (out / "summary.md").write_text(md, encoding="utf-8")
     return summary, out / "summary.md"
 
 
 def render_markdown(trials: pd.DataFrame, summary: pd.DataFrame, by_config: pd.DataFrame, paths: list[str],
-                    plot_paths: list[Path]) -> str:
+                    plot_paths: list[Path], notes: list[str] | None = None) -> str:
     """The text of summary.md."""
     lines = ["# ctxbench report", ""]
+    for note in notes or []:
+        lines += [f"> **{note.split(':', 1)[0]}**:{note.split(':', 1)[1]}", ""]
     if analysis.all_reference(trials):
         lines += [f"> All {len(trials)} trials come from the **{analysis.REFERENCE_NOTE}**: the numbers measure what each",
                   "> strategy preserves and costs for a deterministic policy, not the quality of a model.", ""]
     lines += [f"Runs: {', '.join(paths)} ({trials['run_dir'].nunique()} run folders, {len(trials)} trials).", ""]
-    lines += ["## Per strategy x budget x family", "", analysis.markdown_table(analysis.main_table(summary)),
-              "Success: rate with Wilson 95% interval. Input tokens: mean per trial (agent + summarizer calls) with a "
-              "bootstrap 95% interval. Curve: token-curve shapes of the trials (see below).", ""]
+    lines += ["## Per configuration x family", "", analysis.markdown_table(analysis.main_table(summary)),
+              "Config: `strategy@budget` plus the settings that tell configurations apart (full identity: `config_id` "
+              "in summary.csv). Success: rate with Wilson 95% interval. Input tokens: mean per trial over all model "
+              "calls (agent, summarizer, sub-agents, stop hook) with a bootstrap 95% interval. Held budget: no agent "
+              "request above the budget in any trial (else: trials that exceeded it, and the largest request / "
+              "budget). Curve: token-curve shapes of the trials (see below).", ""]
     pass_cols = [c for c in by_config.columns if c.startswith("pass^")]
-    cols = ["strategy", "params", "budget", "model", "trials", "tasks", "success_rate", *pass_cols,
-            "mean_input_tokens", "mean_cached_tokens", "mean_output_tokens", "cache_hit_ratio", "mean_cost",
-            "reread_rate", "mean_peak_context", "mean_compactions", "mean_steps",
-            *[f"outcome_{o}" for o in analysis.OUTCOMES]]
+    cols = ["config", "config_id", "strategy", "params", "budget", "model", "trials", "tasks", "run_dirs", "success_rate",
+            *pass_cols, "mean_total_input_tokens", "mean_input_tokens", "mean_subagent_input_tokens",
+            "mean_cached_tokens", "mean_output_tokens", "cache_hit_ratio", "mean_cost", "held_budget",
+            "over_budget_trials", "max_budget_ratio", "reread_rate", "mean_peak_context", "mean_compactions",
+            "mean_steps", *[f"outcome_{o}" for o in analysis.OUTCOMES]]
     table = by_config[[c for c in cols if c in by_config.columns]].copy()
     table["budget"] = table["budget"].map(lambda b: format_budget(int(b)))
     lines += ["## Per configuration (all families)", "", analysis.markdown_table(table),
-              "pass^k: the probability that k independent trials of a task all succeed (tau-bench), averaged over tasks.", ""]
+              "pass^k: the probability that k independent trials of a task all succeed (tau-bench), averaged over tasks. "
+              "mean_total_input_tokens: all model calls; mean_input_tokens: the agent's calls alone.", ""]
     lines += ["## Token curves", "",
-              f"Shapes (harness/curves.py): `pinned` when at least {PINNED_SHARE:.0%} of the agent steps are within "
-              f"±{NEAR:.0%} of the budget; else `sawtooth` when some step-to-step drop exceeds {DROP:.0%} of the budget; "
-              "else `monotonic` when it grows, `flat` when not; `short` below "
-              f"{MIN_STEPS} steps. `thrashing`: pinned and re-read rate above {THRASH_REREAD:.0%}.", ""]
-    shapes = trials.groupby(["strategy", "budget", "curve_shape"]).size().unstack(fill_value=0).reset_index()
-    shapes["budget"] = shapes["budget"].map(lambda b: format_budget(int(b)))
-    shapes["thrashing"] = trials.groupby(["strategy", "budget"])["thrashing"].sum().astype(int).to_numpy()
+              f"Shapes (harness/curves.py, docs/analysis.md): `short` below {MIN_STEPS} steps; `monotonic` when the "
+              f"curve runs away (a quarter of the steps above {1 + OVER:.2f}x the budget) or only grows; `pinned` when "
+              f"it settles within ±{BAND:.0%} of the budget (smoothed over 4 steps; {PINNED_SHARE:.0%} of the steps "
+              f"from there, not still climbing); `sawtooth` when it is cut (a fall of over {CUT:.0%} of the budget, "
+              "with hysteresis); `plateau` when it levels off below the budget without cuts; `flat` when it hardly "
+              f"moves. `thrashing`: re-read rate above {THRASH_REREAD:.0%}, or one resource read {THRASH_REPEATS} "
+              "times or more, whatever the shape.", ""]
+    shapes = trials.groupby(["config", "curve_shape"]).size().unstack(fill_value=0)
+    shapes["thrashing"] = trials.groupby("config")["thrashing"].apply(lambda s: int(s.fillna(False).astype(bool).sum()))
+    shapes = shapes.reset_index()
     lines += [analysis.markdown_table(shapes), ""]
     lines += ["## Plots", ""] + [f"- ![{p.stem}]({p.as_posix()})" for p in plot_paths] + [""]
     return "\n".join(lines)
@@ -123,7 +137,7 @@ def format_comparison(cmp: analysis.Comparison) -> str:
     """The text ``compare`` prints."""
     lines = [f"base:      {cmp.base_label}", f"candidate: {cmp.cand_label}", ""]
     for _, r in cmp.table.iterrows():
-        stratum = " ".join(f"{k}={format_budget(int(r[k])) if k == 'budget' else r[k]}" for k in cmp.strata_keys)
+        stratum = str(r["stratum"]) if "stratum" in cmp.strata_keys else ""
         head = f"[{stratum}] " if stratum else ""
         lines.append(f"{head}{r['pairs']} pairs: success {r['cand_successes']} vs {r['base_successes']} "
                      f"(candidate-only {r['cand_only']}, base-only {r['base_only']}; McNemar exact p={r['mcnemar_p']:.3g}); "
@@ -132,7 +146,7 @@ def format_comparison(cmp: analysis.Comparison) -> str:
             f"x{r['input_ratio']:.3f} [{r['input_ratio_ci_low']:.3f}, {r['input_ratio_ci_high']:.3f}]"
         cost = "n/a (base cost 0)" if pd.isna(r["cost_ratio"]) else \
             f"x{r['cost_ratio']:.3f} [{r['cost_ratio_ci_low']:.3f}, {r['cost_ratio_ci_high']:.3f}]"
-        lines.append(f"{' ' * len(head)}input tokens {tok}; cost {cost}")
+        lines.append(f"{' ' * len(head)}input tokens (all calls) {tok}; cost {cost}")
         lines.append(f"{' ' * len(head)}-> {'REGRESSION: ' + r['reasons'] if r['regression'] else 'no regression'}")
     lines.append("")
     lines.append(f"rule: regression = (McNemar p < {cmp.alpha} and fewer candidate successes) or "

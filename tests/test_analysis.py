@@ -30,7 +30,8 @@ def sawtooth_curve(budget=25_000, cycles=3, rise=2_500, floor=8_000):
 def test_sawtooth_is_recognised():
     curve = sawtooth_curve()
     assert classify(curve, 25_000) == "sawtooth"
-    assert trial_curve_fields(curve, 25_000, 0.5) == {"curve_shape": "sawtooth", "thrashing": False}
+    fields = trial_curve_fields(curve, 25_000, 0.05)
+    assert fields["curve_shape"] == "sawtooth" and fields["thrashing"] is False
 
 
 def test_monotonic_even_far_above_the_budget():
@@ -42,13 +43,75 @@ def test_monotonic_even_far_above_the_budget():
 def test_pinned_flat_along_the_budget_and_thrashing():
     curve = [300, 2_000, 4_500, 6_800] + [7_400 + (i % 3) * 40 for i in range(27)]
     assert classify(curve, 8_000) == "pinned"
-    assert trial_curve_fields(curve, 8_000, 0.55) == {"curve_shape": "pinned", "thrashing": True}
+    fields = trial_curve_fields(curve, 8_000, 0.55)
+    assert fields["curve_shape"] == "pinned" and fields["thrashing"] is True
     assert not is_thrashing("pinned", 0.15) and is_thrashing("pinned", 0.16)
 
 
 def test_fine_grained_cuts_at_every_step_are_pinned_not_sawtooth():
     curve = [1_000, 4_000, 7_000] + [8_200 if i % 2 else 7_300 for i in range(20)]  # cut 11% of B every other step
     assert classify(curve, 8_000) == "pinned"
+
+
+BUDGET = 8_000
+
+
+def ramp(top: float, steps: int = 6) -> list[float]:
+    return [BUDGET * top * (i + 1) / steps for i in range(steps)]
+
+
+def test_ramp_then_flat_along_the_budget_is_pinned():
+    # ramps, then runs flat at 0.87 B for 35 steps (sliding_window@8k on brand_report): was `monotonic`
+    curve = ramp(0.9) + [BUDGET * (0.87 + 0.01 * (i % 3 - 1)) for i in range(35)]
+    assert classify(curve, BUDGET) == "pinned"
+    # flat just above the budget (layered@8k on invoice_audit, 1.16 B)
+    assert classify(ramp(1.1, 8) + [BUDGET * 1.16] * 23, BUDGET) == "pinned"
+
+
+def test_plateau_below_the_budget_is_a_plateau():
+    # summarize@8k on brand_report: levels off at 0.75 B and stays there: was `monotonic`
+    curve = ramp(0.74, 5) + [BUDGET * (0.75 + 0.01 * (i % 3 - 1)) for i in range(36)]
+    assert classify(curve, BUDGET) == "plateau"
+
+
+def test_growth_far_past_the_budget_after_one_dip_is_monotonic():
+    # summarize@8k on callback_search: one dip, then 4x the budget: was `sawtooth`
+    ratios = [0.06, 0.23, 0.26, 0.94, 1.61, 2.09, 2.70, 2.20, 2.23, 2.86, 3.51, 3.55, 4.20, 4.90]
+    assert classify([BUDGET * r for r in ratios], BUDGET) == "monotonic"
+
+
+def test_identical_jittery_curves_get_one_label():
+    # headtail, sliding_window and notes at 8K on callback_search: one cycle 0.7 -> 0.95 B every four
+    # steps (visually identical): were pinned / sawtooth / sawtooth
+    starts = [0.06, 0.23, 0.26, 0.94]
+    cycles = {"headtail": [0.69, 0.87, 0.90, 0.94], "sliding_window": [0.68, 0.85, 0.88, 0.92],
+              "notes": [0.71, 0.89, 0.92, 0.95]}
+    shapes = {name: classify([BUDGET * r for r in starts + cycle * 36], BUDGET) for name, cycle in cycles.items()}
+    assert set(shapes.values()) == {"pinned"}, shapes
+
+
+def test_a_steady_climb_through_the_band_is_not_pinned():
+    curve = [BUDGET * (0.07 + 0.032 * i) for i in range(41)]  # offload@8k on brand_report: 0.07 -> 1.35 B
+    assert classify(curve, BUDGET) == "monotonic"
+
+
+def test_jitter_is_not_a_cut_but_a_real_cut_is():
+    # a window sliding by one message (drops of 12% of B) below the band, then a real cut
+    jitter = ramp(0.5) + [BUDGET * (0.5 if i % 2 else 0.62) for i in range(20)]
+    assert classify(jitter, BUDGET) == "plateau"
+    assert classify(jitter + [BUDGET * 0.2, BUDGET * 0.3, BUDGET * 0.4], BUDGET) == "sawtooth"
+
+
+def test_thrashing_from_rereads_whatever_the_shape():
+    sawtooth = sawtooth_curve()
+    # the seed's anchor: a re-read rate above 15% is thrashing, pinned or not
+    assert trial_curve_fields(sawtooth, 25_000, 0.97)["thrashing"]
+    assert trial_curve_fields(list(range(300, 72_000, 2_400)), 8_000, 0.77)["thrashing"]
+    assert not trial_curve_fields(sawtooth, 25_000, 0.15)["thrashing"]
+    # one resource read four times or more, even with a low overall rate
+    assert trial_curve_fields(sawtooth, 25_000, 0.08, max_resource_reads=5)["thrashing"]
+    assert not trial_curve_fields(sawtooth, 25_000, 0.08, max_resource_reads=3)["thrashing"]
+    assert is_thrashing("sawtooth", 0.16) and is_thrashing(None, 0.0, 4)
 
 
 def test_trivial_curves():
