@@ -3,12 +3,18 @@
     python -m harness run -m experiment=review44            # writes results/experiments/review44/
     python benchmarks/experiments_table.py review44          # prints the table
     python benchmarks/experiments_table.py --update docs/experiments.md   # rewrites every generated block
+    python benchmarks/experiments_table.py --run --update docs/experiments.md   # runs every preset first (~1 min)
+    python benchmarks/experiments_table.py --run --check docs/experiments.md    # exit 1 if the committed tables are stale
 
 A generated block in a markdown file sits between ``<!-- table:NAME -->`` and
 ``<!-- /table:NAME -->``; ``--update`` replaces what is between them and nothing else. NAME is a
 preset (``review44``, ``invoice_layers``, ``compression_six``, ``status_bar``,
 ``cache_pitfalls``) or ``seed004_demo`` (the LayeredContext demo, computed, no run needed).
 Numbers come from the trial rows (``harness.analysis.load_trials``); nothing is typed by hand.
+``--run`` runs each preset's sweep in this process (the same configs and folder names as
+``python -m harness run -m experiment=NAME``) into ``--results``; ``--check`` compares the
+generated blocks with a committed file, apart from wall-time columns, and exits 1 when they differ
+(tests/test_docs_current.py does the same).
 """
 from __future__ import annotations
 
@@ -227,19 +233,87 @@ TABLES = {"review44": review44, "invoice_layers": invoice_layers, "seed004_demo"
           "compression_six": compression_six, "status_bar": status_bar, "cache_pitfalls": cache_pitfalls}
 
 
-def update(path: Path, results: Path) -> list[str]:
-    """Replace every ``<!-- table:NAME -->`` block of ``path``; return the names replaced."""
-    text = path.read_text()
-    done = []
+BLOCK = re.compile(r"<!-- table:(\w+) -->.*?<!-- /table:\1 -->", flags=re.S)
+
+
+def render(text: str, results: Path) -> tuple[str, list[str]]:
+    """``text`` with every ``<!-- table:NAME -->`` block regenerated, and the names regenerated."""
+    done: list[str] = []
 
     def repl(match):
         name = match.group(1)
         done.append(name)
         return f"<!-- table:{name} -->\n{TABLES[name](results)}\n<!-- /table:{name} -->"
 
-    text = re.sub(r"<!-- table:(\w+) -->.*?<!-- /table:\1 -->", repl, text, flags=re.S)
+    return BLOCK.sub(repl, text), done
+
+
+def update(path: Path, results: Path) -> list[str]:
+    """Replace every ``<!-- table:NAME -->`` block of ``path``; return the names replaced."""
+    text, done = render(path.read_text(), results)
     path.write_text(text)
     return done
+
+
+def mask_wall_times(text: str) -> str:
+    """``text`` with the cells of every table column whose header mentions wall time blanked."""
+    out, masked = [], set()
+    for line in text.splitlines():
+        cells = line.split(" | ") if line.startswith("| ") else None
+        if cells is None:
+            masked = set()
+        elif not masked and any("wall" in c for c in cells):
+            masked = {i for i, c in enumerate(cells) if "wall" in c}
+        elif masked and not line.startswith("|---"):
+            line = " | ".join("…" if i in masked else c for i, c in enumerate(cells))
+        out.append(line)
+    return "\n".join(out)
+
+
+def stale_blocks(path: Path, results: Path) -> list[str]:
+    """Names of the generated blocks of ``path`` that differ from a fresh rendering (wall times aside)."""
+    committed = path.read_text()
+    fresh, _ = render(committed, results)
+    old = {m.group(1): mask_wall_times(m.group(0)) for m in BLOCK.finditer(committed)}
+    new = {m.group(1): mask_wall_times(m.group(0)) for m in BLOCK.finditer(fresh)}
+    return [name for name in old if old[name] != new.get(name)]
+
+
+PRESETS = ("review44", "invoice_layers", "compression_six", "status_bar", "cache_pitfalls")
+
+
+def sweep_points(name: str) -> list[list[str]]:
+    """The override lists of every job of preset ``name`` (cartesian over its sweeper params)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from harness.cli import CONFIG_DIR, _register_resolvers, _sweep_values
+
+    _register_resolvers()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={name}"], return_hydra_config=True)
+    params = OmegaConf.to_container(cfg.hydra.sweeper.params) or {}
+    points: list[list[str]] = [[]]
+    for key, value in params.items():
+        points = [p + [f"{key}={v}"] for p in points for v in _sweep_values(str(value))]
+    return points
+
+
+def run_preset(name: str, results: Path) -> None:
+    """Run every job of preset ``name`` into ``results/NAME/<job>`` (the folder names of ``run -m``)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    from harness.cli import CONFIG_DIR
+    from harness.runner import execute
+
+    for point in sweep_points(name):
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=[f"experiment={name}", *point, "progress=false"])
+        job = ",".join(sorted(point)).replace("/", "_").replace("=", "-").replace(",", "_")
+        with open_dict(cfg):
+            cfg.pop("hydra", None)
+        execute(cfg, results / name / job, echo=lambda _: None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +321,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help=f"tables to print ({', '.join(TABLES)}); default all")
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder holding the presets' sweep folders")
     parser.add_argument("--update", type=Path, help="rewrite the generated blocks of this markdown file")
+    parser.add_argument("--check", type=Path, help="exit 1 if this file's generated blocks are stale")
+    parser.add_argument("--run", action="store_true", help="run every preset into --results first")
     args = parser.parse_args(argv)
+    if args.run:
+        for name in PRESETS:
+            run_preset(name, args.results)
+    if args.check:
+        stale = stale_blocks(args.check, args.results)
+        print(f"stale: {', '.join(stale)}" if stale else f"{args.check}: every generated table is current")
+        return 1 if stale else 0
     if args.update:
         print("updated:", ", ".join(update(args.update, args.results)))
         return 0

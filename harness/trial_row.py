@@ -5,6 +5,7 @@ Columns are documented in docs/analysis.md. Token and cost columns come from the
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,15 +19,20 @@ class ReadTracker:
 
     reads: int = 0
     rereads: int = 0
-    seen: set = field(default_factory=set)
+    per_resource: Counter = field(default_factory=Counter)
 
     def observe(self, resource: Any) -> None:
         """Count one successful tool result that read ``resource`` (``None``: not a read)."""
         if resource is None:
             return
         self.reads += 1
-        self.rereads += resource in self.seen
-        self.seen.add(resource)
+        self.rereads += resource in self.per_resource
+        self.per_resource[resource] += 1
+
+    @property
+    def max_per_resource(self) -> int:
+        """The most times any one resource was read (0 without reads)."""
+        return max(self.per_resource.values(), default=0)
 
     @property
     def rate(self) -> float:
@@ -108,6 +114,7 @@ def context_columns(trial: Any) -> dict:
         "reads": trial.reads.reads,
         "rereads": trial.reads.rereads,
         "reread_rate": trial.reads.rate,
+        "max_resource_reads": trial.reads.max_per_resource,
         "peak_context": trial.peak_context,
         "over_budget_steps": trial.budget.over_steps,
         "max_budget_ratio": trial.budget.max_ratio,
@@ -130,5 +137,6 @@ def trial_row(trial: Any, wall_s: float) -> dict:
         "grade_detail": trial.grade.detail if trial.grade is not None else None,
     }
     row.update(trial.instance.trial_metrics(trial.tool_log))
-    row.update(trial_curve_fields(trial.transcript.request_tokens, trial.settings.budget, row["reread_rate"]))
+    row.update(trial_curve_fields(trial.transcript.request_tokens, trial.settings.budget, row["reread_rate"],
+                                  max_resource_reads=row["max_resource_reads"]))
     return row
