@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (failed_attempts, format_summary, make_call, next_page, parse_ranges, ranges,
-                              reply, submit, texts, tool_texts, tools_used)
+from tasks.policy_kit import (failed_attempts, format_summary, latest_results, make_call, next_page, parse_ranges,
+                              ranges, reply, submit, texts, tool_texts, tools_used)
 
 CATEGORIES = [
     ("air fryers", [("Lumora", ["Lumo", "LMR"]), ("Brightwave", ["BW", "Bwave"]), ("Kestrel", ["KST", "Kes"]),
@@ -388,9 +388,8 @@ class BrandPolicy:
         covered, counts = self._totals(vocabulary, tallies, running)
         scope = f"window {window[0]}..{window[1]}" if window else "all dates"
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            header = PAGE_HEADER.search(str(last.get("content") or ""))
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            header = PAGE_HEADER.search(text)
             if header and int(header.group(1)) in tallies:
                 page = int(header.group(1))
                 lines.append(f"Tally p{page} ({scope}): {_counts_text(tallies[page])}")

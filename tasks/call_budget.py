@@ -40,8 +40,8 @@ import re
 from collections import Counter
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, status_counts, submit,
-                              tools_used)
+from tasks.policy_kit import (exchanges, failed_attempts, format_summary, latest_results, make_call, reply,
+                              status_counts, submit, tools_used)
 
 MAX_CALLS = 3
 STANDARD_OFFER = 15
@@ -346,9 +346,7 @@ class CallBudgetPolicy:
     @staticmethod
     def _note(messages, state, counts, merchants) -> str:
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            text = str(last.get("content") or "")
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             header, disp = HEADER.search(text), DISPOSITION.search(text)
             if header and disp:
                 m = header.group(1)

@@ -38,8 +38,8 @@ import re
 
 from harness.conversation import parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, make_call, reply, submit,
-                              tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
+                              reply, submit, tools_used)
 from tasks.repo_tools import grep_lines
 
 PACKAGES = {
@@ -596,9 +596,7 @@ class CallbackSearchPolicy:
 
     def _note(self, messages: list[dict], k: dict) -> str:
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            text = str(last.get("content") or "")
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             if re.match(r"\d+ files:\n", text):
                 lines.append("Listed the repository.")
             grep = GREP_HEADER.match(text)

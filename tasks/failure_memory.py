@@ -44,7 +44,8 @@ import random
 import re
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import exchanges, failed_attempts, format_summary, make_call, reply, submit, tools_used
+from tasks.policy_kit import (exchanges, failed_attempts, format_summary, latest_results, make_call, reply, submit,
+                              tools_used)
 
 DATASETS = ("refunds", "chargebacks", "credits")
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
@@ -509,9 +510,7 @@ class FailureMemoryPolicy:
 
     def _note(self, messages: list[dict], k: dict, findings: dict) -> str:
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            text = str(last.get("content") or "")
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             if text.startswith("ERROR: query_api"):
                 lines.append("FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
                              "mode disabled for /v2/*); retrying cannot work. Switching to the reporting exports.")
