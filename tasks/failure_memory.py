@@ -24,8 +24,9 @@ error (a retry of the known-broken approach, whatever the arguments). A call mat
 counts once.
 
 Reference policy (context-faithful): to get a quarter's data it calls ``query_api`` unless it
-can see that the API failed: the error result, its own note (``FAILED: query_api ...``,
-written once, right after the failure) or a summary's failed-attempts line naming
+can see that the API failed: the error result, its own notes (``FAILED: query_api ...``,
+written once, right after the failure, and ``The billing API is known to fail ...``, its
+reason for each export it creates afterwards) or a summary's failed-attempts line naming
 ``query_api``. It then exports and reads the pages, noting the account's amounts per page;
 it reads the tickets in order, noting each, until it finds the escalated one. Its running
 recitation carries the findings (totals, ticket, period) but not the failure: a strategy
@@ -71,7 +72,9 @@ EXPORT_READY = re.compile(r"Export (EXP-[0-9A-F]{6}) ready: dataset (\w+), perio
 ROW = re.compile(r"^RF-\d+ \| [\d-]+ \| (ACC-\d{5}) \| [^|]+\| [^|]+\| ([\d,]+\.\d{2}) \| (\w+)", re.M)
 TICKET_HEADER = re.compile(r"=== Ticket (T-\d+) · ")
 ESCALATED = re.compile(r"Escalation: FINANCE . compare refunds for (\d{4}-Q\d)")
-API_FAILED = re.compile(r"FAILED: query_api|query_api: ERROR|\[tool query_api\]: ERROR")
+API_BROKEN = "The billing API is known to fail (authentication)"  # the policy's reason for exporting
+# the API is known broken: its own notes (FAILED line, reason for exporting), a summary's failed attempt, the error
+API_FAILED = re.compile(r"FAILED: query_api|" + re.escape(API_BROKEN) + r"|query_api: ERROR|\[tool query_api\]: ERROR")
 # notes and recitation
 PAGE_NOTE = re.compile(r"Export (EXP-[0-9A-F]{6}) \((\d{4}-Q\d)\) page (\d+)/(\d+): (ACC-\d{5}) amounts: ([^\n]*)")
 EXPORT_NOTE = re.compile(r"Export for (\d{4}-Q\d): (EXP-[0-9A-F]{6}) \((\d+) pages\)")
@@ -464,7 +467,7 @@ class FailureMemoryPolicy:
             return f"Reading page {missing[0]} of export {export_id} ({period}).", make_call(
                 "read_export", export_id=export_id, page=missing[0])
         if k["api_failed"]:
-            return (f"The billing API is known to fail (authentication); using a refunds export for {period}.",
+            return (f"{API_BROKEN}; using a refunds export for {period}.",
                     make_call("export_report", dataset="refunds", period=period))
         endpoint = f"/v2/refunds?account={k['account']}&period={period}"
         return f"Querying the billing API for {period}.", make_call("query_api", endpoint=endpoint, auth="token")
