@@ -1,9 +1,6 @@
 """Reference policies across families: what a strategy appends after the newest result must not change a reply."""
 from __future__ import annotations
 
-import json
-from typing import Iterator
-
 import pytest
 
 from strategies.notes import NOTES_HEADER
@@ -14,6 +11,7 @@ from tasks.callback_search import CallbackSearch
 from tasks.failure_memory import FailureMemory
 from tasks.invoice_audit import InvoiceAudit
 from tasks.people_tracker import PeopleTracker
+from tests.family_helpers import unmanaged_requests
 
 FAMILIES = {
     "brand_report": lambda: BrandReport(pages=3, posts_per_page=8, weeks=2),
@@ -23,23 +21,6 @@ FAMILIES = {
     "invoice_audit": lambda: InvoiceAudit(pages=6, duplicates=2, max_distance=4),
     "people_tracker": lambda: PeopleTracker(people=2, moves=2, roundups=1, noise=3),
 }
-
-
-def unmanaged_requests(instance, max_steps: int = 80) -> Iterator[list[dict]]:
-    """Each request the reference agent sees in an unmanaged run (the whole history), until it submits."""
-    policy = instance.reference_policy()
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
-    for step in range(max_steps):
-        yield list(messages)
-        message = dict(policy.act(messages, instance.tools))
-        calls = [{**call, "id": f"c{step}-{i}"} for i, call in enumerate(message.get("tool_calls") or [])]
-        if not calls or any(c["function"]["name"] == "submit" for c in calls):
-            return
-        messages.append({**message, "tool_calls": calls})
-        for call in calls:
-            result = instance.call(call["function"]["name"], json.loads(call["function"]["arguments"]))
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.content})
-    raise AssertionError("the reference agent did not submit")
 
 
 def status_bar_message(messages: list[dict]) -> dict:
