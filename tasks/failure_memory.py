@@ -14,8 +14,9 @@ Between the first and the second quarter the agent reads ``tickets`` long ticket
 the failure scrolls far back.
 
 Answer: ``submit(first_total, escalated_ticket, second_period, second_total)``.
-Grade: success = all four fields right AND no repeated failed call; score = the fraction of
-right fields, halved for each repeated failed call.
+Grade: success = all four fields right (the totals in exact cents: a one-cent error is wrong)
+AND no repeated failed call; score = the fraction of right fields, halved for each repeated
+failed call.
 
 ``repeated_failed_calls`` (also a ``trial_metrics`` column) counts the calls that either
 (a) are identical in name and arguments to an earlier call that returned an error, or
@@ -43,6 +44,7 @@ import hashlib
 import json
 import random
 import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (exchanges, failed_attempts, format_summary, latest_results, make_call, reply, submit,
@@ -342,10 +344,7 @@ class FailureMemoryInstance(TaskInstance):
         for key, value in self.expected.items():
             given = answer.get(key)
             if isinstance(value, float):
-                try:
-                    right[key] = abs(float(given) - value) < 0.01
-                except (TypeError, ValueError):
-                    right[key] = False
+                right[key] = _cents(given) == _cents(value)
             else:
                 right[key] = isinstance(given, str) and given.strip() == value
         repeats = self._repeats()
@@ -365,6 +364,23 @@ class FailureMemoryInstance(TaskInstance):
     def data_fingerprint(self) -> list:
         """Tickets, exports and the expected answer."""
         return [self.tickets, self.exports, self.expected]
+
+
+def _cents(amount: object) -> int | None:
+    """``amount`` in whole cents (half a cent rounds up), ``None`` when it is not a finite number.
+
+    Money is compared in exact cents: a float difference of one cent can come out just
+    under ``0.01`` and pass a tolerance test.
+    """
+    if isinstance(amount, bool) or not isinstance(amount, (int, float, str)):
+        return None
+    try:
+        value = Decimal(str(amount).strip())
+    except InvalidOperation:
+        return None
+    if not value.is_finite():
+        return None
+    return int((value * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def _canonical(args: dict) -> str:

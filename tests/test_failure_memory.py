@@ -149,3 +149,20 @@ def test_notes_over_headtail_keep_the_failure(tmp_path):
     row, _ = run(tmp_path, FailureMemory(), seed=0, strategy=Notes(base=HeadTail()), budget=8_000)
     assert row["repeated_failed_calls"] == 0 and row["api_calls"] == 1, row["grade_detail"]
     assert row["success"], row["grade_detail"]
+
+
+@pytest.mark.parametrize("field", ["first_total", "second_total"])
+def test_a_one_cent_error_fails_for_every_seed(field):
+    """Totals are compared in exact cents: float arithmetic must not let a one-cent error pass."""
+    family = FailureMemory(**SMOKE)
+    for seed in range(60):
+        instance = family.generate(seed)
+        expected = dict(instance.expected)
+        assert instance.grade(expected).success
+        assert instance.grade({**expected, field: str(expected[field])}).success, "a number as a string is fine"
+        for error in (0.01, -0.01):
+            wrong = {**expected, field: round(expected[field] + error, 2)}
+            graded = instance.grade(wrong)
+            assert not graded.success and not graded.detail["fields"][field], (seed, expected[field], wrong[field])
+    assert not instance.grade({**expected, field: float("nan")}).success
+    assert not instance.grade({**expected, field: True}).success
