@@ -164,7 +164,8 @@ class BrandReport(TaskFamily):
             post = Item("post", ids[n], platform, author, when, " ".join(sentences), tuple(negative), rng.randrange(900))
             items.append(post)
             originals.append(post)
-        items = pin_window_boundaries(items, [b for b, _ in brands], start, end, random.Random(f"brand_report:{seed}:edges"))
+        edges = random.Random(f"brand_report:{seed}:edges")  # its own stream: unpinned feeds stay as they were
+        items = pin_window_boundaries(items, [b for b, _ in brands], start, end, edges)
         return BrandReportInstance(self, seed, category, brands, start, end, today, items)
 
 
@@ -197,7 +198,8 @@ def pin_window_boundaries(items: list[Item], brands: list[str], start: date, end
     decisive = {"start-1": start - day, "both-1": start - day, "start+1": start, "end-1": end,
                 "end+1": end + day, "both+1": end + day}
     items = list(items)
-    donors = [n for n, i in enumerate(items) if i.kind == "post" and i.negative and i.when[:10] < (start - day).isoformat()]
+    before = (start - day).isoformat()
+    donors = [n for n, i in enumerate(items) if i.kind == "post" and i.negative and i.when[:10] < before]
     rng.shuffle(donors)
     while donors:
         truth = negative_counts(items, brands, start, end)

@@ -133,7 +133,8 @@ def test_the_policy_recognises_each_line_it_writes_about_the_failure():
     error = instance.call("query_api", json.loads(call["function"]["arguments"]))
     history = [*head, {**first, "tool_calls": [{**call, "id": "c1"}]},
                {"role": "tool", "tool_call_id": "c1", "content": error.content}]
-    lines = [line for line in policy.act(history, instance.tools)["content"].splitlines() if "API" in line or "api" in line]
+    content = policy.act(history, instance.tools)["content"]
+    lines = [line for line in content.splitlines() if "API" in line or "api" in line]
     assert len(lines) == 2, lines
     for line in lines:
         action = policy.act([*head, {"role": "user", "content": f"{NOTES_HEADER}\n- {line}"}], instance.tools)
