@@ -10,7 +10,10 @@ words that mention no brand. ``search_posts(brand, page)`` returns the posts tha
 brand (by any of its names), paginated the same way.
 
 The task prompt states the rule ONCE, at the start: count only last week, with the
-explicit window ``YYYY-MM-DD`` to ``YYYY-MM-DD``.
+explicit window ``YYYY-MM-DD`` to ``YYYY-MM-DD``. Every edge of the window matters: any
+window one day off (either end moved either way, or the whole window moved) gives different
+counts (``pin_window_boundaries`` re-dates older negative posts onto the decisive days where
+the random feed did not already do it; a feed too small to have such posts may stay unpinned).
 
 Answer: ``submit(counts={"Brand": n, ...})`` keyed by the brand names of the prompt: the
 number of original (non-sponsored, non-repost) posts dated inside the window in which a
@@ -35,12 +38,12 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (failed_attempts, format_summary, make_call, next_page, parse_ranges, ranges,
-                              reply, submit, texts, tool_texts, tools_used)
+from tasks.policy_kit import (failed_attempts, format_summary, latest_results, make_call, next_page, parse_ranges,
+                              ranges, reply, submit, texts, tool_texts, tools_used)
 
 CATEGORIES = [
     ("air fryers", [("Lumora", ["Lumo", "LMR"]), ("Brightwave", ["BW", "Bwave"]), ("Kestrel", ["KST", "Kes"]),
@@ -161,7 +164,52 @@ class BrandReport(TaskFamily):
             post = Item("post", ids[n], platform, author, when, " ".join(sentences), tuple(negative), rng.randrange(900))
             items.append(post)
             originals.append(post)
+        edges = random.Random(f"brand_report:{seed}:edges")  # its own stream: unpinned feeds stay as they were
+        items = pin_window_boundaries(items, [b for b, _ in brands], start, end, edges)
         return BrandReportInstance(self, seed, category, brands, start, end, today, items)
+
+
+def negative_counts(items: list[Item], brands: list[str], start: date, end: date) -> dict[str, int]:
+    """Per brand, the original posts dated from ``start`` to ``end`` (both included) negative about it."""
+    low, high = start.isoformat(), end.isoformat()
+    return {b: sum(1 for i in items if i.kind == "post" and b in i.negative and low <= i.when[:10] <= high)
+            for b in brands}
+
+
+def shifted_windows(start: date, end: date) -> dict[str, tuple[date, date]]:
+    """The windows one day off ``start..end``: either end moved either way, or the whole window moved."""
+    day = timedelta(days=1)
+    return {"start-1": (start - day, end), "start+1": (start + day, end), "end-1": (start, end - day),
+            "end+1": (start, end + day), "both-1": (start - day, end - day), "both+1": (start + day, end + day)}
+
+
+def pin_window_boundaries(items: list[Item], brands: list[str], start: date, end: date,
+                          rng: random.Random) -> list[Item]:
+    """``items`` with, where needed, older negative posts re-dated onto the days at the window's edges so
+    that every window one day off gives different counts (ignoring or misreading the window fails).
+
+    A shifted window that gives the same counts is repaired on the day that decides it: the day
+    before the window (``start-1``, ``both-1``), its first day (``start+1``), its last day
+    (``end-1``) or the day after it (``end+1``, ``both+1``). The donors are original posts with
+    a negative sentence dated before the day before the window; an instance that needs no repair
+    is unchanged. With too few donors (tiny feeds) it stops repairing.
+    """
+    day = timedelta(days=1)
+    decisive = {"start-1": start - day, "both-1": start - day, "start+1": start, "end-1": end,
+                "end+1": end + day, "both+1": end + day}
+    items = list(items)
+    before = (start - day).isoformat()
+    donors = [n for n, i in enumerate(items) if i.kind == "post" and i.negative and i.when[:10] < before]
+    rng.shuffle(donors)
+    while donors:
+        truth = negative_counts(items, brands, start, end)
+        same = [name for name, (a, b) in shifted_windows(start, end).items()
+                if negative_counts(items, brands, a, b) == truth]
+        if not same:
+            break
+        n = donors.pop()
+        items[n] = replace(items[n], when=decisive[same[0]].isoformat() + items[n].when[10:])
+    return items
 
 
 class BrandReportInstance(TaskInstance):
@@ -179,8 +227,7 @@ class BrandReportInstance(TaskInstance):
         self.brands = [(b, list(a)) for b, a in brands]
         self.start, self.end, self.today = start, end, today
         self.items = items
-        self.truth = {b: sum(1 for i in items if i.kind == "post" and b in i.negative
-                             and start.isoformat() <= i.when[:10] <= end.isoformat()) for b, _ in self.brands}
+        self.truth = negative_counts(items, [b for b, _ in self.brands], start, end)
         vocabulary = "; ".join(f"{b} ({', '.join(a)})" for b, a in self.brands)
         self.system_prompt = (
             "You are a social-listening analyst agent for a PR team. You work only through the tools you are "
@@ -388,9 +435,8 @@ class BrandPolicy:
         covered, counts = self._totals(vocabulary, tallies, running)
         scope = f"window {window[0]}..{window[1]}" if window else "all dates"
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            header = PAGE_HEADER.search(str(last.get("content") or ""))
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            header = PAGE_HEADER.search(text)
             if header and int(header.group(1)) in tallies:
                 page = int(header.group(1))
                 lines.append(f"Tally p{page} ({scope}): {_counts_text(tallies[page])}")

@@ -20,9 +20,14 @@ only if its deal was closed in this trial) minus 0.25 per violation, floored at 
 
 Reference policy (context-faithful): it decides whether a merchant may be called again by
 COUNTING the visible evidence: visible ``call_merchant`` calls to it, its own per-call notes
-(``Call note: M07 call #2 of 3: ...``), a status message (``calls to M07: 2`` or
-``M07: 2/3 calls``) and the latest ``status_bar`` (``call_merchant: merchant=M07 2/3``, lines
-of one merchant summed), taking the largest. It keeps no hidden counter. Its running recitation
+(``Call note: M07 call #2 of 3: ...``), the number it gave a visible placed call in the
+message that placed it (``Calling M07 (call #2 of 3) ...``, itself counted from the notes
+then visible, so the running count carries forward when earlier calls were cut but their
+notes were not), a status message (``calls to M07: 2`` or ``M07: 2/3 calls``) and the
+latest ``status_bar`` (``call_merchant: merchant=M07 2/3``, lines of one merchant summed),
+taking the largest. It keeps no hidden counter. Outcomes: visible call results override
+what its free texts say (a ``notes`` block re-injected after the results holds older
+recitations). Its running recitation
 (``Accepted so far`` / ``Declined so far`` / ``Open`` / ``Given up``) carries outcomes but not
 call counts, as a reasoning agent recites conclusions and recounts from the record when it
 needs a count. So a strategy that hides earlier calls to a merchant makes it call a 4th time,
@@ -39,9 +44,10 @@ import random
 import re
 from collections import Counter
 
+from harness.conversation import iter_calls, parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (exchanges, failed_attempts, format_summary, make_call, reply, status_counts, submit,
-                              tools_used)
+from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
+                              reply, status_counts, submit, tool_texts, tools_used)
 
 MAX_CALLS = 3
 STANDARD_OFFER = 15
@@ -85,6 +91,7 @@ IVR = [
 HEADER = re.compile(r"=== Outbound call · (M\d{2}) ")
 DISPOSITION = re.compile(r"disposition: (ACCEPTED|DECLINED|CALL BACK LATER|COUNTER-OFFER)(?: at)? ?(\d+)?%?\]")
 CALL_NOTE = re.compile(r"Call note: (M\d{2}) call #(\d+) of \d+: (ACCEPTED|DECLINED|CALL BACK LATER|COUNTER-OFFER) ?(\d+)?")
+CALLING = re.compile(r"Calling (M\d{2}) \(call #(\d+) of \d+\)")
 STATUS_MERCHANT = re.compile(r"merchant=(M\d{2})\b", re.IGNORECASE)
 STATUS_COUNT = re.compile(r"calls to (M\d{2}): (\d+)|(M\d{2}): (\d+)/\d+ calls")
 RECITE = re.compile(r"(Accepted so far|Declined so far|Open|Given up): ([^\n]*)")
@@ -304,26 +311,31 @@ class CallBudgetPolicy:
 
     @staticmethod
     def _state(messages: list[dict]) -> tuple[list[str], dict[str, tuple[str, int | None]], Counter]:
-        """Merchants from the task, latest known outcome per merchant, and the visible call count."""
+        """Merchants from the task, latest known outcome per merchant, and the call count per merchant.
+
+        Free texts (notes, recitations, a summary, a ``notes`` block) are read first, in order;
+        then the visible call results, which override them: a visible result is the newest
+        word on its merchant, while a notes block re-injected after the results (strategy
+        ``notes``) holds older recitations.
+        """
         merchants: list[str] = []
         state: dict[str, tuple[str, int | None]] = {}
         noted: Counter = Counter()
         for message in messages:
             text = str(message.get("content") or "")
-            role = message.get("role")
-            if role == "user" and not merchants:
+            if message.get("role") == "user" and not merchants:
                 merchants = PROMPT_MERCHANT.findall(text)
-            if role == "tool":
-                header, disp = HEADER.search(text), DISPOSITION.search(text)
-                if header and disp:
-                    state[header.group(1)] = (disp.group(1), int(disp.group(2)) if disp.group(2) else None)
-                continue
-            if role not in ("user", "assistant"):
-                continue
-            _read_text(text, state, noted)
+            if message.get("role") in ("user", "assistant"):
+                _read_text(text, state, noted)
+        for text in tool_texts(messages):
+            header, disp = HEADER.search(text), DISPOSITION.search(text)
+            if header and disp:
+                state[header.group(1)] = (disp.group(1), int(disp.group(2)) if disp.group(2) else None)
         visible = Counter(str(e.args.get("merchant", "")).upper() for e in exchanges(messages)
                           if e.name == "call_merchant" and e.result is not None and not e.is_error)
         for m, n in _status_bar_counts(messages).items():
+            noted[m] = max(noted[m], n)
+        for m, n in _placed_numbers(messages).items():
             noted[m] = max(noted[m], n)
         counts = Counter({m: max(visible[m], noted[m]) for m in set(visible) | set(noted)})
         return merchants, state, counts
@@ -346,9 +358,7 @@ class CallBudgetPolicy:
     @staticmethod
     def _note(messages, state, counts, merchants) -> str:
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            text = str(last.get("content") or "")
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             header, disp = HEADER.search(text), DISPOSITION.search(text)
             if header and disp:
                 m = header.group(1)
@@ -374,6 +384,36 @@ class CallBudgetPolicy:
         untouched = [m for m in merchants if m not in state]
         progress.append("Not called yet: " + (", ".join(untouched) or "none"))
         return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
+
+
+def _placed_numbers(messages: list[dict]) -> Counter:
+    """The highest number of a visible placed call per merchant, as the message that placed it said.
+
+    The policy writes ``Calling M07 (call #2 of 3)`` in the message that calls, counting the
+    calls its notes record, so the number carries forward when earlier calls were cut and
+    only their notes are visible. A call counts when its result is visible and is not an
+    error (an error is not a placed call).
+    """
+    placed = {m.get("tool_call_id") for m in messages
+              if m.get("role") == "tool" and not str(m.get("content") or "").startswith(ERROR_PREFIX)}
+    numbers: Counter = Counter()
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        called = {_merchant_of(raw) for call_id, name, raw in iter_calls(message)
+                  if name == "call_merchant" and call_id in placed}
+        for m, n in CALLING.findall(str(message.get("content") or "")):
+            if m in called:
+                numbers[m] = max(numbers[m], int(n))
+    return numbers
+
+
+def _merchant_of(raw: str | dict | None) -> str:
+    """The merchant id of a ``call_merchant`` call's raw arguments (upper case; empty when unreadable)."""
+    try:
+        return str(parse_arguments(raw).get("merchant", "")).strip().upper()
+    except ValueError:
+        return ""
 
 
 def _status_bar_counts(messages: list[dict]) -> Counter:

@@ -27,9 +27,14 @@ Reference policy, in two separate phases (the scenario for an isolating sub-agen
   (or its import alias), attributed to the enclosing ``def`` (note ``Verified path: ...``);
 * submit.
 
-It notes each step, re-reads a file whose call is visible but whose content and note are
-gone, and re-runs a grep whose output is gone. Summaries keep the target and the confirmed
-call sites but not the list of files already checked (they are checked again).
+It notes each result and restates its working set in every reply (search: ``Candidates:``
+and ``Candidates checked:``; verify: ``TARGET:``, ``To verify:``, ``Verified so far:``,
+``Call sites so far:``), so the newest reply carries it across a cut. It re-reads a file
+whose call is visible but whose content and note are gone, and re-runs a grep whose output
+and restated result are gone. ``list_files`` is only its first move (nothing of the search
+visible yet): nothing reads the listing, so a lost listing is not fetched again. Summaries
+keep the target and the confirmed call sites but not the list of files already checked
+(they are checked again).
 """
 from __future__ import annotations
 
@@ -38,8 +43,8 @@ import re
 
 from harness.conversation import parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, make_call, reply, submit,
-                              tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
+                              reply, submit, tools_used)
 from tasks.repo_tools import grep_lines
 
 PACKAGES = {
@@ -105,6 +110,8 @@ CANDIDATES_NOTE = re.compile(r"Candidates: ([^\n]*)")
 CHECKED_NOTE = re.compile(r"Checked (src/\S+\.py)")
 VERIFY_NOTE = re.compile(r"Verified (src/\S+\.py): ([^\n]*)")
 TO_VERIFY_NOTE = re.compile(r"To verify: ([^\n]*)")
+CHECKED_LIST = re.compile(r"Candidates checked: ([^\n]*)")  # restated every reply of the search phase
+VERIFIED_LIST = re.compile(r"Verified so far: ([^\n]*)")  # restated every reply of the verify phase
 SITES = re.compile(r"Call sites so far: ([^\n]*)")
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
@@ -397,6 +404,11 @@ class CallbackSearchInstance(TaskInstance):
         return [self.files, self.target, self.sites]
 
 
+def _paths(listing: str) -> list[str]:
+    """The paths of a restated list (``a.py, b.py`` or ``none``)."""
+    return [p for p in listing.split(", ") if p and p != "none"]
+
+
 def _file_contents(text: str) -> tuple[str, list[str]] | None:
     header = FILE_HEADER.match(text)
     if not header:
@@ -515,6 +527,7 @@ class CallbackSearchPolicy:
         if "files:" in text and "Listed the repository" in text:
             k["listed"] = True
         for line in text.splitlines():
+            line = line.removeprefix("- ")  # a line of a notes block (strategy notes) reads as the note itself
             if line.startswith("Listed the repository"):
                 k["listed"] = True
             m = CANDIDATES_NOTE.match(line)
@@ -529,6 +542,14 @@ class CallbackSearchPolicy:
             m = TO_VERIFY_NOTE.match(line)
             if m:
                 k["to_verify"] = [c for c in m.group(1).split(", ") if c and c != "none"]
+            m = CHECKED_LIST.match(line)
+            if m:
+                for path in _paths(m.group(1)):
+                    k["checked"].setdefault(path, [])
+            m = VERIFIED_LIST.match(line)
+            if m:
+                for path in _paths(m.group(1)):
+                    k["verified"].setdefault(path, [])
             m = VERIFY_NOTE.match(line)
             if m:
                 k["verified"][m.group(1)] = [f for _, f in SITE.findall(m.group(2))]
@@ -571,7 +592,7 @@ class CallbackSearchPolicy:
         called = {e.args.get("path") for e in exchanges(messages) if e.name == "read_file"}
         # search phase
         if k["target"] is None:
-            if not k["listed"]:
+            if self._first_move(messages, k):  # the listing orients; nothing reads it, so it is never re-run
                 return reply(note + "\nSearch phase: listing the repository.", make_call("list_files"))
             if k["candidates"] is None:
                 return reply(note + "\nSearch phase: looking for callback definitions.", make_call("grep", pattern=DEF_GREP))
@@ -594,18 +615,18 @@ class CallbackSearchPolicy:
         sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
         return submit(note + "\nVerification done; submitting.", file=path, function=name, call_sites=sites)
 
+    @staticmethod
+    def _first_move(messages: list[dict], k: dict) -> bool:
+        """Whether nothing of the search is visible yet: no exchange of its tools, no candidate, no checked file."""
+        searched = any(e.name in ("list_files", "grep", "read_file") for e in exchanges(messages))
+        return not searched and k["candidates"] is None and not k["checked"] and not k["listed"]
+
     def _note(self, messages: list[dict], k: dict) -> str:
+        """Notes on the newest results, then the restated state of the phase (so that it survives cuts)."""
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            text = str(last.get("content") or "")
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             if re.match(r"\d+ files:\n", text):
                 lines.append("Listed the repository.")
-            grep = GREP_HEADER.match(text)
-            if grep and grep.group(1) == DEF_GREP and k["candidates"] is not None:
-                lines.append("Candidates: " + (", ".join(k["candidates"]) or "none"))
-            elif grep and k["to_verify"] is not None:
-                lines.append("To verify: " + (", ".join(k["to_verify"]) or "none"))
             parsed = _file_contents(text)
             if parsed:
                 path = parsed[0]
@@ -615,10 +636,25 @@ class CallbackSearchPolicy:
                 else:
                     names = [n for n, _ in k["checked"].get(path, []) if "callback" in n]
                     lines.append(f"Checked {path}: callback functions {', '.join(names) or 'none'}")
-        if k["target"]:
-            lines.append(f"TARGET: {k['target'][0]}:{k['target'][1]}")
-            lines.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
-        return "\n".join(lines)
+        return "\n".join(lines + self._recitation(k))
+
+    @staticmethod
+    def _recitation(k: dict) -> list[str]:
+        """The phase's working set, restated in every reply: the candidates and which are checked (search),
+        the target, the files to verify and which are verified, the call sites so far (verify)."""
+        if k["target"] is None:
+            if k["candidates"] is None:
+                return []
+            checked = [p for p in k["candidates"] if p in k["checked"]]
+            return ["Candidates: " + (", ".join(k["candidates"]) or "none"),
+                    "Candidates checked: " + (", ".join(checked) or "none")]
+        lines = [f"TARGET: {k['target'][0]}:{k['target'][1]}"]
+        if k["to_verify"] is not None:
+            verified = [p for p in k["to_verify"] if p in k["verified"]]
+            lines += ["To verify: " + (", ".join(k["to_verify"]) or "none"),
+                      "Verified so far: " + (", ".join(verified) or "none")]
+        lines.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
+        return lines
 
     def summarize(self, history_text: str) -> str:
         """Target and confirmed call sites; not which files were already checked."""

@@ -14,8 +14,9 @@ Between the first and the second quarter the agent reads ``tickets`` long ticket
 the failure scrolls far back.
 
 Answer: ``submit(first_total, escalated_ticket, second_period, second_total)``.
-Grade: success = all four fields right AND no repeated failed call; score = the fraction of
-right fields, halved for each repeated failed call.
+Grade: success = all four fields right (the totals in exact cents: a one-cent error is wrong)
+AND no repeated failed call; score = the fraction of right fields, halved for each repeated
+failed call.
 
 ``repeated_failed_calls`` (also a ``trial_metrics`` column) counts the calls that either
 (a) are identical in name and arguments to an earlier call that returned an error, or
@@ -24,8 +25,9 @@ error (a retry of the known-broken approach, whatever the arguments). A call mat
 counts once.
 
 Reference policy (context-faithful): to get a quarter's data it calls ``query_api`` unless it
-can see that the API failed: the error result, its own note (``FAILED: query_api ...``,
-written once, right after the failure) or a summary's failed-attempts line naming
+can see that the API failed: the error result, its own notes (``FAILED: query_api ...``,
+written once, right after the failure, and ``The billing API is known to fail ...``, its
+reason for each export it creates afterwards) or a summary's failed-attempts line naming
 ``query_api``. It then exports and reads the pages, noting the account's amounts per page;
 it reads the tickets in order, noting each, until it finds the escalated one. Its running
 recitation carries the findings (totals, ticket, period) but not the failure: a strategy
@@ -42,9 +44,11 @@ import hashlib
 import json
 import random
 import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import exchanges, failed_attempts, format_summary, make_call, reply, submit, tools_used
+from tasks.policy_kit import (exchanges, failed_attempts, format_summary, latest_results, make_call, reply, submit,
+                              tools_used)
 
 DATASETS = ("refunds", "chargebacks", "credits")
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
@@ -70,7 +74,9 @@ EXPORT_READY = re.compile(r"Export (EXP-[0-9A-F]{6}) ready: dataset (\w+), perio
 ROW = re.compile(r"^RF-\d+ \| [\d-]+ \| (ACC-\d{5}) \| [^|]+\| [^|]+\| ([\d,]+\.\d{2}) \| (\w+)", re.M)
 TICKET_HEADER = re.compile(r"=== Ticket (T-\d+) · ")
 ESCALATED = re.compile(r"Escalation: FINANCE . compare refunds for (\d{4}-Q\d)")
-API_FAILED = re.compile(r"FAILED: query_api|query_api: ERROR|\[tool query_api\]: ERROR")
+API_BROKEN = "The billing API is known to fail (authentication)"  # the policy's reason for exporting
+# the API is known broken: its own notes (FAILED line, reason for exporting), a summary's failed attempt, the error
+API_FAILED = re.compile(r"FAILED: query_api|" + re.escape(API_BROKEN) + r"|query_api: ERROR|\[tool query_api\]: ERROR")
 # notes and recitation
 PAGE_NOTE = re.compile(r"Export (EXP-[0-9A-F]{6}) \((\d{4}-Q\d)\) page (\d+)/(\d+): (ACC-\d{5}) amounts: ([^\n]*)")
 EXPORT_NOTE = re.compile(r"Export for (\d{4}-Q\d): (EXP-[0-9A-F]{6}) \((\d+) pages\)")
@@ -338,10 +344,7 @@ class FailureMemoryInstance(TaskInstance):
         for key, value in self.expected.items():
             given = answer.get(key)
             if isinstance(value, float):
-                try:
-                    right[key] = abs(float(given) - value) < 0.01
-                except (TypeError, ValueError):
-                    right[key] = False
+                right[key] = _cents(given) == _cents(value)
             else:
                 right[key] = isinstance(given, str) and given.strip() == value
         repeats = self._repeats()
@@ -361,6 +364,23 @@ class FailureMemoryInstance(TaskInstance):
     def data_fingerprint(self) -> list:
         """Tickets, exports and the expected answer."""
         return [self.tickets, self.exports, self.expected]
+
+
+def _cents(amount: object) -> int | None:
+    """``amount`` in whole cents (half a cent rounds up), ``None`` when it is not a finite number.
+
+    Money is compared in exact cents: a float difference of one cent can come out just
+    under ``0.01`` and pass a tolerance test.
+    """
+    if isinstance(amount, bool) or not isinstance(amount, (int, float, str)):
+        return None
+    try:
+        value = Decimal(str(amount).strip())
+    except InvalidOperation:
+        return None
+    if not value.is_finite():
+        return None
+    return int((value * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def _canonical(args: dict) -> str:
@@ -463,7 +483,7 @@ class FailureMemoryPolicy:
             return f"Reading page {missing[0]} of export {export_id} ({period}).", make_call(
                 "read_export", export_id=export_id, page=missing[0])
         if k["api_failed"]:
-            return (f"The billing API is known to fail (authentication); using a refunds export for {period}.",
+            return (f"{API_BROKEN}; using a refunds export for {period}.",
                     make_call("export_report", dataset="refunds", period=period))
         endpoint = f"/v2/refunds?account={k['account']}&period={period}"
         return f"Querying the billing API for {period}.", make_call("query_api", endpoint=endpoint, auth="token")
@@ -509,9 +529,7 @@ class FailureMemoryPolicy:
 
     def _note(self, messages: list[dict], k: dict, findings: dict) -> str:
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            text = str(last.get("content") or "")
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             if text.startswith("ERROR: query_api"):
                 lines.append("FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
                              "mode disabled for /v2/*); retrying cannot work. Switching to the reporting exports.")

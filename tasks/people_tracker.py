@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, make_call, reply, submit,
-                              texts, tool_texts, tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
+                              reply, submit, texts, tool_texts, tools_used)
 
 FIRST = ["Dana", "Ilya", "Mira", "Tomas", "Priya", "Kenji", "Sofia", "Marcus", "Lena", "Arjun", "Chloe", "Viktor",
          "Nadia", "Oren", "Hana", "Felix", "Ines", "Rafael", "Yuki", "Greta"]
@@ -444,11 +444,10 @@ class TrackerPolicy:
         people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages),
                                                                                    self._notes(messages))
         lines = []
-        last = messages[-1] if messages else {}
-        if last.get("role") == "tool":
-            match = PAGE_URL.match(str(last.get("content") or ""))
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            match = PAGE_URL.match(text)
             if match:
-                found = sorted(page_moves(str(last["content"]), set(people)))
+                found = sorted(page_moves(text, set(people)))
                 lines.append(f"Notes on {match.group(1)}: " + ("; ".join(" ".join(m) for m in found)
                                                                or "no moves of the people I track"))
         if current is not None:

@@ -102,8 +102,10 @@ def next_page(messages: Iterable[dict], tool: str, covered: set[int], total: int
 def latest_results(messages: list[dict]) -> list[str]:
     """Contents of the tool results that answer the last assistant message (the newest observation).
 
-    Strategies may append messages after them (a status bar, a notes block), so the newest
-    observation is not always the last message.
+    Strategies may append messages after them (``status_bar``'s status message, ``notes``'
+    notes block), so the newest observation is not always the last message: a policy that
+    notes what it just received reads it here, never from ``messages[-1]``. Empty before the
+    agent's first action. Under ``notes`` it includes the ``write_note`` result.
     """
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].get("role") == "assistant":

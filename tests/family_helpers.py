@@ -1,6 +1,9 @@
 """Shared helpers for the task-family tests: one trial of the reference agent."""
 from __future__ import annotations
 
+import json
+from typing import Iterator
+
 from harness.loop import TrialSettings, run_trial
 from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter
@@ -27,3 +30,20 @@ def _run(directory, instance, strategy, budget, max_steps, trial_id):
                     model=ScriptedModel(context_window=10_000_000), summarizer=None, settings=settings, writer=writer)
     writer.close()
     return row
+
+
+def unmanaged_requests(instance, max_steps: int = 80) -> Iterator[list[dict]]:
+    """Each request the reference agent sees in an unmanaged run (the whole history), until it submits."""
+    policy = instance.reference_policy()
+    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    for step in range(max_steps):
+        yield list(messages)
+        message = dict(policy.act(messages, instance.tools))
+        calls = [{**call, "id": f"c{step}-{i}"} for i, call in enumerate(message.get("tool_calls") or [])]
+        if not calls or any(c["function"]["name"] == "submit" for c in calls):
+            return
+        messages.append({**message, "tool_calls": calls})
+        for call in calls:
+            result = instance.call(call["function"]["name"], json.loads(call["function"]["arguments"]))
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.content})
+    raise AssertionError("the reference agent did not submit")

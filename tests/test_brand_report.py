@@ -2,7 +2,7 @@ import pytest
 
 from strategies.sliding_window import SlidingWindow
 from tasks.base import KnobError
-from tasks.brand_report import BrandReport
+from tasks.brand_report import BrandReport, negative_counts, shifted_windows
 from tests.family_helpers import run
 
 SMOKE = dict(pages=3, posts_per_page=8, weeks=2)
@@ -84,3 +84,16 @@ def test_lost_window_makes_the_agent_count_every_date_and_fail(tmp_path):
 def test_sliding_window_that_cuts_task_and_notes_fails(tmp_path):
     row, _ = run(tmp_path, BrandReport(pages=6, posts_per_page=8), 0, strategy=SlidingWindow(max_messages=1))
     assert not row["success"]
+
+
+@pytest.mark.parametrize("knobs", [{}, dict(pages=10, weeks=2)])
+def test_every_window_boundary_changes_the_answer(knobs):
+    """A window one day off (either end moved either way, or the whole window moved) gives different counts
+    for every seed, so an agent that ignores or misreads the window cannot pass by luck."""
+    family = BrandReport(**knobs)
+    for seed in range(150):
+        instance = family.generate(seed)
+        brands = [b for b, _ in instance.brands]
+        assert negative_counts(instance.items, brands, instance.start, instance.end) == instance.truth
+        for name, (start, end) in shifted_windows(instance.start, instance.end).items():
+            assert negative_counts(instance.items, brands, start, end) != instance.truth, (seed, name)

@@ -1,3 +1,4 @@
+import json
 import re
 
 import pytest
@@ -70,7 +71,8 @@ def test_knobs_out_of_range(knobs):
 
 
 class HideEarlierCalls:
-    """Shows only the latest call to one merchant: earlier calls and the notes about them vanish."""
+    """Shows only the latest call to one merchant: earlier calls and the notes about them (the call notes
+    and the numbered ``Calling ...`` lines) vanish."""
 
     def __init__(self, merchant):
         self.merchant = merchant
@@ -84,7 +86,8 @@ class HideEarlierCalls:
                 continue
             if m.get("role") == "assistant":
                 calls = [c for c in m.get("tool_calls") or [] if c["id"] not in hidden_ids]
-                content = re.sub(rf"Call note: {self.merchant} [^\n]*", "", m.get("content") or "")
+                content = re.sub(rf"(Call note: {self.merchant} |Calling {self.merchant} \(call #)[^\n]*", "",
+                                 m.get("content") or "")
                 m = {**m, "content": content}
                 if m.get("tool_calls"):
                     if not calls:
@@ -101,3 +104,33 @@ def test_hiding_earlier_calls_leads_to_a_fourth_call_and_failure(tmp_path):
     assert row["outcome"] == "submitted"
     assert row["call_violations"] >= 1 and row["max_calls_per_merchant"] > MAX_CALLS
     assert not row["success"] and stubborn in row["grade_detail"]["violations"]
+
+
+def test_a_cut_call_note_carries_the_running_count():
+    """Only the notes of the first calls survive (a notes block); the second call's message and result are
+    visible: its note says call #2, not call #1 again (the count carries forward from the notes)."""
+    instance = CallBudget(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    head = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    notes = {"role": "user", "content": "[notes] Your notes so far (written with write_note):\n" + "\n".join(
+        f"- Call note: {m} call #1 of 3: CALL BACK LATER" for m in sorted(instance.merchants))}
+    why = policy.act([*head, notes], instance.tools)
+    call = why["tool_calls"][0]
+    merchant = json.loads(call["function"]["arguments"])["merchant"]
+    assert f"Calling {merchant} (call #2 of 3)" in why["content"]
+    result = instance.call("call_merchant", json.loads(call["function"]["arguments"]))
+    history = [*head, notes, {**why, "tool_calls": [{**call, "id": "c1"}]},
+               {"role": "tool", "tool_call_id": "c1", "content": result.content}]
+    assert f"Call note: {merchant} call #2 of 3: " in policy.act(history, instance.tools)["content"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_notes_over_headtail_keep_within_three_calls(tmp_path, seed):
+    """Strategy notes (base headtail) at a tight budget: earlier calls are cut, their notes are not."""
+    from strategies.headtail import HeadTail
+    from strategies.notes import Notes
+    from tests.family_helpers import run
+
+    row, _ = run(tmp_path, CallBudget(), seed=seed, strategy=Notes(base=HeadTail()), budget=8_000, max_steps=150)
+    assert row["call_violations"] == 0 and row["max_calls_per_merchant"] == MAX_CALLS, row["grade_detail"]
+    assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]

@@ -1,3 +1,4 @@
+import json
 import re
 
 import pytest
@@ -74,17 +75,20 @@ def test_knobs_out_of_range(knobs):
         FailureMemory(**knobs)
 
 
+FAILURE_LINES = re.compile(r"(FAILED: query_api|The billing API is known to fail)[^\n]*")
+
+
 class CompactTheFailure:
     """Compacts old error results to a short placeholder (the latest result stays whole, as compaction
-    spares the recent turn) and drops the agent's note about the failure."""
+    spares the recent turn) and drops the agent's lines about the failure (its note, its reason for exporting)."""
 
     def prepare(self, messages):
         out = []
         for m in messages:
             if m.get("role") == "tool" and m.get("_error") and m is not messages[-1]:
                 m = {**m, "content": "[auth error]"}
-            elif m.get("role") == "assistant" and "FAILED: query_api" in (m.get("content") or ""):
-                m = {**m, "content": re.sub(r"FAILED: query_api[^\n]*", "", m["content"])}
+            elif m.get("role") == "assistant" and FAILURE_LINES.search(m.get("content") or ""):
+                m = {**m, "content": FAILURE_LINES.sub("", m["content"])}
             out.append(m)
         return out
 
@@ -113,3 +117,53 @@ def test_summary_keeps_the_failed_attempt():
     summary = policy.summarize(render_history(messages[1:]))
     assert "Failed attempts:\n- query_api: ERROR" in summary
     assert "Export for " in summary
+
+
+def test_the_policy_recognises_each_line_it_writes_about_the_failure():
+    """Right after the API fails, the reply notes the failure (FAILED: ...) and says why it exports instead;
+    either line alone, as a notes block keeps it when the error is cut, must stop it querying the API."""
+    from strategies.notes import NOTES_HEADER
+
+    instance = FailureMemory(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    head = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    first = policy.act(head, instance.tools)
+    call = first["tool_calls"][0]
+    assert call["function"]["name"] == "query_api"
+    error = instance.call("query_api", json.loads(call["function"]["arguments"]))
+    history = [*head, {**first, "tool_calls": [{**call, "id": "c1"}]},
+               {"role": "tool", "tool_call_id": "c1", "content": error.content}]
+    content = policy.act(history, instance.tools)["content"]
+    lines = [line for line in content.splitlines() if "API" in line or "api" in line]
+    assert len(lines) == 2, lines
+    for line in lines:
+        action = policy.act([*head, {"role": "user", "content": f"{NOTES_HEADER}\n- {line}"}], instance.tools)
+        assert [c["function"]["name"] for c in action["tool_calls"]] == ["export_report"], line
+
+
+def test_notes_over_headtail_keep_the_failure(tmp_path):
+    """Strategy notes (base headtail) at a tight budget: the warning survives in the notes, no retry."""
+    from strategies.headtail import HeadTail
+    from strategies.notes import Notes
+    from tests.family_helpers import run
+
+    row, _ = run(tmp_path, FailureMemory(), seed=0, strategy=Notes(base=HeadTail()), budget=8_000)
+    assert row["repeated_failed_calls"] == 0 and row["api_calls"] == 1, row["grade_detail"]
+    assert row["success"], row["grade_detail"]
+
+
+@pytest.mark.parametrize("field", ["first_total", "second_total"])
+def test_a_one_cent_error_fails_for_every_seed(field):
+    """Totals are compared in exact cents: float arithmetic must not let a one-cent error pass."""
+    family = FailureMemory(**SMOKE)
+    for seed in range(60):
+        instance = family.generate(seed)
+        expected = dict(instance.expected)
+        assert instance.grade(expected).success
+        assert instance.grade({**expected, field: str(expected[field])}).success, "a number as a string is fine"
+        for error in (0.01, -0.01):
+            wrong = {**expected, field: round(expected[field] + error, 2)}
+            graded = instance.grade(wrong)
+            assert not graded.success and not graded.detail["fields"][field], (seed, expected[field], wrong[field])
+    assert not instance.grade({**expected, field: float("nan")}).success
+    assert not instance.grade({**expected, field: True}).success
