@@ -62,12 +62,13 @@ class Layered(BaseStrategy):
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Tier 1, then tier 2 or 3, each only while the request is over the budget."""
         head, body = split_head(messages)
-        body = self.clearer.apply(body)
+        body = self.clearer.apply(body, start=len(head))
         out = [*head, *([self.note] if self.note else []), *body[self.covered :]]
         if not self._over(out):
             return out
         # tier 1: clear old tool results (in the part still shown)
-        shown = self.clearer.clear_batch(body[self.covered :], self.ctx, method="layered")
+        shown = self.clearer.clear_batch(body[self.covered :], self.ctx, method="layered",
+                                         start=len(head) + self.covered)
         body = body[: self.covered] + shown
         self.stats["cleared"] = len(self.clearer.placeholders)
         out = [*head, *([self.note] if self.note else []), *shown]

@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 
+from strategies._common import ResultKey, result_key
 from strategies.base import BaseStrategy, ToolError
 
 MEMORY_ID = re.compile(r"^mem-\d{4,}$")
@@ -37,7 +38,7 @@ class Offload(BaseStrategy):
         self.threshold = threshold
         self.keep_recent = keep_recent
         self.preview_chars = preview_chars
-        self._frozen: dict[str, dict] = {}  # tool_call_id -> replacement message
+        self._frozen: dict[ResultKey, dict] = {}  # (history position, tool_call_id) -> replacement message
         self._count = 0
 
     def tools(self) -> list[dict]:
@@ -98,13 +99,13 @@ class Offload(BaseStrategy):
         out = list(messages)
         for index in tool_positions:
             message = messages[index]
-            call_id = message.get("tool_call_id", "")
-            frozen = self._frozen.get(call_id)
+            key = result_key(index, message)
+            frozen = self._frozen.get(key)
             if frozen is None:
                 if index in recent or message.get("_error") or message.get("_tool") == "read_memory":
                     continue
                 if self.ctx.count_message(message) <= self.threshold:
                     continue
-                frozen = self._frozen[call_id] = self._offload(message)
+                frozen = self._frozen[key] = self._offload(message)
             out[index] = frozen
         return out
