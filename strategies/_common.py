@@ -115,6 +115,26 @@ def args_text(args: dict) -> str:
     return json.dumps(args, sort_keys=True, ensure_ascii=False)
 
 
+def clip(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for error messages that quote a hostile argument.
+
+    ``repr`` escapes lone surrogates and control characters, so the text is always printable.
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def unicode_problem(text: str) -> str | None:
+    """Why ``text`` cannot be stored as UTF-8 (a lone surrogate, with its position), or ``None``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"it holds a lone surrogate ({text[exc.start]!r} at position {exc.start}), which is not valid Unicode"
+    return None
+
+
 def is_error(message: dict) -> bool:
     """Whether a tool result is a failure (the loop's ``_error`` flag). Failures are never compacted."""
     return bool(message.get("_error"))

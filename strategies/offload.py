@@ -13,10 +13,11 @@ import json
 import re
 from pathlib import Path
 
-from strategies._common import ResultKey, result_key
+from strategies._common import ResultKey, clip, result_key
 from strategies.base import BaseStrategy, ToolError
 
-MEMORY_ID = re.compile(r"^mem-\d{4,}$")
+MEMORY_ID = re.compile(r"^mem-\d{4,12}$")
+MAX_ID_CHARS = 16  # "mem-" and at most 12 digits
 PLACEHOLDER = (
     "[offloaded to memory: id={id} | {tool} {args} | {resource}{tokens:,} tokens | "
     'read_memory(id="{id}") returns it in full]\npreview: {preview}'
@@ -54,26 +55,29 @@ class Offload(BaseStrategy):
         }]
 
     def _path(self, memory_id: object) -> Path:
-        """The store path of ``memory_id``; refuses anything that escapes the store."""
-        if not isinstance(memory_id, str) or not MEMORY_ID.match(memory_id):
-            raise ToolError(f"invalid memory id {memory_id!r}: ids look like mem-0001 (no paths)")
+        """The store path of ``memory_id``; refuses anything that escapes the store or is not an id."""
+        if not isinstance(memory_id, str) or len(memory_id) > MAX_ID_CHARS or not MEMORY_ID.match(memory_id):
+            raise ToolError(f"invalid memory id {clip(memory_id)}: ids look like mem-0001 (no paths)")
         store = Path(self.ctx.store).resolve()
         path = (store / f"{memory_id}.txt").resolve()
         if store not in path.parents:
-            raise ToolError(f"memory id {memory_id!r} escapes the store")
+            raise ToolError(f"memory id {clip(memory_id)} escapes the store")
         return path
 
     def call(self, name: str, args: dict) -> str:
-        """Execute ``read_memory``."""
+        """Execute ``read_memory``; any bad ``id`` is a short ``ToolError`` that quotes it cut short."""
         if name != "read_memory":
-            raise ToolError(f"unknown tool {name!r}")
+            raise ToolError(f"unknown tool {clip(name)}")
         raw = args.get("id")
         if isinstance(raw, str) and ("/" in raw or "\\" in raw or raw.startswith(".")):
-            raise ToolError(f"memory id {raw!r} is a path; ids look like mem-0001")
+            raise ToolError(f"memory id {clip(raw)} is a path; ids look like mem-0001")
         path = self._path(raw)
-        if not path.exists():
-            raise ToolError(f"no memory with id {raw!r}")
-        return path.read_text(encoding="utf-8")
+        try:
+            return path.read_text(encoding="utf-8", errors="surrogatepass")
+        except FileNotFoundError:
+            raise ToolError(f"no memory with id {clip(raw)}") from None
+        except OSError as exc:
+            raise ToolError(f"memory {clip(raw)} cannot be read ({type(exc).__name__})") from None
 
     def _offload(self, message: dict) -> dict:
         self._count += 1
@@ -81,7 +85,7 @@ class Offload(BaseStrategy):
         path = self._path(memory_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         content = str(message.get("content") or "")
-        path.write_text(content, encoding="utf-8")
+        path.write_text(content, encoding="utf-8", errors="surrogatepass")  # read back exactly by read_memory
         tokens = self.ctx.count_message(message)
         args = json.dumps(message.get("_args") or {}, sort_keys=True)
         preview = content[: self.preview_chars].replace("\n", " ")

@@ -57,3 +57,56 @@ def test_lone_surrogate_in_tool_arguments_is_recorded_and_the_run_goes_on(tmp_pa
     assert tool["args"] == {"page": "\ud800", "note": "x\udfff"}
     replies = [e["message"] for e in events if e["event"] == "message" and e["message"]["role"] == "assistant"]
     assert replies[0]["content"] == "let me look \ud800"
+
+
+def bound(strategy):
+    """``strategy`` bound to a fresh test context (budget 10k)."""
+    from tests.helpers import FakeContext
+
+    strategy.bind(FakeContext(10_000))
+    return strategy
+
+
+def tool_error(strategy, name: str, args: dict) -> str:
+    """The message of the ``ToolError`` that ``strategy.call(name, args)`` must raise."""
+    from strategies.base import ToolError
+
+    with pytest.raises(ToolError) as caught:
+        strategy.call(name, args)
+    return str(caught.value)
+
+
+def test_notes_refuse_a_lone_surrogate_and_keep_working():
+    from strategies.notes import Notes
+
+    notes = bound(Notes())
+    message = tool_error(notes, "write_note", {"text": "found \ud800 here"})
+    assert "surrogate" in message and len(message) < 200
+    assert notes.call("write_note", {"text": "page 3 read"}) == "note 1 saved"
+    assert notes.call("read_notes", {}) == "1. page 3 read"
+    assert (notes.ctx.store / "notes.md").read_text(encoding="utf-8") == "page 3 read"
+    assert len(tool_error(notes, "write_note", {"text": "x" * 100_000})) < 200
+
+
+@pytest.mark.parametrize("memory_id", ["mem-" + "0" * 100_000, "x" * 100_000, "../" * 30_000, "\ud800", 12, None,
+                                       "mem-0001", "mem-" + "9" * 300])
+def test_offload_read_memory_refuses_hostile_ids_briefly(memory_id):
+    from strategies.offload import Offload
+
+    message = tool_error(bound(Offload()), "read_memory", {"id": memory_id})
+    assert len(message) < 200, message[:300]
+
+
+def test_offload_keeps_a_result_with_a_lone_surrogate_exactly():
+    from harness.conversation import validate_projection
+    from strategies.offload import Offload
+    from tests.helpers import SYSTEM, TASK, call
+
+    offload = bound(Offload(threshold=10, keep_recent=0))
+    text = "odd \ud800 text " + "word " * 100
+    history = [dict(SYSTEM), dict(TASK), {"role": "assistant", "content": "", "tool_calls": [call("c1", "read")]},
+               {"role": "tool", "tool_call_id": "c1", "content": text, "_tool": "read", "_args": {}}]
+    out = offload.prepare(history)
+    validate_projection(out, history[0])
+    assert out[-1]["content"].startswith("[offloaded to memory: id=mem-0001")
+    assert offload.call("read_memory", {"id": "mem-0001"}) == text
