@@ -39,6 +39,10 @@ class AdaptiveWindow(BaseStrategy):
         instructions: the summarizer instructions for one tool result.
     """
 
+    budget_guarantee = "soft"
+    """Only tool results are compressed: the agent's messages, errors, the compressed texts and the
+    latest round (``keep_last_round``) stay, and can exceed the budget."""
+
     def __init__(self, ratio: float = 0.8, keep_last_round: bool = True, instructions: str = INSTRUCTIONS) -> None:
         if not 0 < float(ratio) <= 1:
             raise ValueError("adaptive_window: ratio must be in (0, 1]")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.base import ToolError, WrappingStrategy
+from strategies.base import ToolError, WrappingStrategy, budget_guarantee
 
 
 class Isolate(WrappingStrategy):
@@ -32,6 +32,11 @@ class Isolate(WrappingStrategy):
             base = HeadTail()
         self.base = self.build_base(base, "isolate")
         self.subagent_max_steps = subagent_max_steps
+
+    @property
+    def budget_guarantee(self) -> str:  # type: ignore[override]
+        """The base's: the main context is the base's projection, nothing added."""
+        return budget_guarantee(self.base)
 
     def own_tools(self) -> list[dict]:
         """``delegate(task)``."""

@@ -44,6 +44,10 @@ class Layered(BaseStrategy):
         exclude_tools: tool names tier 1 never clears (default none).
     """
 
+    budget_guarantee = "soft"
+    """The ``keep_recent_rounds`` recent rounds (their results past ``keep_tool_results`` cleared)
+    and the note or summary stay, and can exceed the budget (seed 004: a soft target)."""
+
     def __init__(self, keep_tool_results: int = 3, keep_recent_rounds: int = 6, summarize: bool = False,
                  exclude_tools: list[str] | None = None) -> None:
         if keep_recent_rounds < 1:

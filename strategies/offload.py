@@ -33,6 +33,9 @@ class Offload(BaseStrategy):
         preview_chars: characters of the result kept as a preview (default 200).
     """
 
+    budget_guarantee = "none"
+    """Offloads by ``threshold`` and age, whatever the budget (3x the budget at 8k on invoice_audit)."""
+
     def __init__(self, threshold: int = 400, keep_recent: int = 2, preview_chars: int = 200) -> None:
         if threshold < 1 or keep_recent < 0 or preview_chars < 0:
             raise ValueError("offload: threshold >= 1, keep_recent >= 0, preview_chars >= 0")
