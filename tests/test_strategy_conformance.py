@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from harness.conversation import check_tool_order, split_head, split_rounds, validate_projection
 from harness.runner import build
 from harness.tokens import REPLY_PRIMER, TokenCounter
-from strategies.base import NOTE_ALLOWANCE, ToolError, budget_guarantee
+from strategies.base import NOTE_ALLOWANCE, BaseStrategy, ToolError, budget_guarantee
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "strategy"
 CONFIGS = {path.stem: yaml.safe_load(path.read_text()) for path in sorted(CONFIG_DIR.glob("*.yaml"))}
@@ -241,3 +241,17 @@ def test_strategy_tools_answer_hostile_arguments_with_a_short_tool_error(name):
             assert isinstance(result, str)
 
     answers()
+
+
+README = Path(__file__).resolve().parents[1] / "strategies" / "README.md"
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_every_strategy_documents_its_budget_guarantee(name):
+    strategy = fresh(name, 1_000)
+    declared = [k for k in type(strategy).__mro__ if k is not BaseStrategy and "budget_guarantee" in vars(k)]
+    assert declared, f"{name} does not declare a budget_guarantee"
+    row = next(line for line in README.read_text().splitlines()
+               if line.startswith("| `") and f"`{name}`" in line.split(" | ")[0])
+    last_cell = row.rstrip(" |").rsplit(" | ", 1)[-1]
+    assert f"**{budget_guarantee(strategy)}**" in last_cell, f"strategies/README.md: {row[:80]}"
