@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Iterable
@@ -19,9 +20,26 @@ STEPS = "steps.jsonl"
 TRANSCRIPTS = "transcripts"
 
 
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def dumps(row: dict) -> str:
-    """One JSON line, stable key order, no NaN."""
-    return json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str)
+    """One JSON line, stable key order, no NaN, always encodable as UTF-8.
+
+    Text stays readable (``ensure_ascii=False``), except surrogate code points (a model may
+    send ``"\\ud800"`` in valid JSON): they can only occur inside JSON strings and are
+    written as ``\\uXXXX`` escapes, so the line is valid UTF-8 JSON and ``json.loads`` gives
+    back exactly the same string (a high surrogate followed by a low one reads back as the
+    one character they encode, as any JSON parser reads them).
+    """
+    text = json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str)
+    if not text.isascii() and SURROGATE.search(text):
+        text = SURROGATE.sub(_escape_surrogate, text)
+    return text
 
 
 def read_jsonl(path: Path) -> list[dict]:

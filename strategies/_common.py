@@ -30,38 +30,109 @@ def check_threshold(value: Any, what: str) -> None:
         resolve_tokens(value, 1_000, what)
 
 
-def call_index(messages: list[dict]) -> dict[str, tuple[str, dict]]:
-    """``tool_call_id -> (tool name, arguments)`` for every visible call.
+def describe_call(call: dict) -> tuple[str, dict]:
+    """The name and parsed arguments of one ``tool_calls`` entry.
 
     Reads OpenAI-style calls (``{"id", "function": {"name", "arguments"}}``) and the
-    flat form seed 004's demo uses (``{"id", "name"}``).
+    flat form seed 004's demo uses (``{"id", "name"}``); unparseable arguments read as ``{}``.
+    """
+    function = call.get("function") or {}
+    name = function.get("name") or call.get("name") or "tool"
+    try:
+        args = parse_arguments(function.get("arguments", call.get("arguments")))
+    except ValueError:
+        args = {}
+    return name, args
+
+
+def call_index(messages: list[dict]) -> dict[str, tuple[str, dict]]:
+    """``tool_call_id -> (tool name, arguments)`` for every visible call (the latest call wins).
+
+    Ids are not unique across turns (some servers number the calls of every reply
+    ``call_0``, ``call_1``...); to find the call a given result answers use ``result_calls``.
     """
     index: dict[str, tuple[str, dict]] = {}
     for message in messages:
         if message.get("role") != "assistant":
             continue
         for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            name = function.get("name") or call.get("name") or "tool"
-            try:
-                args = parse_arguments(function.get("arguments", call.get("arguments")))
-            except ValueError:
-                args = {}
-            index[call.get("id", "")] = (name, args)
+            index[call.get("id", "")] = describe_call(call)
     return index
 
 
+def result_calls(messages: list[dict]) -> dict[int, dict]:
+    """``position of a tool result -> the tool_calls entry it answers``, looked up in its own round.
+
+    A result answers a call of the latest assistant message before it, so a call id that
+    repeats in a later turn never mixes two rounds up.
+    """
+    found: dict[int, dict] = {}
+    current: dict[str, dict] = {}
+    for position, message in enumerate(messages):
+        role = message.get("role")
+        if role == "assistant":
+            current = {call.get("id", ""): call for call in message.get("tool_calls") or []}
+        elif role == "tool":
+            call = current.get(message.get("tool_call_id", ""))
+            if call is not None:
+                found[position] = call
+    return found
+
+
+def result_identity(message: dict, call: dict | None) -> tuple[str, dict]:
+    """The name and arguments of the call a tool result answers: its private keys first, then ``call``."""
+    found = describe_call(call) if call is not None else ("tool", {})
+    name = message.get("_tool") or found[0]
+    args = message.get("_args") if isinstance(message.get("_args"), dict) else found[1]
+    return name, args
+
+
 def tool_identity(message: dict, index: dict[str, tuple[str, dict]]) -> tuple[str, dict]:
-    """The name and arguments of the call a tool result answers (private keys first)."""
+    """The name and arguments of the call a tool result answers (private keys first), by id.
+
+    By id alone: prefer ``result_identity`` with ``result_calls`` when ids may repeat.
+    """
     found = index.get(message.get("tool_call_id", ""), ("tool", {}))
     name = message.get("_tool") or found[0]
     args = message.get("_args") if isinstance(message.get("_args"), dict) else found[1]
     return name, args
 
 
+ResultKey = tuple[int, str]
+
+
+def result_key(position: int, message: dict) -> ResultKey:
+    """What a strategy freezes a tool result by: its position in the append-only history and its call id.
+
+    The id alone is not enough (ids repeat across turns on some servers), and the position
+    alone would silently apply to another message if a caller passed a different history.
+    """
+    return (position, str(message.get("tool_call_id", "")))
+
+
 def args_text(args: dict) -> str:
     """Canonical, byte-stable JSON of a call's arguments (sorted keys)."""
     return json.dumps(args, sort_keys=True, ensure_ascii=False)
+
+
+def clip(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for error messages that quote a hostile argument.
+
+    ``repr`` escapes lone surrogates and control characters, so the text is always printable.
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def unicode_problem(text: str) -> str | None:
+    """Why ``text`` cannot be stored as UTF-8 (a lone surrogate, with its position), or ``None``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"it holds a lone surrogate ({text[exc.start]!r} at position {exc.start}), which is not valid Unicode"
+    return None
 
 
 def is_error(message: dict) -> bool:
@@ -75,10 +146,14 @@ CLEARED = "[cleared: {name} {args} returned {tokens:,} tokens; call it again if 
 class ToolResultClearer:
     """Tier 1: replace old tool results by a one-line placeholder, a batch at a time, frozen.
 
-    Each placeholder is written once, keyed by ``tool_call_id``, and reused byte for byte
-    on every later step, so the prefix cache breaks once per batch and never again for
-    that message. Error results and results of ``exclude_tools`` are never cleared; the
+    Each placeholder is written once, keyed by the result's position in the history and its
+    ``tool_call_id`` (``result_key``: ids repeat across turns on some servers), and reused byte
+    for byte on every later step, so the prefix cache breaks once per batch and never again
+    for that message. Error results and results of ``exclude_tools`` are never cleared; the
     ``keep`` most recent tool results (of any kind) are never cleared.
+
+    ``messages`` is the append-only history or a slice of it; ``start`` is the history
+    position of the slice's first message.
     """
 
     def __init__(self, keep: int = 3, exclude_tools: list[str] | tuple[str, ...] = (), clear_at_least: int = 0,
@@ -91,46 +166,51 @@ class ToolResultClearer:
         self.exclude_tools = set(exclude_tools or ())
         self.clear_at_least = int(clear_at_least)
         self.template = template
-        self.placeholders: dict[str, str] = {}
-        self._copies: dict[str, tuple[dict, dict]] = {}
+        self.placeholders: dict[ResultKey, str] = {}
+        self._copies: dict[ResultKey, tuple[dict, dict]] = {}
         self._last_skip = 0
 
-    def _copy(self, message: dict) -> dict:
-        call_id = message["tool_call_id"]
-        cached = self._copies.get(call_id)
+    def _copy(self, key: ResultKey, message: dict) -> dict:
+        cached = self._copies.get(key)
         if cached is not None and cached[0] is message:
             return cached[1]
-        copy = {**message, "content": self.placeholders[call_id]}
-        self._copies[call_id] = (message, copy)
+        copy = {**message, "content": self.placeholders[key]}
+        self._copies[key] = (message, copy)
         return copy
 
-    def apply(self, messages: list[dict]) -> list[dict]:
+    def _key(self, start: int, offset: int, message: dict) -> ResultKey | None:
+        return result_key(start + offset, message) if message.get("role") == "tool" else None
+
+    def apply(self, messages: list[dict], start: int = 0) -> list[dict]:
         """``messages`` with every already-cleared tool result replaced by its frozen placeholder."""
         if not self.placeholders:
             return list(messages)
-        return [self._copy(m) if m.get("role") == "tool" and m.get("tool_call_id") in self.placeholders else m
-                for m in messages]
+        out = []
+        for offset, message in enumerate(messages):
+            key = self._key(start, offset, message)
+            out.append(self._copy(key, message) if key in self.placeholders else message)
+        return out
 
-    def candidates(self, messages: list[dict]) -> list[dict]:
-        """Tool results that a new batch would clear (oldest first)."""
-        tools = [m for m in messages if m.get("role") == "tool"]
+    def candidates(self, messages: list[dict], start: int = 0) -> list[tuple[int, dict]]:
+        """``(offset, tool result)`` that a new batch would clear (oldest first)."""
+        tools = [(offset, m) for offset, m in enumerate(messages) if m.get("role") == "tool"]
         older = tools[: max(0, len(tools) - self.keep)]
-        return [m for m in older if m.get("tool_call_id") not in self.placeholders
+        return [(offset, m) for offset, m in older if result_key(start + offset, m) not in self.placeholders
                 and not is_error(m) and m.get("_tool", "") not in self.exclude_tools]
 
-    def clear_batch(self, messages: list[dict], ctx: Any, method: str) -> list[dict]:
+    def clear_batch(self, messages: list[dict], ctx: Any, method: str, start: int = 0) -> list[dict]:
         """Clear every candidate in one batch (if it frees at least ``clear_at_least`` tokens); log it."""
-        index = call_index(messages)
-        batch: dict[str, str] = {}
+        calls = result_calls(messages)
+        batch: dict[ResultKey, str] = {}
         freed = 0
-        for message in self.candidates(messages):
-            name, args = tool_identity(message, index)
+        for offset, message in self.candidates(messages, start):
+            name, args = result_identity(message, calls.get(offset))
             if name in self.exclude_tools:
                 continue
             before = ctx.count_message(message)
             text = self.template.format(name=name, args=args_text(args), tokens=before)
             freed += before - ctx.count_message({**message, "content": text})
-            batch[message["tool_call_id"]] = text
+            batch[result_key(start + offset, message)] = text
         if not batch or freed < max(1, self.clear_at_least):
             if batch and len(batch) != self._last_skip:  # logged once per candidate count, not every step
                 self._last_skip = len(batch)
@@ -140,4 +220,4 @@ class ToolResultClearer:
         self.placeholders.update(batch)
         ctx.log("compaction", method=method, tier="clear_tool_results", cleared=len(batch), tokens_freed=freed,
                 total_cleared=len(self.placeholders))
-        return self.apply(messages)
+        return self.apply(messages, start)

@@ -11,7 +11,7 @@ per message, billed to the trial) on the call and its result, with instructions 
 names, dates, companies, amounts and ids (seed 002 §2.7.5: "Sutskever 于 2024 年 5 月离开
 OpenAI" must not become "Sutskever 离开"). One call per message, not one for the batch,
 so that each compressed text stays next to its own call and the pairing is kept.
-Compressed texts are frozen by ``tool_call_id`` (seed 002 §2.7.4: a replacement, once
+Compressed texts are frozen by the result's history position and ``tool_call_id`` (seed 002 §2.7.4: a replacement, once
 decided, is frozen so the cache is not broken twice). Error results are kept verbatim.
 
 Deviation, as a parameter: with ``keep_last_round: true`` (default) the results of the
@@ -21,7 +21,7 @@ false for the seed's literal "compress all".
 from __future__ import annotations
 
 from harness.conversation import split_head, split_rounds
-from strategies._common import call_index, is_error
+from strategies._common import ResultKey, is_error, result_calls, result_identity, result_key
 from strategies.base import BaseStrategy
 
 MARK = "[COMPRESSED] "
@@ -39,27 +39,39 @@ class AdaptiveWindow(BaseStrategy):
         instructions: the summarizer instructions for one tool result.
     """
 
+    budget_guarantee = "soft"
+    """Only tool results are compressed: the agent's messages, errors, the compressed texts and the
+    latest round (``keep_last_round``) stay, and can exceed the budget."""
+
     def __init__(self, ratio: float = 0.8, keep_last_round: bool = True, instructions: str = INSTRUCTIONS) -> None:
         if not 0 < float(ratio) <= 1:
             raise ValueError("adaptive_window: ratio must be in (0, 1]")
         self.ratio = float(ratio)
         self.keep_last_round = bool(keep_last_round)
         self.instructions = instructions
-        self.compressed: dict[str, str] = {}  # tool_call_id -> frozen "[COMPRESSED] ..." text
-        self._copies: dict[str, tuple[dict, dict]] = {}
+        self.compressed: dict[ResultKey, str] = {}  # (history position, tool_call_id) -> frozen "[COMPRESSED] ..."
+        self._copies: dict[ResultKey, tuple[dict, dict]] = {}
 
     def _apply(self, messages: list[dict]) -> list[dict]:
         out = []
-        for message in messages:
-            call_id = message.get("tool_call_id")
-            if message.get("role") == "tool" and call_id in self.compressed:
-                cached = self._copies.get(call_id)
+        for position, message in enumerate(messages):
+            key = result_key(position, message) if message.get("role") == "tool" else None
+            if key in self.compressed:
+                cached = self._copies.get(key)
                 if cached is None or cached[0] is not message:
-                    cached = (message, {**message, "content": self.compressed[call_id]})
-                    self._copies[call_id] = cached
+                    cached = (message, {**message, "content": self.compressed[key]})
+                    self._copies[key] = cached
                 message = cached[1]
             out.append(message)
         return out
+
+    def _batch(self, messages: list[dict]) -> list[int]:
+        """Positions of the tool results a new batch compresses (not yet compressed, not errors, not spared)."""
+        _, body = split_head(messages)
+        last_start = len(messages) - len(split_rounds(body)[-1]) if body and self.keep_last_round else len(messages)
+        return [position for position, m in enumerate(messages)
+                if m.get("role") == "tool" and position < last_start and result_key(position, m) not in self.compressed
+                and not is_error(m) and not str(m.get("content") or "").startswith(MARK.strip())]
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Frozen compressed texts; a new batch when the request passes ``ratio`` of the budget."""
@@ -67,26 +79,18 @@ class AdaptiveWindow(BaseStrategy):
         before = self.ctx.count_tokens(out) + self.ctx.request_overhead()
         if before <= self.ratio * self.ctx.budget:
             return out
-        _, body = split_head(messages)
-        last = split_rounds(body)[-1] if body and self.keep_last_round else []
-        spare = {m.get("tool_call_id") for m in last if m.get("role") == "tool"}
-        index = call_index(messages)
-        batch = [m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") not in self.compressed
-                 and m.get("tool_call_id") not in spare and not is_error(m)
-                 and not str(m.get("content") or "").startswith(MARK.strip())]
+        batch = self._batch(messages)
         if not batch:
             return out
-        calls = {call.get("id"): call for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []}
-        for message in batch:
-            call_id = message["tool_call_id"]
-            raw = calls.get(call_id)
+        calls = result_calls(messages)
+        for position in batch:
+            message, raw = messages[position], calls.get(position)
             stub = {"role": "assistant", "content": "", "tool_calls": [raw]} if raw else None
             text = self.ctx.summarize(([stub] if stub else []) + [message], self.instructions)
-            self.compressed[call_id] = MARK + text.strip()
+            self.compressed[result_key(position, message)] = MARK + text.strip()
         out = self._apply(messages)
         after = self.ctx.count_tokens(out) + self.ctx.request_overhead()
         self.ctx.log("compaction", method="adaptive_window", compressed=len(batch), summarizer_calls=len(batch),
                      tokens_before=before, tokens_after=after, total_compressed=len(self.compressed),
-                     tools=sorted({index.get(m["tool_call_id"], ("tool", {}))[0] for m in batch}))
+                     tools=sorted({result_identity(messages[p], calls.get(p))[0] for p in batch}))
         return out
-

@@ -24,6 +24,17 @@ the validation and records ``rewrites_system: true`` in the trial row. It is for
 experiments only (the timestamp anti-pattern of seed 002 exp 2-3); a real strategy keeps the
 system message byte-identical.
 
+A class attribute ``budget_guarantee`` documents what a strategy promises about the budget
+(``BUDGET_GUARANTEES``; strategies/README.md says, per strategy, when it cannot keep it):
+
+* ``"hard"``: the request (tool schemas included) is at most the budget whenever the head
+  (system + task), the newest round and a one-line note of ``NOTE_ALLOWANCE`` tokens fit;
+* ``"soft"``: it aims at the budget but can exceed it (what it never removes is too big);
+* ``"none"``: it does not aim at the budget.
+
+A strategy without the attribute counts as ``"none"``. ``tests/test_strategy_conformance.py``
+checks the ``"hard"`` ones.
+
 A third-party strategy needs no change to this package: any importable class with a
 ``prepare`` method can be named by ``_target_`` in a config (see strategies/README.md).
 """
@@ -31,6 +42,19 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+
+BUDGET_GUARANTEES = ("hard", "soft", "none")
+NOTE_ALLOWANCE = 64
+"""Tokens a ``hard`` strategy may spend on its own note (e.g. headtail's "N earlier rounds were cut")."""
+
+
+def budget_guarantee(strategy: Any) -> str:
+    """The strategy's documented ``budget_guarantee`` (``"none"`` when it declares none)."""
+    value = getattr(strategy, "budget_guarantee", "none")
+    if value not in BUDGET_GUARANTEES:
+        raise ValueError(f"budget_guarantee must be one of {BUDGET_GUARANTEES}, got {value!r}")
+    return value
 
 
 class ToolError(Exception):
@@ -75,6 +99,8 @@ class BaseStrategy:
     ctx: StrategyContext
     rewrites_system: bool = False
     """True only for deliberate experiments that change the system message (see the module docstring)."""
+    budget_guarantee: str = "none"
+    """``hard``, ``soft`` or ``none`` (see the module docstring); subclasses override it."""
 
     def bind(self, ctx: StrategyContext) -> None:
         """Keep the trial context."""
@@ -117,6 +143,13 @@ class WrappingStrategy(BaseStrategy):
     """
 
     base: Any = None
+
+    @property
+    def budget_guarantee(self) -> str:  # type: ignore[override]
+        """The base's guarantee made ``soft`` by what the wrapper adds (``none`` without a base that aims)."""
+        if self.base is None or budget_guarantee(self.base) == "none":
+            return "none"
+        return "soft"
 
     @staticmethod
     def build_base(base: Any, owner: str) -> Any:

@@ -32,6 +32,10 @@ class ClearToolResults(BaseStrategy):
         exclude_tools: tool names whose results are never cleared (default none).
     """
 
+    budget_guarantee = "soft"
+    """Only tool results are cleared: the agent's own messages, errors, excluded tools and the
+    ``keep`` newest results stay, and can exceed the budget (3x at 8k on invoice_audit)."""
+
     def __init__(self, trigger: Any = 1.0, keep: int = 3, clear_at_least: int = 0,
                  exclude_tools: list[str] | None = None) -> None:
         check_threshold(trigger, "clear_tool_results: trigger")

@@ -22,10 +22,15 @@ class HeadTail(BaseStrategy):
             (default 1: the latest round, so the agent sees its last tool results).
     """
 
+    budget_guarantee = "hard"
+    """With ``min_recent_rounds`` > 1 the kept rounds may not fit: ``soft``."""
+
     def __init__(self, min_recent_rounds: int = 1) -> None:
         if min_recent_rounds < 1:
             raise ValueError("headtail: min_recent_rounds must be at least 1")
         self.min_recent_rounds = min_recent_rounds
+        if min_recent_rounds > 1:
+            self.budget_guarantee = "soft"
         self._cut_rounds = 0
         self._reset(None)
 

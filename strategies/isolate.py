@@ -20,8 +20,7 @@ import copy
 from typing import Any
 
 from harness.budget import parse_budget
-
-from strategies.base import ToolError, WrappingStrategy
+from strategies.base import ToolError, WrappingStrategy, budget_guarantee
 
 
 class Isolate(WrappingStrategy):
@@ -48,6 +47,11 @@ class Isolate(WrappingStrategy):
             self.subagent_budget = None if subagent_budget is None else parse_budget(subagent_budget)
         except ValueError as exc:
             raise ValueError(f"isolate: subagent_budget: {exc}") from None
+
+    @property
+    def budget_guarantee(self) -> str:  # type: ignore[override]
+        """The base's: the main context is the base's projection, nothing added."""
+        return budget_guarantee(self.base)
 
     def own_tools(self) -> list[dict]:
         """``delegate(task)``."""

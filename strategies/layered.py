@@ -44,6 +44,10 @@ class Layered(BaseStrategy):
         exclude_tools: tool names tier 1 never clears (default none).
     """
 
+    budget_guarantee = "soft"
+    """The ``keep_recent_rounds`` recent rounds (their results past ``keep_tool_results`` cleared)
+    and the note or summary stay, and can exceed the budget (seed 004: a soft target)."""
+
     def __init__(self, keep_tool_results: int = 3, keep_recent_rounds: int = 6, summarize: bool = False,
                  exclude_tools: list[str] | None = None) -> None:
         if keep_recent_rounds < 1:
@@ -62,12 +66,13 @@ class Layered(BaseStrategy):
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Tier 1, then tier 2 or 3, each only while the request is over the budget."""
         head, body = split_head(messages)
-        body = self.clearer.apply(body)
+        body = self.clearer.apply(body, start=len(head))
         out = [*head, *([self.note] if self.note else []), *body[self.covered :]]
         if not self._over(out):
             return out
         # tier 1: clear old tool results (in the part still shown)
-        shown = self.clearer.clear_batch(body[self.covered :], self.ctx, method="layered")
+        shown = self.clearer.clear_batch(body[self.covered :], self.ctx, method="layered",
+                                         start=len(head) + self.covered)
         body = body[: self.covered] + shown
         self.stats["cleared"] = len(self.clearer.placeholders)
         out = [*head, *([self.note] if self.note else []), *shown]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from strategies._common import unicode_problem
 from strategies.base import ToolError, WrappingStrategy
 
 NOTES_HEADER = "[notes] Your notes so far (written with write_note):"
@@ -54,20 +55,34 @@ class Notes(WrappingStrategy):
         ]
 
     def own_call(self, name: str, args: dict) -> str | None:
-        """Execute the note tools."""
+        """Execute the note tools; a bad note is a short ``ToolError`` and is not saved."""
         if name == "write_note":
-            text = args.get("text")
-            if not isinstance(text, str) or not text.strip():
-                raise ToolError("write_note needs a non-empty 'text' string")
-            if len(text) > self.max_note_chars:
-                raise ToolError(f"note too long ({len(text)} chars, max {self.max_note_chars}); split it")
-            self.notes.append(text.strip())
-            self.ctx.store.mkdir(parents=True, exist_ok=True)
-            (self.ctx.store / "notes.md").write_text("\n\n".join(self.notes), encoding="utf-8")
+            text = self._checked_note(args.get("text"))
+            self.notes.append(text)
+            self._mirror()
             return f"note {len(self.notes)} saved"
         if name == "read_notes":
             return "\n".join(f"{i}. {n}" for i, n in enumerate(self.notes, 1)) or "no notes yet"
         return None
+
+    def _checked_note(self, text: object) -> str:
+        """``text`` stripped, or a ``ToolError`` saying why it cannot be a note."""
+        if not isinstance(text, str) or not text.strip():
+            raise ToolError("write_note needs a non-empty 'text' string")
+        if len(text) > self.max_note_chars:
+            raise ToolError(f"note too long ({len(text):,} chars, max {self.max_note_chars:,}); split it")
+        problem = unicode_problem(text)
+        if problem:
+            raise ToolError(f"note not saved: {problem}")
+        return text.strip()
+
+    def _mirror(self) -> None:
+        """Write the notes to ``notes.md`` in the store (a copy for people; the notes live in memory)."""
+        try:
+            self.ctx.store.mkdir(parents=True, exist_ok=True)
+            (self.ctx.store / "notes.md").write_text("\n\n".join(self.notes), encoding="utf-8")
+        except OSError as exc:
+            self.ctx.log("notes_mirror_failed", error=f"{type(exc).__name__}: {exc}"[:200])
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Base projection (within the budget left by the notes) plus the notes block at the tail."""

@@ -13,9 +13,11 @@ import json
 import re
 from pathlib import Path
 
+from strategies._common import ResultKey, clip, result_key
 from strategies.base import BaseStrategy, ToolError
 
-MEMORY_ID = re.compile(r"^mem-\d{4,}$")
+MEMORY_ID = re.compile(r"^mem-\d{4,12}$")
+MAX_ID_CHARS = 16  # "mem-" and at most 12 digits
 PLACEHOLDER = (
     "[offloaded to memory: id={id} | {tool} {args} | {resource}{tokens:,} tokens | "
     'read_memory(id="{id}") returns it in full]\npreview: {preview}'
@@ -31,13 +33,16 @@ class Offload(BaseStrategy):
         preview_chars: characters of the result kept as a preview (default 200).
     """
 
+    budget_guarantee = "none"
+    """Offloads by ``threshold`` and age, whatever the budget (3x the budget at 8k on invoice_audit)."""
+
     def __init__(self, threshold: int = 400, keep_recent: int = 2, preview_chars: int = 200) -> None:
         if threshold < 1 or keep_recent < 0 or preview_chars < 0:
             raise ValueError("offload: threshold >= 1, keep_recent >= 0, preview_chars >= 0")
         self.threshold = threshold
         self.keep_recent = keep_recent
         self.preview_chars = preview_chars
-        self._frozen: dict[str, dict] = {}  # tool_call_id -> replacement message
+        self._frozen: dict[ResultKey, dict] = {}  # (history position, tool_call_id) -> replacement message
         self._count = 0
 
     def tools(self) -> list[dict]:
@@ -53,26 +58,29 @@ class Offload(BaseStrategy):
         }]
 
     def _path(self, memory_id: object) -> Path:
-        """The store path of ``memory_id``; refuses anything that escapes the store."""
-        if not isinstance(memory_id, str) or not MEMORY_ID.match(memory_id):
-            raise ToolError(f"invalid memory id {memory_id!r}: ids look like mem-0001 (no paths)")
+        """The store path of ``memory_id``; refuses anything that escapes the store or is not an id."""
+        if not isinstance(memory_id, str) or len(memory_id) > MAX_ID_CHARS or not MEMORY_ID.match(memory_id):
+            raise ToolError(f"invalid memory id {clip(memory_id)}: ids look like mem-0001 (no paths)")
         store = Path(self.ctx.store).resolve()
         path = (store / f"{memory_id}.txt").resolve()
         if store not in path.parents:
-            raise ToolError(f"memory id {memory_id!r} escapes the store")
+            raise ToolError(f"memory id {clip(memory_id)} escapes the store")
         return path
 
     def call(self, name: str, args: dict) -> str:
-        """Execute ``read_memory``."""
+        """Execute ``read_memory``; any bad ``id`` is a short ``ToolError`` that quotes it cut short."""
         if name != "read_memory":
-            raise ToolError(f"unknown tool {name!r}")
+            raise ToolError(f"unknown tool {clip(name)}")
         raw = args.get("id")
         if isinstance(raw, str) and ("/" in raw or "\\" in raw or raw.startswith(".")):
-            raise ToolError(f"memory id {raw!r} is a path; ids look like mem-0001")
+            raise ToolError(f"memory id {clip(raw)} is a path; ids look like mem-0001")
         path = self._path(raw)
-        if not path.exists():
-            raise ToolError(f"no memory with id {raw!r}")
-        return path.read_text(encoding="utf-8")
+        try:
+            return path.read_text(encoding="utf-8", errors="surrogatepass")
+        except FileNotFoundError:
+            raise ToolError(f"no memory with id {clip(raw)}") from None
+        except OSError as exc:
+            raise ToolError(f"memory {clip(raw)} cannot be read ({type(exc).__name__})") from None
 
     def _offload(self, message: dict) -> dict:
         self._count += 1
@@ -80,7 +88,7 @@ class Offload(BaseStrategy):
         path = self._path(memory_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         content = str(message.get("content") or "")
-        path.write_text(content, encoding="utf-8")
+        path.write_text(content, encoding="utf-8", errors="surrogatepass")  # read back exactly by read_memory
         tokens = self.ctx.count_message(message)
         args = json.dumps(message.get("_args") or {}, sort_keys=True)
         preview = content[: self.preview_chars].replace("\n", " ")
@@ -98,13 +106,13 @@ class Offload(BaseStrategy):
         out = list(messages)
         for index in tool_positions:
             message = messages[index]
-            call_id = message.get("tool_call_id", "")
-            frozen = self._frozen.get(call_id)
+            key = result_key(index, message)
+            frozen = self._frozen.get(key)
             if frozen is None:
                 if index in recent or message.get("_error") or message.get("_tool") == "read_memory":
                     continue
                 if self.ctx.count_message(message) <= self.threshold:
                     continue
-                frozen = self._frozen[call_id] = self._offload(message)
+                frozen = self._frozen[key] = self._offload(message)
             out[index] = frozen
         return out

@@ -41,6 +41,7 @@ class TimestampedSystem(BaseStrategy):
     """
 
     rewrites_system = True
+    budget_guarantee = "none"
 
     def __init__(self, start: str = "2025-07-01T09:00:00", seconds_per_step: float = 7.0) -> None:
         self.start = datetime.fromisoformat(start)
@@ -63,6 +64,8 @@ class FrequencyOrderedTools(BaseStrategy):
 
     Ties keep the task's order (a stable sort), so the first steps look like the baseline.
     """
+
+    budget_guarantee = "none"
 
     def __init__(self) -> None:
         self.uses: dict[str, int] = {}
@@ -88,6 +91,8 @@ class LastRounds(BaseStrategy):
         rounds: rounds kept (an assistant message with its tool results is one round).
     """
 
+    budget_guarantee = "none"
+
     def __init__(self, rounds: int = 10) -> None:
         if int(rounds) < 1:
             raise ValueError("pitfall_window: rounds must be at least 1")
@@ -109,6 +114,8 @@ class FlattenedTranscript(BaseStrategy):
     Format, one block per message: ``USER: ...``, ``ASSISTANT: ...`` (with a
     ``[called name {json args}]`` line per tool call) and ``TOOL (name): ...``.
     """
+
+    budget_guarantee = "none"
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Flatten everything after the system message."""

@@ -21,10 +21,15 @@ class SlidingWindow(BaseStrategy):
             means "as many as fit the budget".
     """
 
+    budget_guarantee = "hard"
+    """With ``max_messages`` set it counts messages, not tokens: ``none``."""
+
     def __init__(self, max_messages: int | None = None) -> None:
         if max_messages is not None and max_messages < 1:
             raise ValueError("sliding_window: max_messages must be at least 1")
         self.max_messages = max_messages
+        if max_messages is not None:
+            self.budget_guarantee = "none"
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Take the tail of the history, then drop orphans at the cut."""

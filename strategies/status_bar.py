@@ -40,7 +40,7 @@ from collections import Counter
 from typing import Any
 
 from harness.conversation import iter_calls
-from strategies._common import call_index, tool_identity
+from strategies._common import result_calls, result_identity
 from strategies.base import WrappingStrategy
 
 STATUS_HEADER = "[status bar]"
@@ -85,19 +85,19 @@ class StatusBar(WrappingStrategy):
         self.todo = bool(todo)
         self.resource_args = {str(k): [str(a) for a in ([v] if isinstance(v, str) else v)]
                               for k, v in (resource_args or {}).items()}
-        self.injected: list[tuple[tuple, dict]] = []  # append mode: (anchor key, status message)
+        self.injected: list[tuple[tuple, dict, dict]] = []  # append mode: (anchor key, status message, anchor owner)
 
     def status(self, messages: list[dict]) -> str:
         """The status text for this history (pure function of ``messages`` and the parameters)."""
-        index = call_index(messages)
+        calls = result_calls(messages)
         steps = sum(1 for m in messages if m.get("role") == "assistant")
         per_tool: Counter = Counter()
         failed: Counter = Counter()
         per_resource: dict[tuple[str, str], int] = {}
-        for message in messages:
+        for position, message in enumerate(messages):
             if message.get("role") != "tool":
                 continue
-            name, args = tool_identity(message, index)
+            name, args = result_identity(message, calls.get(position))
             per_tool[name] += 1
             failed[name] += bool(message.get("_error"))
             key = (name, resource_of(message, args, self.resource_args.get(name)))
@@ -126,30 +126,54 @@ class StatusBar(WrappingStrategy):
     def prepare(self, messages: list[dict]) -> list[dict]:
         """The base's projection (or the history), earlier status messages re-inserted, the new one last."""
         new = {"role": "user", "content": self.status(messages), "_status_bar": True}
-        anchor = _anchor_key(messages[-1])
         if self.base is not None:
             remembered = self.injected if self.mode == "append" else []
-            self.reserve(self.ctx.count_message(new) + sum(self.ctx.count_message(m) for _, m in remembered))
+            self.reserve(self.ctx.count_message(new) + sum(self.ctx.count_message(m) for _, m, _ in remembered))
         projection = self.base_prepare(messages)
         if self.mode == "replace":
             return [*projection, new]
-        by_anchor = {key: message for key, message in self.injected}
+        by_anchor = {key: message for key, message, _ in self.injected}
         out: list[dict] = []
-        for message in projection:
+        for message, key in zip(projection, _anchor_keys(projection)):
             out.append(message)
-            status = by_anchor.get(_anchor_key(message))
+            status = by_anchor.get(key)
             if status is not None:
                 out.append(status)
-        self.injected.append((anchor, new))
+        anchor, owner = _last_anchor(messages)
+        self.injected.append((anchor, new, owner))
         out.append(new)
         return out
 
 
-def _anchor_key(message: dict) -> tuple:
-    """A key that finds the same history message in a projection (tool results by their call id)."""
-    if message.get("role") == "tool":
-        return ("tool", message.get("tool_call_id"))
-    return ("obj", id(message))
+def _anchor_keys(messages: list[dict]) -> list[tuple]:
+    """For each message, a key that finds the same history message in a projection.
+
+    A tool result is keyed by its round's assistant message (by identity) and its call id:
+    a base may copy a result (a placeholder) but keeps the assistant message, and the id
+    alone repeats across turns on some servers. Any other message is keyed by identity.
+    """
+    keys: list[tuple] = []
+    assistant: dict | None = None
+    for message in messages:
+        if message.get("role") == "assistant":
+            assistant = message
+        if message.get("role") == "tool":
+            keys.append(("tool", id(assistant), message.get("tool_call_id")))
+        else:
+            keys.append(("obj", id(message)))
+    return keys
+
+
+def _last_anchor(messages: list[dict]) -> tuple[tuple, dict]:
+    """The anchor key of the history's last message, and the object the key's ``id`` refers to.
+
+    The object is kept with the status message so that the ``id`` cannot be reused.
+    """
+    last = messages[-1]
+    if last.get("role") != "tool":
+        return ("obj", id(last)), last
+    owner = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+    return ("tool", id(owner), last.get("tool_call_id")), owner or last
 
 
 def _natural(text: str) -> tuple:

@@ -44,6 +44,10 @@ class Summarize(BaseStrategy):
             numbers, dates and failed attempts).
     """
 
+    budget_guarantee = "soft"
+    """The ``keep_recent_rounds`` recent rounds and the summary stay; after the breaker it sends
+    everything after the last summary (as ``none``)."""
+
     def __init__(self, threshold: Any = 0.8, keep_recent_rounds: int = 4, max_failures: int = 3,
                  instructions: str = INSTRUCTIONS) -> None:
         check_threshold(threshold, "summarize: threshold")
