@@ -81,6 +81,13 @@ class StrategyContext(Protocol):
     def summarize(self, messages: list[dict], instructions: str = "") -> str:
         """Ask the configured summarizer model for a structured summary (billed to the trial)."""
 
+    def run_subagent(self, task: str, max_steps: int = 60, strategy: Any = None, budget: int | None = None) -> str:
+        """Run a sub-agent with a fresh context on ``task`` and return its conclusion (billed to the trial).
+
+        ``strategy`` (a fresh, unbound object) manages the sub-agent's context under ``budget``
+        (default: the trial's); without one the sub-agent is unmanaged.
+        """
+
     def log(self, event: str, **data: Any) -> None:
         """Record a strategy event in the transcript; ``compaction`` events are counted."""
 

@@ -77,7 +77,7 @@ class FuzzContext:
         pages = [m["_args"]["page"] for m in messages if m.get("role") == "tool" and "_args" in m]
         return f"Key findings: {len(messages)} messages read, pages {pages}."
 
-    def run_subagent(self, task: str, max_steps: int = 60) -> str:
+    def run_subagent(self, task: str, max_steps: int = 60, strategy: Any = None, budget: int | None = None) -> str:
         return f"conclusion on {task[:20]}"
 
     def log(self, event: str, **data: Any) -> None:
