@@ -3,13 +3,15 @@
     python -m harness run -m experiment=review44            # writes results/experiments/review44/
     python benchmarks/experiments_table.py review44          # prints the table
     python benchmarks/experiments_table.py --update docs/experiments.md   # rewrites every generated block
-    python benchmarks/experiments_table.py --run --update docs/experiments.md   # runs every preset first (~1 min)
+    python benchmarks/experiments_table.py --run --update docs/experiments.md   # runs every preset first (~2 min)
+    python benchmarks/experiments_table.py --update README.md --update strategies/README.md
     python benchmarks/experiments_table.py --run --check docs/experiments.md    # exit 1 if the committed tables are stale
 
 A generated block in a markdown file sits between ``<!-- table:NAME -->`` and
 ``<!-- /table:NAME -->``; ``--update`` replaces what is between them and nothing else. NAME is a
 preset (``review44``, ``invoice_layers``, ``compression_six``, ``status_bar``,
-``cache_pitfalls``) or ``seed004_demo`` (the LayeredContext demo, computed, no run needed).
+``cache_pitfalls``, ``strategy_zoo``), ``seed004_demo`` (the LayeredContext demo, computed, no run needed)
+or ``quickstart`` (the console output of the README's main job).
 Numbers come from the trial rows (``harness.analysis.load_trials``); nothing is typed by hand.
 ``--run`` runs each preset's sweep in this process (the same configs and folder names as
 ``python -m harness run -m experiment=NAME``) into ``--results``; ``--check`` compares the
@@ -32,11 +34,11 @@ RESULTS = ROOT / "results" / "experiments"
 NOTE = "Reference agent (scripted, not an LLM); means per trial over every instance x trial of the cell."
 
 
-def _trials(name: str, results: Path):
+def _trials(name: str, results: Path, curves: bool = False):
     folder = results / name
     if not folder.exists():
         raise SystemExit(f"{folder}: no results; run: python -m harness run -m experiment={name}")
-    trials = load_trials(run_dirs([folder]), curves=False)
+    trials = load_trials(run_dirs([folder]), curves=curves)
     trials["cell"] = trials["run_dir"].map(lambda p: Path(p).name.split("-", 1)[-1])
     return trials
 
@@ -82,7 +84,7 @@ def review44(results: Path) -> str:
         g = t[t["cell"] == cell]
         label, s_tok, s_rr, s_cov, s_q = REVIEW44_SEED.get(cell, (cell, "", "", "", ""))
         main, sub = g["input_tokens"].mean(), _col(g, "subagent_input_tokens").mean() if "subagent_input_tokens" in g else 0
-        total = main + sub + _col(g, "summarizer_input_tokens").mean() if "summarizer_input_tokens" in g else main + sub
+        total = g["total_input_tokens"].mean()
         tokens = _int(total) + (f" ({_int(main)} main + {_int(sub)} sub)" if sub else "")
         files_total = int(g["files_total"].iloc[0])
         cov = f"{g['files_read'].mean():.1f}/{files_total}"
@@ -111,14 +113,14 @@ def invoice_layers(results: Path) -> str:
     pricing = ", ".join(sorted(set(map(str, t.get("pricing", ["none"])))))
     for cell in _cells(t, list(INVOICE_ORDER)):
         g = t[t["cell"] == cell]
-        total_in = g["input_tokens"] + _col(g, "summarizer_input_tokens")
-        cached = g["cached_tokens"] + _col(g, "summarizer_cached_tokens")
+        total_in = g["total_input_tokens"]
+        cached = g["total_cached_tokens"]
         hit = cached.sum() / total_in.sum() if total_in.sum() else 0
         rows.append([f"`{cell}` {INVOICE_ORDER.get(cell, '')}", f"{g['success'].mean():.0%} ({int(g['success'].sum())}/{len(g)})",
                      f"{g['score'].mean():.2f}", _int(total_in.mean()), _int(_col(g, "summarizer_input_tokens").mean()),
                      _pct(hit), f"{g['cost'].mean():.4f}", f"{g['wall_s'].mean():.3f}", _int(g["peak_context"].mean()),
                      f"{g['compactions'].mean():.0f}"])
-    return _table(["strategy", "success rate", "mean score", "mean input tok (agent+summarizer)", "of which summarizer",
+    return _table(["strategy", "success rate", "mean score", "mean input tok (all calls)", "of which summarizer",
                    "cache-hit ratio", f"mean cost (USD, pricing: {pricing})", "mean wall time (s)", "peak context",
                    "compactions"], rows) + (
         f"\n\n{NOTE} Seed 004 leaves this table blank (\"我没有在真模型上跑过这个实验,表格留给你填\"); wall time is "
@@ -157,7 +159,7 @@ SIX = ["none", "sliding_window", "headtail", "summarize", "adaptive_window", "of
 
 def compression_six(results: Path) -> str:
     t = _trials("compression_six", results)
-    t["total_in"] = t["input_tokens"] + _col(t, "summarizer_input_tokens")
+    t["total_in"] = t["total_input_tokens"]
     base = t[t["cell"] == "none"]
     rows = []
     for cell in _cells(t, SIX):
@@ -171,7 +173,7 @@ def compression_six(results: Path) -> str:
                      _int(g["peak_context"].mean()), _int(g["final_history_tokens"].mean()), f"{ratio:.2f}",
                      f"{g['steps'].mean():.0f}", f"{int(g['success'].sum())}/{len(g)} ({g['score'].mean():.2f})",
                      outcomes])
-    return _table(["strategy", "mean input tok (agent+summarizer)", "vs none (total)", "vs none (per step)",
+    return _table(["strategy", "mean input tok (all calls)", "vs none (total)", "vs none (per step)",
                    "peak context", "full history at the end", "context ratio (peak / full history)", "steps",
                    "success (score)", "outcomes"], rows) + (
         f"\n\n{NOTE} `none` stops at the context overflow, so its total covers fewer steps than the others; "
@@ -229,7 +231,71 @@ def cache_pitfalls(results: Path) -> str:
                                          "are 0 for every row (the scripted backend reports none)."))
 
 
-TABLES = {"review44": review44, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
+# -------------------------------------------------------------------------------------- strategy_zoo
+
+ZOO = ["none", "sliding_window", "headtail", "clear_tool_results", "summarize", "layered", "offload",
+       "adaptive_window", "status_bar", "notes", "isolate"]
+
+
+def zoo_cell(g) -> list[str]:
+    """Success, mean tokens of all calls, re-read rate and budget adherence of one strategy x budget cell."""
+    over = int((g["over_budget_steps"] > 0).sum()) if "over_budget_steps" in g else 0
+    ratio = g["max_budget_ratio"].max() if "max_budget_ratio" in g else float("nan")
+    held = "yes" if over == 0 else f"no ({over}/{len(g)}, max {ratio:.2f}x)"
+    return [f"{int(g['success'].sum())}/{len(g)}", _int(g["total_input_tokens"].mean()), _pct(g["pooled_rr"].iloc[0]),
+            held, f"{int(g['thrashing'].fillna(False).astype(bool).sum())}"]
+
+
+def strategy_zoo(results: Path) -> str:
+    t = _trials("strategy_zoo", results, curves=True)  # older records get today's curve and budget rules
+    t["budget_label"] = t["budget"].map(lambda b: f"{int(b) // 1000}k")
+    rows = []
+    for strategy in [s for s in ZOO if s in set(t["strategy"])]:
+        for budget in ("8k", "25k"):
+            g = t[(t["strategy"] == strategy) & (t["budget_label"] == budget)].copy()
+            if g.empty:
+                continue
+            g["pooled_rr"] = g["rereads"].sum() / g["reads"].sum() if g["reads"].sum() else 0.0
+            rows.append([f"`{strategy}`", budget, *zoo_cell(g)])
+    return _table(["strategy", "budget", "success", "mean input tok (all calls)", "re-read rate",
+                   "held the budget (trials over, max ratio)", "thrashing trials"], rows) + (
+        f"\n\n{NOTE} Default suite (7 families x 2 instances, 1 trial). Input tokens count every model call of a "
+        "trial: agent, summarizer, sub-agents and stop hook. A trial did not hold the budget when any of its "
+        "requests was larger than the budget (`over_budget_steps` > 0).")
+
+
+# ---------------------------------------------------------------------------------------- quickstart
+
+QUICKSTART = ("strategy=headtail", "budget=25k")
+QUICKSTART_DIR = "results/runs/budget-25k_strategy-headtail"  # where the CLI writes it
+
+
+def run_quickstart(results: Path) -> list[str]:
+    """Run the README's main job (``run strategy=headtail budget=25k``) into ``results/quickstart``; its lines."""
+    from hydra import compose, initialize_config_dir
+
+    from harness.cli import CONFIG_DIR, _register_resolvers
+    from harness.runner import execute
+
+    _register_resolvers()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[*QUICKSTART, "progress=false"])
+    lines: list[str] = []
+    execute(cfg, results / "quickstart", echo=lines.append)
+    text = "\n".join(lines).replace(str(results / "quickstart"), QUICKSTART_DIR)
+    (results / "quickstart.txt").write_text(text)
+    return text.splitlines()
+
+
+def quickstart(results: Path) -> str:
+    """The console output of the main job, as the README shows it."""
+    path = results / "quickstart.txt"
+    if not path.exists():
+        raise SystemExit(f"{path}: no results; run: python benchmarks/experiments_table.py --run")
+    return "```console\n$ .venv/bin/python -m harness run " + " ".join(QUICKSTART) + "\n" + path.read_text() + "\n```"
+
+
+TABLES = {"quickstart": quickstart, "review44": review44, "strategy_zoo": strategy_zoo, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
           "compression_six": compression_six, "status_bar": status_bar, "cache_pitfalls": cache_pitfalls}
 
 
@@ -259,7 +325,7 @@ def mask_wall_times(text: str) -> str:
     """``text`` with the cells of every table column whose header mentions wall time blanked."""
     out, masked = [], set()
     for line in text.splitlines():
-        cells = line.split(" | ") if line.startswith("| ") else None
+        cells = line.split(" | ") if line.startswith("|") else None
         if cells is None:
             masked = set()
         elif not masked and any("wall" in c for c in cells):
@@ -279,7 +345,7 @@ def stale_blocks(path: Path, results: Path) -> list[str]:
     return [name for name in old if old[name] != new.get(name)]
 
 
-PRESETS = ("review44", "invoice_layers", "compression_six", "status_bar", "cache_pitfalls")
+PRESETS = ("review44", "invoice_layers", "compression_six", "status_bar", "cache_pitfalls", "strategy_zoo")
 
 
 def sweep_points(name: str) -> list[list[str]]:
@@ -297,6 +363,13 @@ def sweep_points(name: str) -> list[list[str]]:
     for key, value in params.items():
         points = [p + [f"{key}={v}"] for p in points for v in _sweep_values(str(value))]
     return points
+
+
+def run_all(results: Path) -> None:
+    """Run every preset and the README's main job into ``results``."""
+    for name in PRESETS:
+        run_preset(name, results)
+    run_quickstart(results)
 
 
 def run_preset(name: str, results: Path) -> None:
@@ -320,19 +393,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"tables to print ({', '.join(TABLES)}); default all")
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder holding the presets' sweep folders")
-    parser.add_argument("--update", type=Path, help="rewrite the generated blocks of this markdown file")
-    parser.add_argument("--check", type=Path, help="exit 1 if this file's generated blocks are stale")
+    parser.add_argument("--update", type=Path, action="append", help="rewrite the generated blocks of this markdown file")
+    parser.add_argument("--check", type=Path, action="append", help="exit 1 if this file's generated blocks are stale")
     parser.add_argument("--run", action="store_true", help="run every preset into --results first")
     args = parser.parse_args(argv)
     if args.run:
-        for name in PRESETS:
-            run_preset(name, args.results)
+        run_all(args.results)
     if args.check:
-        stale = stale_blocks(args.check, args.results)
-        print(f"stale: {', '.join(stale)}" if stale else f"{args.check}: every generated table is current")
+        stale = [f"{path}: {name}" for path in args.check for name in stale_blocks(path, args.results)]
+        print("stale: " + "; ".join(stale) if stale else "every generated table is current")
         return 1 if stale else 0
     if args.update:
-        print("updated:", ", ".join(update(args.update, args.results)))
+        for path in args.update:
+            print(f"{path}: updated", ", ".join(update(path, args.results)))
         return 0
     for name in args.names or list(TABLES):
         if name not in TABLES:

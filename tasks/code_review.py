@@ -42,8 +42,8 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, make_call, reply, submit,
-                              texts, tool_texts, tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
+                              reply, submit, texts, tool_texts, tools_used)
 from tasks.repo_tools import grep_lines
 
 GREP_LIMIT = 60
@@ -147,6 +147,7 @@ LISTING_LINE = re.compile(r"^  (app/\S+\.py)\s", re.M)
 NUMBERED = re.compile(r"^ *\d+  ?(.*)$")
 VERDICT = re.compile(r"Reviewed (\S+\.py): (clean|bugs in [^\n]*)")
 FINDINGS = re.compile(r"Findings so far: ([^\n]*)")
+NOTED_BUG = re.compile(r"(\w+) \((\w+)\)")  # "bugs in parse_row (off_by_one), ..." of a verdict note
 FINDING_ITEM = re.compile(r"(app/\S+\.py)::(\w+)(?: \((\w+)\))?")
 LAST_REVIEWED = re.compile(r"last reviewed: (\S+\.py)")
 REMAINING = re.compile(r"remaining files: ([^\n]*)")
@@ -721,8 +722,7 @@ class ReviewPolicy:
         _, order, verdicts, _, _, _, offset = self._state(tool_texts(messages), self._notes(messages))
         if not order or offset:
             return None
-        if any(e.name == "delegate" and e.result is not None and not e.result.startswith(REPORT_PREFIX)
-               for e in exchanges(messages)):
+        if delegation_failed(messages):
             return None  # a sub-agent failed: review the rest in this context
         count = -(-len(order) // self.chunk)
         size, extra = divmod(len(order), count)
@@ -857,10 +857,14 @@ class ReviewSubPolicy(ReviewPolicy):
             return reply("I cannot tell which files to review.", make_call("report", conclusion="no file list given"))
         files = [p.strip() for p in match.group(2).split(",") if p.strip().endswith(".py")]
         contents = self._state(tool_texts(messages), [])[0]
-        noted = {path for text in texts(messages, ("assistant",)) for path, _ in VERDICT.findall(text)}
-        notes: list[str] = []
+        noted = {path: verdict for text in texts(messages, ("assistant",)) for path, verdict in VERDICT.findall(text)}
+        notes: list[str] = []  # every verdict so far, restated in each reply: a cut loses no review
         findings: list[str] = []
         for path in files:
+            if path in noted and path not in contents:  # reviewed earlier; its text is gone, its verdict is not
+                notes.append(f"Reviewed {path}: {noted[path]}")
+                findings += [f"{path}::{f} ({k})" for f, k in NOTED_BUG.findall(noted[path])]
+                continue
             if path not in contents:
                 return reply("\n".join(notes), make_call("read_file", path=path))
             bugs, needed = self._judge(path, contents)
@@ -868,8 +872,7 @@ class ReviewSubPolicy(ReviewPolicy):
                 notes.append(f"To check the helper calls in {path} I need the definitions in {needed}; reading it.")
                 return reply("\n".join(notes), make_call("read_file", path=needed))
             findings += [f"{path}::{f} ({k})" for f, k in bugs]
-            if path not in noted:
-                notes.append(f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"))
+            notes.append(f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"))
         helpers = sorted(p for p in contents if p not in files)
         conclusion = (f"{REPORT_PREFIX}: reviewed {len(files)} files: {', '.join(files)}\n"
                       f"Bugs found: {', '.join(findings) or 'none'}\n"

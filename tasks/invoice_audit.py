@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (
     REPORT_PREFIX,
+    delegation_failed,
     failed_attempts,
     format_summary,
     latest_results,
@@ -308,8 +309,8 @@ class InvoicePolicy:
     def delegate_plan(self, messages: list[dict]) -> str | None:
         """The next chunk of pages to hand to a sub-agent, or None when all are covered."""
         _, _, reviewed, _, total, _ = self._knowledge([], self._notes(messages))
-        if not total:
-            return None
+        if not total or delegation_failed(messages):
+            return None  # nothing to split yet, or a sub-agent failed: audit the rest in this context
         missing = [p for p in range(1, total + 1) if p not in reviewed]
         if not missing:
             return None
@@ -370,12 +371,13 @@ class InvoiceSubPolicy(InvoicePolicy):
         if not match:
             return reply("I cannot tell which pages to audit.", make_call("report", conclusion="no page range given"))
         start, end, total = (int(g) for g in match.groups())
-        content_pages, noted, _, dups, _, _ = self._knowledge(tool_texts(messages), texts(messages))
+        content_pages, noted, reviewed, dups, _, _ = self._knowledge(tool_texts(messages), texts(messages))
         note = self._ledger_note(messages, dups)
-        done = {p for p in content_pages | noted if start <= p <= end}
+        done = {p for p in content_pages | noted | reviewed if start <= p <= end}
         todo = [p for p in range(start, end + 1) if p not in done]
-        if todo:
-            return reply(note, make_call("get_invoice_page", page=todo[0]))
+        if todo:  # the running progress line lets a cut sub-agent go on where it was
+            progress = f"\nSub-task progress: pages reviewed: {ranges(sorted(done)) or 'none'} of {total}"
+            return reply(note + progress, make_call("get_invoice_page", page=todo[0]))
         conclusion = (f"{REPORT_PREFIX}: pages reviewed: {start}-{end} of {total}; "
                       f"duplicate charges found: {', '.join(sorted(dups)) or 'none'}")
         return reply(note, make_call("report", conclusion=conclusion))

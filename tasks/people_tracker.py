@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
+from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, exchanges, failed_attempts, format_summary, latest_results, make_call,
                               reply, submit, texts, tool_texts, tools_used)
 
 FIRST = ["Dana", "Ilya", "Mira", "Tomas", "Priya", "Kenji", "Sofia", "Marcus", "Lena", "Arjun", "Chloe", "Viktor",
@@ -380,9 +380,9 @@ class TrackerPolicy:
         people = next((m.group(1) for t in texts(messages, ("user",)) for m in [PEOPLE_PROMPT.search(t)] if m), None)
         if people is None:
             return None
-        results = [e.result for e in exchanges(messages) if e.name == "delegate" and e.result is not None]
-        if any(not r.startswith(REPORT_PREFIX) for r in results):
+        if delegation_failed(messages):
             return None
+        results = [e.result for e in exchanges(messages) if e.name == "delegate" and e.result is not None]
         tracked = {name.strip() for r in results for name in REPORT_TRACKED.findall(r)}
         pending = [n.strip() for n in people.split(";") if n.strip() and n.strip() not in tracked]
         if not pending:

@@ -99,6 +99,23 @@ def next_page(messages: Iterable[dict], tool: str, covered: set[int], total: int
     return None
 
 
+DELEGATION_FAILED = "A sub-agent failed; I do the rest of the work in this context without delegating."
+
+
+def delegation_failed(messages: Iterable[dict]) -> bool:
+    """Whether a visible ``delegate`` result is not a sub-agent report (the sub-agent failed or stopped),
+    or the agent's own note that one failed (``DELEGATION_FAILED``, restated in its replies).
+
+    The delegating policies then stop delegating and do the rest in their own context,
+    instead of handing the same sub-task to another sub-agent that would fail the same way.
+    """
+    messages = list(messages)
+    if any(DELEGATION_FAILED in t for t in texts(messages, ("assistant",))):
+        return True
+    return any(e.name == "delegate" and e.result is not None and not e.result.startswith(REPORT_PREFIX)
+               for e in exchanges(messages))
+
+
 def latest_results(messages: list[dict]) -> list[str]:
     """Contents of the tool results that answer the last assistant message (the newest observation).
 
@@ -219,6 +236,8 @@ class StrategyToolUse:
             if task:
                 return reply(f"Delegating a self-contained sub-task to a sub-agent:\n{task}", make_call("delegate", task=task))
         message = dict(self.policy.act(messages, tools))
+        if "delegate" in available and callable(planner) and delegation_failed(messages):
+            message["content"] = f"{DELEGATION_FAILED}\n{message.get('content') or ''}".rstrip()
         calls = list(message.get("tool_calls") or [])
         if "read_memory" in available and calls:
             offloaded = {}

@@ -127,6 +127,18 @@ def test_subagents_run_under_the_trial_budget_by_default(tmp_path):
     assert max(s["request_tokens"] for s in sub) == managed["subagent_peak_context"]
     assert sum(s["over_budget"] for s in sub) == managed["subagent_over_budget_steps"]
     assert managed["subagent_compactions"] > 0, "the sub-agents' headtail had to cut"
+    assert managed["success"] and managed["subagent_runs"] == roomy["subagent_runs"]
+    assert managed["subagent_calls"] < 1.5 * roomy["subagent_calls"], "verdicts restated in replies survive the cuts"
+
+
+def test_a_failed_subagent_ends_invoice_delegation(tmp_path):
+    """A sub-agent that cannot finish its chunk is not replaced by another that would fail the same way."""
+    from tasks.invoice_audit import InvoiceAudit
+
+    row, _ = run(tmp_path, InvoiceAudit(pages=30), strategy=Isolate(subagent_max_steps=3), budget=8_000,
+                 trial_id="iso")
+    assert row["subagent_runs"] == 1, "one failure, then the main agent audits the rest itself"
+    assert row["outcome"] == "submitted" and row["reads"] > 0
 
 
 def test_trial_totals_include_every_kind_of_call(tmp_path):
