@@ -264,6 +264,38 @@ def strategy_zoo(results: Path) -> str:
         "requests was larger than the budget (`over_budget_steps` > 0).")
 
 
+def zoo_summary(results: Path) -> dict[tuple[str, str], tuple[int, int, float]]:
+    """(strategy, budget) -> (successes, trials, mean input tokens of all calls) of a strategy_zoo sweep."""
+    t = _trials("strategy_zoo", results)
+    t["budget_label"] = t["budget"].map(lambda b: f"{int(b) // 1000}k")
+    return {(s, b): (int(g["success"].sum()), len(g), float(g["total_input_tokens"].mean()),
+                     int((g["over_budget_steps"] > 0).sum()))
+            for (s, b), g in t.groupby(["strategy", "budget_label"])}
+
+
+def zoo_ranks(summary: dict, budget: str) -> dict[str, int]:
+    """Rank of each strategy at ``budget``: most successes first, then fewest input tokens."""
+    cells = sorted((k[0] for k in summary if k[1] == budget), key=lambda s: (-summary[s, budget][0], summary[s, budget][2]))
+    return {s: i + 1 for i, s in enumerate(cells)}
+
+
+def zoo_before_after(before: Path, after: Path) -> str:
+    """The strategy_zoo table of two sweeps side by side: success, input tokens (all calls) and rank."""
+    old, new = zoo_summary(before), zoo_summary(after)
+    rows = []
+    for budget in ("8k", "25k"):
+        old_rank, new_rank = zoo_ranks(old, budget), zoo_ranks(new, budget)
+        for strategy in sorted(new_rank, key=new_rank.get):
+            o, n = old.get((strategy, budget)), new[strategy, budget]
+            moved = "" if old_rank.get(strategy) == new_rank[strategy] else " *"
+            rows.append([f"`{strategy}`", budget, f"{o[0]}/{o[1]}" if o else "-", f"{n[0]}/{n[1]}",
+                         _int(o[2]) if o else "-", _int(n[2]), "yes" if n[3] == 0 else f"no ({n[3]}/{n[1]})",
+                         f"{old_rank.get(strategy, '-')} → {new_rank[strategy]}{moved}"])
+    return _table(["strategy", "budget", "success before", "success after", "input tok before (all calls)",
+                   "input tok after (all calls)", "held the budget", "rank (success, then tokens)"], rows) + (
+        f"\n\n{NOTE} * = the rank changed.")
+
+
 # ---------------------------------------------------------------------------------------- quickstart
 
 QUICKSTART = ("strategy=headtail", "budget=25k")
@@ -396,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update", type=Path, action="append", help="rewrite the generated blocks of this markdown file")
     parser.add_argument("--check", type=Path, action="append", help="exit 1 if this file's generated blocks are stale")
     parser.add_argument("--run", action="store_true", help="run every preset into --results first")
+    parser.add_argument("--before", type=Path, help="with strategy_zoo: a folder of an older strategy_zoo sweep to "
+                                                    "compare with (success, tokens, rank before and after)")
     args = parser.parse_args(argv)
     if args.run:
         run_all(args.results)
@@ -406,6 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         for path in args.update:
             print(f"{path}: updated", ", ".join(update(path, args.results)))
+        return 0
+    if args.before:
+        print(zoo_before_after(args.before, args.results))
         return 0
     for name in args.names or list(TABLES):
         if name not in TABLES:
