@@ -92,8 +92,9 @@ class Trial:
         self.counter = TokenCounter(text_cache)
         self.transcript = writer.transcript(trial_id)
         self.table = MessageTable(self.transcript)
-        self.agent = session_for(model, instance)
-        self.summarizer = self.agent if summarizer is None or summarizer is model else session_for(summarizer, instance)
+        self.agent = session_for(model, instance, trial_index)
+        self.summarizer = (self.agent if summarizer is None or summarizer is model
+                           else session_for(summarizer, instance, trial_index))
         self.recorder = CallRecorder(trial_id, self.counter, settings.pricing, settings.cache_profile, writer.step)
         self.ctx = TrialContext(settings.budget, self.counter, writer.run_dir / "stores" / trial_id, self.transcript,
                                 self.summarize, self.run_subagent)

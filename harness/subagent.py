@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from harness.accounting import BudgetTracker
 from harness.conversation import iter_calls, parse_arguments, strip_private, validate_projection
-from harness.models.base import Completion, ModelError
+from harness.models.base import Completion, ModelError, session_for, takes_trial
 from harness.trial_context import TrialContext
 from strategies.base import ToolError
 
@@ -41,13 +41,15 @@ Record = Callable[[int, list[dict], list[dict], Completion, int], None]
 OnTool = Callable[[str, dict, Any], None]
 
 
-def subagent_session(model: Any, instance: Any, task: str) -> Any:
-    """The model session of a sub-agent: ``model.for_subtask`` if the model has it, else a normal session."""
+def subagent_session(model: Any, instance: Any, task: str, trial: int = 0, run: int = 1) -> Any:
+    """The model session of a sub-agent: ``model.for_subtask`` if the model has it, else a normal session.
+
+    ``trial`` and ``run`` (the sub-agent's number in the trial) seed a model's variation.
+    """
     factory = getattr(model, "for_subtask", None)
     if callable(factory):
-        return factory(instance, task)
-    trial_factory = getattr(model, "for_trial", None)
-    return trial_factory(instance) if callable(trial_factory) else model
+        return factory(instance, task, trial, run) if takes_trial(factory) else factory(instance, task)
+    return session_for(model, instance, trial)
 
 
 class SubagentLoop:
@@ -188,7 +190,7 @@ class SubagentRunner:
             self.stats.budget = BudgetTracker(int(budget or trial.settings.budget))
         budget = self.stats.budget.budget
         try:
-            session = subagent_session(trial.model, trial.instance, task)
+            session = subagent_session(trial.model, trial.instance, task, trial.trial_index, run_id)
         except ModelError as exc:
             return f"ERROR: the sub-agent could not start: {exc}"
         trial.transcript.event("subagent_start", step=trial.ctx.step, subagent=run_id, task=task,

@@ -16,7 +16,7 @@ from harness.tokens import TokenCounter
 from tests.helpers import compose
 
 TASK = ("suite=smoke", "task=invoice_audit", "task.pages=4", "task.invoices_per_page=5", "task.duplicates=2", "task.max_distance=3",
-        "trials=1", "progress=false", "budget=3k", "model._target_=tests.fake_models.ScriptModel")
+        "trials=1", "progress=false", "budget=3k", "model._target_=tests.fake_models.ScriptModel", "~model.profile", "~model.profile_params")
 
 
 def run(tmp_path: Path, script: str, *overrides: str) -> list[dict]:

@@ -127,7 +127,8 @@ def test_status_bar_append_never_splits_a_round_when_ids_repeat(base):
 def test_a_server_that_repeats_ids_runs_to_submit(tmp_path, strategy):
     overrides = ("suite=smoke", "task=invoice_audit", "task.pages=4", "task.invoices_per_page=5", "task.duplicates=2",
                  "task.max_distance=3", "trials=1", "progress=false", "budget=2k",
-                 "model._target_=tests.fake_models.ScriptModel", "+model.script=repeated_ids")
+                 "model._target_=tests.fake_models.ScriptModel", "~model.profile", "~model.profile_params",
+                 "+model.script=repeated_ids")
     execute(compose(*overrides, *strategy), tmp_path, echo=lambda _: None)
     rows = read_jsonl(tmp_path / "trials.jsonl")
     assert [(r["outcome"], r["error"]) for r in rows] == [("submitted", None)]

@@ -67,7 +67,24 @@ class Model(Protocol):
         """Reply to a request."""
 
 
-def session_for(model: Any, instance: Any) -> Any:
-    """The per-trial session of a model: ``model.for_trial(instance)`` if it has one."""
+def session_for(model: Any, instance: Any, trial: int = 0) -> Any:
+    """The per-trial session of a model: ``model.for_trial(instance, trial)`` if it has one.
+
+    ``trial`` (the trial's index) seeds a model's per-trial variation; a ``for_trial`` that
+    takes only the instance is called without it.
+    """
     factory = getattr(model, "for_trial", None)
-    return factory(instance) if callable(factory) else model
+    if not callable(factory):
+        return model
+    return factory(instance, trial) if takes_trial(factory) else factory(instance)
+
+
+def takes_trial(factory: Any) -> bool:
+    """Whether ``factory`` accepts a ``trial`` argument after the instance."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "trial" for p in parameters) or any(p.kind is p.VAR_POSITIONAL for p in parameters)

@@ -70,15 +70,15 @@ class FaultInjecting:
         return FaultInjecting(inner, timeout, rate_limit, server_error, self.garbage, self.seed, self.retry_spec,
                               self.rate_limit_retry_after, random.Random(f"faults:{self.seed}:{key}"))
 
-    def for_trial(self, instance: Any) -> "FaultInjecting":
+    def for_trial(self, instance: Any, trial: int = 0) -> "FaultInjecting":
         """A per-trial session whose fault sequence depends on the seed and the instance only."""
-        return self._session(session_for(self.inner, instance), instance.id)
+        return self._session(session_for(self.inner, instance, trial), instance.id)
 
-    def for_subtask(self, instance: Any, task: str) -> "FaultInjecting":
+    def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "FaultInjecting":
         """Sub-agents see faults too."""
         from harness.subagent import subagent_session
 
-        return self._session(subagent_session(self.inner, instance, task), f"{instance.id}:{task}")
+        return self._session(subagent_session(self.inner, instance, task, trial, run), f"{instance.id}:{task}")
 
     def preflight(self) -> None:
         """Delegate the inner model's preflight, if any."""

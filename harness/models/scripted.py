@@ -12,9 +12,18 @@ import itertools
 from typing import Any
 
 from harness.models.base import Completion, ModelError, Usage
+from harness.models.profiles import AgentProfile, ProfiledPolicy, make_profile
 from harness.summarizer import is_summary_request
 
 REFERENCE_LABEL = "scripted reference agent (deterministic policy, not an LLM)"
+
+
+def reference_label(profile: AgentProfile) -> str:
+    """How every output names the reference agent and its profile."""
+    if profile.is_perfect and profile.name == "perfect":
+        return "scripted reference agent, profile perfect (deterministic policy, not an LLM)"
+    return (f"scripted reference agent, profile {profile.name} (a policy with batching up to {profile.batch_cap} "
+            "calls, seeded variation and an attention model; not an LLM)")
 
 
 class ScriptedModel:
@@ -23,22 +32,30 @@ class ScriptedModel:
     Parameters:
         name: the name recorded in every row (default ``scripted``).
         context_window: the window a request may not exceed (default 131,072 tokens).
+        profile: ``perfect`` (default here, today's deterministic instrument) or ``realistic``
+            (batching, seeded variation, attention model); see harness/models/profiles.py.
+        profile_params: overrides of the profile's parameters (``batch_cap``, ``batch_min_share``,
+            ``shuffle``, ``early_submit``, ``attention: {base, rot, middle, ref_tokens, cap}``);
+            ``None`` values keep the profile's own.
     """
 
     is_reference = True
 
-    def __init__(self, name: str = "scripted", context_window: int = 131_072) -> None:
+    def __init__(self, name: str = "scripted", context_window: int = 131_072, profile: str = "perfect",
+                 profile_params: dict | None = None) -> None:
         self.name = name
         self.context_window = int(context_window)
-        self.label = REFERENCE_LABEL
+        self.profile = make_profile(str(profile), **dict(profile_params or {}))
+        self.label = reference_label(self.profile)
 
-    def for_trial(self, instance: Any) -> "ScriptedSession":
-        """A session following ``instance``'s reference policy."""
+    def for_trial(self, instance: Any, trial: int = 0) -> "ScriptedSession":
+        """A session following ``instance``'s reference policy under the profile (seeded by seed and trial)."""
         from tasks.policy_kit import StrategyToolUse
 
-        return ScriptedSession(self, StrategyToolUse(instance.reference_policy()))
+        policy = ProfiledPolicy(instance.reference_policy(), self.profile, instance.seed, trial)
+        return ScriptedSession(self, StrategyToolUse(policy))
 
-    def for_subtask(self, instance: Any, task: str) -> "ScriptedSession":
+    def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "ScriptedSession":
         """A sub-agent session: the family policy's ``subagent_policy(task)``, if it has one."""
         from tasks.policy_kit import StrategyToolUse
 
@@ -46,7 +63,8 @@ class ScriptedModel:
         factory = getattr(base, "subagent_policy", None)
         if not callable(factory):
             raise ModelError(f"the {instance.family} reference policy cannot act as a sub-agent")
-        return ScriptedSession(self, StrategyToolUse(factory(task)))
+        policy = ProfiledPolicy(factory(task), self.profile, instance.seed, trial, stream=f"subagent-{run}")
+        return ScriptedSession(self, StrategyToolUse(policy))
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:  # pragma: no cover
         raise ModelError("the scripted model needs a task: use for_trial(instance)")

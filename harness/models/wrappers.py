@@ -23,9 +23,9 @@ class Delayed:
         self.is_reference = getattr(inner, "is_reference", False)
         self.label = getattr(inner, "label", "")
 
-    def for_trial(self, instance: Any) -> "Delayed":
+    def for_trial(self, instance: Any, trial: int = 0) -> "Delayed":
         """Wrap the inner model's per-trial session."""
-        return Delayed(session_for(self.inner, instance), self.latency_s)
+        return Delayed(session_for(self.inner, instance, trial), self.latency_s)
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
         """Sleep, then delegate."""

@@ -1,0 +1,258 @@
+"""Behaviour profiles of the reference agent: how it batches, varies and attends.
+
+The family policies decide *what* the reference agent knows and does from the visible
+messages. A profile decides *how* it behaves like an LLM around that:
+
+``perfect``
+    One call per step, no variation, every visible fact used. Deterministic and noise-free:
+    the instrument of "what did the strategy preserve". Its records are the reference
+    agent's records before profiles existed, byte for byte.
+``realistic``
+    Shaped on the calibration trajectories of a frontier-class LLM (``shared/calibration``):
+    it issues every call whose arguments it already knows as parallel calls in one turn (up
+    to ``batch_cap``), writes its running state into its replies (the family policies' notes),
+    and adds seeded variation from (seed, trial, step): batch sizes and order, a small chance
+    of missing a visible fact, a small chance of submitting early, and an attention model in
+    which the chance of using a fact falls with the context's length and with the fact's
+    distance from the start and the end (a U-shape). Every draw comes from a generator seeded
+    by (seed, trial, step), so a trial is reproducible and two trials of one instance differ.
+
+The attention model and the noise are a *model* of published observations, not a
+measurement; their parameters and sources are in ``configs/model/scripted.yaml`` and
+docs/reference_agent.md.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+RATE_LIMITED = "ERROR: rate limited"  # how a task rejects the calls of a turn beyond its limit (tasks/base.py)
+
+
+@dataclass(frozen=True)
+class AttentionModel:
+    """The chance that the agent does not use one visible fact (one line of a message).
+
+    ``miss(position, tokens) = base + (tokens / ref_tokens) * (rot + middle * u(position))``,
+    capped at ``cap``, where ``position`` is the fact's place in the request (0 = start, 1 =
+    end) and ``u`` is 0 at either end and 1 in the middle (``1 - |2 position - 1|``): facts in
+    the middle of a long context are missed most (Lost in the Middle), and every fact is
+    missed more as the context grows (context rot).
+    """
+
+    base: float = 0.0
+    rot: float = 0.0
+    middle: float = 0.0
+    ref_tokens: int = 128_000
+    cap: float = 0.5
+
+    def miss(self, position: float, tokens: int) -> float:
+        """Probability of missing a fact at ``position`` in a request of ``tokens`` tokens."""
+        u = 1.0 - abs(2.0 * position - 1.0)
+        return min(self.cap, self.base + (tokens / self.ref_tokens) * (self.rot + self.middle * u))
+
+    @property
+    def active(self) -> bool:
+        """Whether any fact can be missed at all."""
+        return self.base > 0 or self.rot > 0 or self.middle > 0
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """How the reference agent behaves around its family policy (see the module docstring).
+
+    Parameters:
+        name: ``perfect`` or ``realistic`` (or your own label).
+        batch_cap: most calls in one turn (1 = one call per step).
+        batch_min_share: a turn's batch size is drawn from ``[ceil(share * cap), cap]`` (1.0 = always the cap).
+        shuffle: issue a batch's calls in a seeded random order.
+        early_submit: per-step chance of submitting what it has, when the family policy can say what that is.
+        attention: the attention model (no misses by default).
+    """
+
+    name: str = "perfect"
+    batch_cap: int = 1
+    batch_min_share: float = 1.0
+    shuffle: bool = False
+    early_submit: float = 0.0
+    attention: AttentionModel = field(default_factory=AttentionModel)
+
+    @property
+    def is_perfect(self) -> bool:
+        """No batching, no variation, no misses: the policy's own replies, untouched."""
+        return self.batch_cap <= 1 and not self.shuffle and self.early_submit <= 0 and not self.attention.active
+
+
+PERFECT = AgentProfile()
+REALISTIC = AgentProfile(
+    name="realistic", batch_cap=8, batch_min_share=0.5, shuffle=True, early_submit=0.002,
+    attention=AttentionModel(base=0.0005, rot=0.02, middle=0.15, ref_tokens=128_000, cap=0.5),
+)
+PROFILES = {"perfect": PERFECT, "realistic": REALISTIC}
+
+
+def make_profile(name: str, **overrides: Any) -> AgentProfile:
+    """The named profile with some parameters overridden (``None`` values are ignored)."""
+    if name not in PROFILES:
+        raise ValueError(f"unknown reference-agent profile {name!r} (valid: {', '.join(PROFILES)})")
+    profile = PROFILES[name]
+    attention = {k: v for k, v in (overrides.pop("attention", None) or {}).items() if v is not None}
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if attention:
+        given["attention"] = replace(profile.attention, **attention)
+    try:
+        profile = replace(profile, **given)
+    except TypeError as exc:
+        raise ValueError(f"bad reference-agent profile parameter: {exc}") from None
+    if profile.batch_cap < 1 or not 0 < profile.batch_min_share <= 1 or not 0 <= profile.early_submit <= 1:
+        raise ValueError("profile: batch_cap >= 1, 0 < batch_min_share <= 1, 0 <= early_submit <= 1")
+    return profile
+
+
+def step_rng(seed: int, trial: int, step: int, purpose: str) -> random.Random:
+    """The generator of one (seed, trial, step) draw; string seeds hash stably across processes."""
+    return random.Random(f"ctxbench:{purpose}:{seed}:{trial}:{step}")
+
+
+class ProfiledPolicy:
+    """A family policy behaving under an ``AgentProfile`` (batching, noise, attention).
+
+    The wrapped policy keeps its contract: ``act(messages, tools) -> reply`` on the visible
+    messages. Optional family hooks used here:
+
+    * ``parallel_calls(messages, tools, first) -> list[call]``: other calls, independent of
+      ``first``, whose arguments the policy already knows from the visible messages, in the
+      order it would issue them (the batch is ``first`` plus a prefix of them);
+    * ``early_answer(messages) -> dict | None``: what it would submit now, from what it sees.
+    """
+
+    def __init__(self, policy: Any, profile: AgentProfile, seed: int = 0, trial: int = 0, stream: str = "agent") -> None:
+        self.policy = policy
+        self.profile = profile
+        self.seed, self.trial, self.stream = seed, trial, stream
+        self.steps = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.policy, name)
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """The policy's reply on what the agent attends to, batched and varied by the profile."""
+        if self.profile.is_perfect:
+            return self.policy.act(messages, tools)
+        self.steps += 1
+        view = attend(messages, self.profile.attention, self.rng("attention"))
+        rng = self.rng("behaviour")
+        early = self.early(view, rng)
+        if early is not None:
+            return early
+        message = dict(self.policy.act(view, tools))
+        calls = list(message.get("tool_calls") or [])
+        if len(calls) == 1 and _name(calls[0]) != "submit":
+            calls = self.batch(view, tools, calls[0], rng)
+            message["tool_calls"] = calls
+        return message
+
+    def rng(self, purpose: str) -> random.Random:
+        """This step's generator for ``purpose`` (attention or behaviour), of this agent's stream."""
+        return step_rng(self.seed, self.trial, self.steps, f"{self.stream}:{purpose}")
+
+    def early(self, view: list[dict], rng: random.Random) -> dict | None:
+        """With probability ``early_submit``, submit what the policy would answer now (if it can say)."""
+        if rng.random() >= self.profile.early_submit:
+            return None
+        answerer = getattr(self.policy, "early_answer", None)
+        answer = answerer(view) if callable(answerer) else None
+        if answer is None:
+            return None
+        from tasks.policy_kit import submit
+
+        return submit("I think I have enough to answer; submitting what I have.", **answer)
+
+    def batch(self, view: list[dict], tools: list[dict], first: dict, rng: random.Random) -> list[dict]:
+        """``first`` plus the known independent calls, up to this turn's batch size, in the profile's order."""
+        size = batch_size(self.profile, rng, rate_limit_cap(view))
+        more = getattr(self.policy, "parallel_calls", None)
+        if size <= 1 or not callable(more):
+            return [first]
+        calls, seen = [first], {_key(first)}
+        for call in more(view, tools, first):
+            if len(calls) >= size:
+                break
+            if _key(call) not in seen and _name(call) != "submit":
+                calls.append(call)
+                seen.add(_key(call))
+        if self.profile.shuffle:
+            rng.shuffle(calls)
+        return calls
+
+
+def batch_size(profile: AgentProfile, rng: random.Random, limit: int | None) -> int:
+    """This turn's batch size: drawn in ``[ceil(min_share * cap), cap]``, at most a visible rate limit."""
+    cap = profile.batch_cap if limit is None else max(1, min(profile.batch_cap, limit))
+    low = max(1, -(-int(profile.batch_min_share * cap * 1000) // 1000))
+    return rng.randint(min(low, cap), cap)
+
+
+def rate_limit_cap(messages: list[dict]) -> int | None:
+    """How many calls the task accepted in the latest turn that was rate limited (None: no limit seen).
+
+    A task that rejects the calls of a turn beyond its limit answers them with a result
+    starting ``ERROR: rate limited``; the agent then sends no more than were accepted.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") != "assistant" or not message.get("tool_calls"):
+            continue
+        results = [m for m in messages[index + 1:] if m.get("role") == "tool"]
+        limited = [m for m in results if str(m.get("content") or "").startswith(RATE_LIMITED)]
+        if limited:
+            return max(1, len(results) - len(limited))
+        if results:
+            return None
+    return None
+
+
+def attend(messages: list[dict], attention: AttentionModel, rng: random.Random) -> list[dict]:
+    """The messages as the agent attends to them: each fact (line) missed with ``attention.miss``.
+
+    The system message, the task statement (the first user message) and the first line of
+    each tool result (what was called: the header) are always seen. Positions and lengths
+    are measured in characters (about 4 per token) so the view costs no tokenization.
+    """
+    if not attention.active or len(messages) < 3:
+        return messages
+    sizes = [len(str(m.get("content") or "")) for m in messages]
+    total = sum(sizes) or 1
+    tokens = total // 4
+    view, offset, first_user = [], 0, True
+    for message, size in zip(messages, sizes):
+        keep_all = message.get("role") == "system" or (message.get("role") == "user" and first_user)
+        if message.get("role") == "user":
+            first_user = False
+        view.append(message if keep_all or size == 0 else _attend_message(message, offset, total, tokens, attention, rng))
+        offset += size
+    return view
+
+
+def _attend_message(message: dict, offset: int, total: int, tokens: int, attention: AttentionModel,
+                    rng: random.Random) -> dict:
+    lines = str(message.get("content") or "").split("\n")
+    kept, position, dropped = [], offset, False
+    for index, line in enumerate(lines):
+        header = index == 0 and message.get("role") == "tool"
+        if header or not line.strip() or rng.random() >= attention.miss(position / total, tokens):
+            kept.append(line)
+        else:
+            dropped = True
+        position += len(line) + 1
+    return {**message, "content": "\n".join(kept)} if dropped else message
+
+
+def _name(call: dict) -> str:
+    return str((call.get("function") or {}).get("name") or "")
+
+
+def _key(call: dict) -> tuple[str, str]:
+    function = call.get("function") or {}
+    return str(function.get("name")), str(function.get("arguments"))
