@@ -17,17 +17,18 @@ def run(tmp_path, family, seed=0, strategy=None, budget=10_000_000, max_steps=40
     return row, instance
 
 
-def run_reference(tmp_path, instance, strategy=None, max_steps=150, trial_id="t"):
-    """The scripted reference agent on ``instance`` with ``strategy`` (default: none) and an unbounded window."""
-    return _run(tmp_path, instance, strategy, 10_000_000, max_steps, trial_id)
+def run_reference(tmp_path, instance, strategy=None, max_steps=150, trial_id="t", budget=10_000_000, model=None):
+    """The scripted reference agent (``model``, default perfect) on ``instance`` with ``strategy`` (default: none)."""
+    return _run(tmp_path, instance, strategy, budget, max_steps, trial_id, model)
 
 
-def _run(directory, instance, strategy, budget, max_steps, trial_id):
+def _run(directory, instance, strategy, budget, max_steps, trial_id, model=None):
     writer = RunWriter(directory)
     settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="test", strategy_params={},
                              model_name="scripted")
     row = run_trial(trial_id=trial_id, trial_index=0, instance=instance, strategy=strategy or NoManagement(),
-                    model=ScriptedModel(context_window=10_000_000), summarizer=None, settings=settings, writer=writer)
+                    model=model or ScriptedModel(context_window=10_000_000), summarizer=None, settings=settings,
+                    writer=writer)
     writer.close()
     return row
 
