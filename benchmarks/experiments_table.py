@@ -324,6 +324,22 @@ def attention_model(results: Path) -> str:
         "the effect on real models; these figures show what the model implies, not what a model does.")
 
 
+# --------------------------------------------------------------------------------------- calibration
+
+def calibration(results: Path) -> str:
+    """The reference agent (both profiles) beside the calibration LLM (benchmarks/calibration.py; no run folder)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import calibration as cal
+
+    if not (cal.CALIBRATION / "README.md").exists():
+        return f"(calibration trajectories not found at {cal.CALIBRATION})"
+    parts = []
+    for profile in ("realistic", "perfect"):
+        rows = cal.calibrate(profile, 3) + [cal.default_size(profile, 3)]
+        parts.append(f"Profile `{profile}` (3 trials per run; ratios are reference / LLM):\n\n{cal.table(rows)}")
+    return "\n\n".join(parts) + f"\n\n{NOTE}"
+
+
 # ---------------------------------------------------------------------------------------- quickstart
 
 QUICKSTART = ("strategy=headtail", "budget=25k")
@@ -355,7 +371,7 @@ def quickstart(results: Path) -> str:
     return "```console\n$ .venv/bin/python -m harness run " + " ".join(QUICKSTART) + "\n" + path.read_text() + "\n```"
 
 
-TABLES = {"quickstart": quickstart, "attention_model": attention_model, "review44": review44, "strategy_zoo": strategy_zoo, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
+TABLES = {"quickstart": quickstart, "attention_model": attention_model, "calibration": calibration, "review44": review44, "strategy_zoo": strategy_zoo, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
           "compression_six": compression_six, "status_bar": status_bar, "cache_pitfalls": cache_pitfalls}
 
 

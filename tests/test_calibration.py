@@ -1,0 +1,46 @@
+"""The realistic reference agent is within 1.5x of the calibration LLM (docs/reference_agent.md).
+
+Runs the reference agent on each calibration run's configuration (shared/calibration, beside the
+checkout; skipped when absent) and compares its steps and input tokens with the LLM's recorded
+ones, per trial, over 3 trials.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import calibration as cal  # noqa: E402
+
+RUNS = cal.calibration_runs() if (cal.CALIBRATION / "README.md").exists() else []
+TOLERANCE = 1.5
+TRIALS = 3
+
+
+@pytest.mark.skipif(not RUNS, reason="shared/calibration is not beside this checkout")
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: r.folder)
+def test_realistic_agent_is_within_tolerance_of_the_llm(run):
+    llm = cal.llm_row(cal.CALIBRATION, run.folder)
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = cal.run_reference(run.overrides, "realistic", TRIALS, Path(tmp))
+    assert len(ours) == TRIALS
+    for row in ours:
+        for key in ("steps", "input_tokens"):
+            ratio = row[key] / llm[key]
+            assert 1 / TOLERANCE <= ratio <= TOLERANCE, f"{run.folder} trial {row['trial']}: {key} {row[key]} vs {llm[key]}"
+        if llm["success"]:
+            assert row["success"], f"{run.folder} trial {row['trial']}: the LLM succeeded, the reference agent did not"
+
+
+@pytest.mark.skipif(not RUNS, reason="shared/calibration is not beside this checkout")
+def test_perfect_agent_reproduces_the_recorded_gap():
+    """The instrument before profiles: one call per step, 2.5-3.7x the LLM's steps (the issue's figures)."""
+    run = next(r for r in RUNS if r.folder == "call_budget_none")
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = cal.run_reference(run.overrides, "perfect", 1, Path(tmp))
+    assert ours[0]["steps"] == 13 and ours[0]["input_tokens"] == 32_062
