@@ -313,3 +313,19 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
     if counts is None:
         return None
     return counts.get(tool, {}).get(resource, (0, None))[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Batched turns (profile ``realistic``): results the task did not execute.
+# ---------------------------------------------------------------------------------------------
+
+RATE_LIMITED_PREFIX = "ERROR: rate limited"  # harness.models.profiles.RATE_LIMITED: a call beyond a turn's limit
+
+
+def rate_limited(text: str) -> bool:
+    """Whether a tool result says its call was rate limited: not executed, to be made again later.
+
+    Such a call is neither a failure of the approach (never note it as a broken tool) nor a
+    placed call (never count it against a per-resource limit).
+    """
+    return text.startswith(RATE_LIMITED_PREFIX)
