@@ -47,7 +47,7 @@ from collections import Counter
 from harness.conversation import iter_calls, parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
-                              rate_limited, reply, status_counts, submit, tool_texts, tools_used)
+                              rate_limited, rate_limited_calls, reply, status_counts, submit, tool_texts, tools_used)
 
 MAX_CALLS = 3
 STANDARD_OFFER = 15
@@ -382,7 +382,6 @@ class CallBudgetPolicy:
         lines, called = [], []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             if rate_limited(text):
-                lines.append("A call was rate limited (not placed, not counted); it is made again.")
                 continue
             header, disp = HEADER.search(text), DISPOSITION.search(text)
             if header:
@@ -393,6 +392,9 @@ class CallBudgetPolicy:
                              + (f" {disp.group(2)}%" if disp.group(2) else ""))
         if len(called) > 1:
             lines.append(_round_line(called, counts))
+        limited = [str(e.args.get("merchant", "")).upper() for e in rate_limited_calls(messages)]
+        if limited:
+            lines.append(f"Rate limited, so not placed and not counted: {', '.join(limited)}; calling again.")
         lines += _recitation(merchants, state, counts)
         return "\n".join(lines)
 

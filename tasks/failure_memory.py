@@ -48,7 +48,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (RATE_LIMITED_PREFIX, exchanges, failed_attempts, format_summary, latest_results,
-                              make_call, rate_limited, reply, submit, tools_used)
+                              make_call, rate_limited, rate_limited_calls, reply, submit, tools_used)
 
 DATASETS = ("refunds", "chargebacks", "credits")
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
@@ -592,7 +592,6 @@ class FailureMemoryPolicy:
         lines = []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             if rate_limited(text):
-                lines.append("A call was rate limited (not done, not a failure); it is made again.")
                 continue
             if text.startswith("ERROR: query_api"):
                 lines.append("FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
@@ -611,6 +610,9 @@ class FailureMemoryPolicy:
                 esc = ESCALATED.search(text)
                 lines.append(f"Ticket {ticket.group(1)}: " + (f"ESCALATED to finance, second quarter {esc.group(1)}"
                                                               if esc else "not escalated"))
+        limited = [f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)]
+        if limited:
+            lines.append(f"Rate limited, so not done (not a failure): {'; '.join(limited)}; making them again.")
         lines.append("Findings: " + (", ".join(f"{key}={findings[key]}" for key in
                                                ("first_total", "escalated_ticket", "second_period", "second_total")
                                                if key in findings) or "none yet"))

@@ -329,3 +329,11 @@ def rate_limited(text: str) -> bool:
     placed call (never count it against a per-resource limit).
     """
     return text.startswith(RATE_LIMITED_PREFIX)
+
+
+def rate_limited_calls(messages: list[dict]) -> list[Exchange]:
+    """The calls of the latest assistant turn whose results say they were rate limited, in order."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return [e for e in exchanges(messages[index:]) if e.result is not None and rate_limited(e.result)]
+    return []
