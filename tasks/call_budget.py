@@ -34,6 +34,12 @@ needs a count. So a strategy that hides earlier calls to a merchant makes it cal
 the failure of the seed's control group A. It calls open merchants in passes (fewest calls
 first), so the calls to one merchant are far apart in the history.
 
+Batched turns (profile ``realistic``): ``parallel_calls`` adds this round's call to every
+other open merchant with calls left (one per merchant and turn). The reply after a batched
+round restates its counts (``M01, M02 have each used 2 of 3 calls``), and a batched turn's
+calls other than the one its ``Calling`` line names are numbered from the notes before them.
+A rate-limited result (``ERROR: rate limited``) is a call not placed: not counted, made again.
+
 Summaries (``summarize``) keep the outcomes (accepted / declined / open with its state /
 given up) but not the per-merchant call counts: a summary states conclusions, not how many
 attempts each took. That loss is deliberate; it is what a status bar repairs.

@@ -34,6 +34,12 @@ recitation carries the findings (totals, ticket, period) but not the failure: a 
 that compacts the error away and drops the note makes it try the API again for the second
 quarter, which is the incident the seed describes.
 
+Batched turns (profile ``realistic``): ``parallel_calls`` adds every ticket still to read to
+the first quarter's query, the second quarter's export to the first's, and every missing page
+of both exports to one page: the calibration LLM's four turns. At most one ``query_api`` per
+turn; no page of an export whose id is not visible. A rate-limited result (``ERROR: rate
+limited``) is a call not done: made again, never taken for the API's failure.
+
 Summaries (``summarize``) keep the findings, the export ids and the failed attempts, but not
 the per-page amounts of an export still being read (that export is read again) nor the list
 of tickets already reviewed (only the furthest one).
