@@ -319,7 +319,7 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
 # Batched turns (profile ``realistic``): results the task did not execute.
 # ---------------------------------------------------------------------------------------------
 
-RATE_LIMITED_PREFIX = "ERROR: rate limited"  # harness.models.profiles.RATE_LIMITED: a call beyond a turn's limit
+from harness.models.profiles import RATE_LIMITED as RATE_LIMITED_PREFIX  # noqa: E402  (a call beyond a turn's limit)
 
 
 def rate_limited(text: str) -> bool:
