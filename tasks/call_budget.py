@@ -34,6 +34,12 @@ needs a count. So a strategy that hides earlier calls to a merchant makes it cal
 the failure of the seed's control group A. It calls open merchants in passes (fewest calls
 first), so the calls to one merchant are far apart in the history.
 
+Batched turns (profile ``realistic``): ``parallel_calls`` adds this round's call to every
+other open merchant with calls left (one per merchant and turn). The reply after a batched
+round restates its counts (``M01, M02 have each used 2 of 3 calls``), and a batched turn's
+calls other than the one its ``Calling`` line names are numbered from the notes before them.
+A rate-limited result (``ERROR: rate limited``) is a call not placed: not counted, made again.
+
 Summaries (``summarize``) keep the outcomes (accepted / declined / open with its state /
 given up) but not the per-merchant call counts: a summary states conclusions, not how many
 attempts each took. That loss is deliberate; it is what a status bar repairs.
@@ -47,7 +53,7 @@ from collections import Counter
 from harness.conversation import iter_calls, parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
-                              reply, status_counts, submit, tool_texts, tools_used)
+                              rate_limited, rate_limited_calls, reply, status_counts, submit, tool_texts, tools_used)
 
 MAX_CALLS = 3
 STANDARD_OFFER = 15
@@ -97,6 +103,7 @@ STATUS_COUNT = re.compile(r"calls to (M\d{2}): (\d+)|(M\d{2}): (\d+)/\d+ calls")
 RECITE = re.compile(r"(Accepted so far|Declined so far|Open|Given up): ([^\n]*)")
 OPEN_ITEM = re.compile(r"(M\d{2}) \((CALL BACK LATER|COUNTER-OFFER) ?(\d+)?%?\)")
 MERCHANT_ID = re.compile(r"M\d{2}")
+ROUND_COUNT = re.compile(r"((?:M\d{2}, )*M\d{2}) ha(?:ve each|s) used (\d+) of \d+ calls")  # a batched round's counts
 PROMPT_MERCHANT = re.compile(r"^- (M\d{2}) ", re.M)
 
 
@@ -337,6 +344,8 @@ class CallBudgetPolicy:
             noted[m] = max(noted[m], n)
         for m, n in _placed_numbers(messages).items():
             noted[m] = max(noted[m], n)
+        for m, n in _batched_numbers(messages).items():
+            noted[m] = max(noted[m], n)
         counts = Counter({m: max(visible[m], noted[m]) for m in set(visible) | set(noted)})
         return merchants, state, counts
 
@@ -344,26 +353,54 @@ class CallBudgetPolicy:
         """Call the open merchant with the fewest visible calls, or submit."""
         merchants, state, counts = self._state(messages)
         note = self._note(messages, state, counts, merchants)
-        open_ = [m for m in merchants if state.get(m, (None,))[0] in (None, CB, CTR)]
-        candidates = [m for m in open_ if counts[m] < MAX_CALLS]
+        candidates = _candidates(merchants, state, counts)
         if not candidates:
-            accepted = sorted(m for m in merchants if state.get(m, ("",))[0] == ACC)
-            return submit(note + "\nEvery merchant is settled or out of calls; submitting.", accepted=accepted)
-        target = min(candidates, key=lambda m: (counts[m], merchants.index(m)))
-        outcome, rate = state.get(target, (None, None))
-        offer = rate if outcome == CTR and rate else STANDARD_OFFER
+            return submit(note + "\nEvery merchant is settled or out of calls; submitting.",
+                          accepted=_accepted(merchants, state))
+        target = candidates[0]
+        offer = _offer(target, state)
         why = f"\nCalling {target} (call #{counts[target] + 1} of {MAX_CALLS}) with offer {offer}%."
         return reply(note + why, make_call("call_merchant", merchant=target, offer=offer))
 
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """This round's call to every other open merchant with calls left, fewest calls first.
+
+        One call per merchant and turn: a second call to the same merchant depends on the
+        first one's answer (and could be its 4th). ``first`` is the policy's own call
+        (``act``); nothing is added to a ``submit`` or to a call that is not ``call_merchant``.
+        """
+        if (first.get("function") or {}).get("name") != "call_merchant":
+            return []
+        taken = _merchant_of((first.get("function") or {}).get("arguments"))
+        merchants, state, counts = self._state(messages)
+        return [make_call("call_merchant", merchant=m, offer=_offer(m, state))
+                for m in _candidates(merchants, state, counts) if m != taken]
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The merchants accepted so far, once at least one merchant has been called (else ``None``)."""
+        merchants, state, counts = self._state(messages)
+        if not state and not counts:
+            return None
+        return {"accepted": _accepted(merchants, state)}
+
     @staticmethod
     def _note(messages, state, counts, merchants) -> str:
-        lines = []
+        lines, called = [], []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            if rate_limited(text):
+                continue
             header, disp = HEADER.search(text), DISPOSITION.search(text)
+            if header:
+                called.append(header.group(1))
             if header and disp:
                 m = header.group(1)
                 lines.append(f"Call note: {m} call #{counts[m]} of {MAX_CALLS}: {disp.group(1)}"
                              + (f" {disp.group(2)}%" if disp.group(2) else ""))
+        if len(called) > 1:
+            lines.append(_round_line(called, counts))
+        limited = [str(e.args.get("merchant", "")).upper() for e in rate_limited_calls(messages)]
+        if limited:
+            lines.append(f"Rate limited, so not placed and not counted: {', '.join(limited)}; calling again.")
         lines += _recitation(merchants, state, counts)
         return "\n".join(lines)
 
@@ -408,6 +445,81 @@ def _placed_numbers(messages: list[dict]) -> Counter:
     return numbers
 
 
+def _batched_numbers(messages: list[dict]) -> Counter:
+    """The number of each placed call of a batched turn, counted from the notes written before it.
+
+    A turn that places several calls names only its first in its ``Calling ...`` line; the
+    others are numbered the way an LLM recounts ("each has now used 2 of 3 calls"): one more
+    than the highest count for that merchant in the visible notes and placed calls up to and
+    including that turn's own text. Only turns with two or more placed ``call_merchant``
+    calls are numbered here (one-call turns carry their own number), so a one-call-per-step
+    agent's counts are exactly what they were. Errors (a rate-limited call) are not placed.
+    """
+    placed = {m.get("tool_call_id") for m in messages
+              if m.get("role") == "tool" and not str(m.get("content") or "").startswith(ERROR_PREFIX)}
+    running: Counter = Counter()
+    numbers: Counter = Counter()
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        text = str(message.get("content") or "")
+        for m, n, _outcome, _rate in CALL_NOTE.findall(text):
+            running[m] = max(running[m], int(n))
+        for m, n in _round_counts(text).items():
+            running[m] = max(running[m], n)
+        called = [_merchant_of(raw) for call_id, name, raw in iter_calls(message)
+                  if name == "call_merchant" and call_id in placed]
+        for m in called:
+            running[m] += 1
+            if len(called) > 1:
+                numbers[m] = max(numbers[m], running[m])
+        for m, n in CALLING.findall(text):
+            if m in called:
+                running[m] = max(running[m], int(n))
+    return numbers
+
+
+def _round_line(called: list[str], counts: Counter) -> str:
+    """The calls used by the merchants of a batched round, in plain words (``ROUND_COUNT``).
+
+    ``Round of 4 calls done: M01, M02 have each used 2 of 3 calls; M03 has used 1 of 3 calls.``
+    It restates the round's call notes grouped by count, the way an LLM keeps its running
+    count in its reply, so one missed line does not lose a merchant's count.
+    """
+    groups: dict[int, list[str]] = {}
+    for m in sorted(set(called)):
+        groups.setdefault(counts[m], []).append(m)
+    parts = [f"{', '.join(ms)} {'have each' if len(ms) > 1 else 'has'} used {n} of {MAX_CALLS} calls"
+             for n, ms in sorted(groups.items(), reverse=True)]
+    return f"Round of {len(called)} calls done: " + "; ".join(parts) + "."
+
+
+def _round_counts(text: str) -> Counter:
+    """Calls per merchant stated by the round lines (``_round_line``) of a free text."""
+    counts: Counter = Counter()
+    for group, n in ROUND_COUNT.findall(text):
+        for m in MERCHANT_ID.findall(group):
+            counts[m] = max(counts[m], int(n))
+    return counts
+
+
+def _candidates(merchants: list[str], state: dict, counts: Counter) -> list[str]:
+    """Open merchants (not called yet, call back later, counter-offer) with calls left, fewest calls first."""
+    open_ = [m for m in merchants if state.get(m, (None,))[0] in (None, CB, CTR)]
+    return sorted((m for m in open_ if counts[m] < MAX_CALLS), key=lambda m: (counts[m], merchants.index(m)))
+
+
+def _offer(merchant: str, state: dict) -> int:
+    """The offer of the next call: a visible counter-offer's rate, else the standard offer."""
+    outcome, rate = state.get(merchant, (None, None))
+    return rate if outcome == CTR and rate else STANDARD_OFFER
+
+
+def _accepted(merchants: list[str], state: dict) -> list[str]:
+    """The merchants whose latest known outcome is ACCEPTED, sorted."""
+    return sorted(m for m in merchants if state.get(m, ("",))[0] == ACC)
+
+
 def _merchant_of(raw: str | dict | None) -> str:
     """The merchant id of a ``call_merchant`` call's raw arguments (upper case; empty when unreadable)."""
     try:
@@ -439,6 +551,8 @@ def _read_text(text: str, state: dict, noted: Counter) -> None:
         for a, b, c, d in STATUS_COUNT.findall(line):
             m, n = (a, b) if a else (c, d)
             noted[m] = max(noted[m], int(n))
+        for m, n in _round_counts(line).items():
+            noted[m] = max(noted[m], n)
         recite = RECITE.search(line)
         if recite:
             kind, items = recite.groups()

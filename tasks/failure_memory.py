@@ -34,6 +34,12 @@ recitation carries the findings (totals, ticket, period) but not the failure: a 
 that compacts the error away and drops the note makes it try the API again for the second
 quarter, which is the incident the seed describes.
 
+Batched turns (profile ``realistic``): ``parallel_calls`` adds every ticket still to read to
+the first quarter's query, the second quarter's export to the first's, and every missing page
+of both exports to one page: the calibration LLM's four turns. At most one ``query_api`` per
+turn; no page of an export whose id is not visible. A rate-limited result (``ERROR: rate
+limited``) is a call not done: made again, never taken for the API's failure.
+
 Summaries (``summarize``) keep the findings, the export ids and the failed attempts, but not
 the per-page amounts of an export still being read (that export is read again) nor the list
 of tickets already reviewed (only the furthest one).
@@ -47,8 +53,8 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (exchanges, failed_attempts, format_summary, latest_results, make_call, reply, submit,
-                              tools_used)
+from tasks.policy_kit import (RATE_LIMITED_PREFIX, exchanges, failed_attempts, format_summary, latest_results,
+                              make_call, rate_limited, rate_limited_calls, reply, submit, tools_used)
 
 DATASETS = ("refunds", "chargebacks", "credits")
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
@@ -76,7 +82,8 @@ TICKET_HEADER = re.compile(r"=== Ticket (T-\d+) · ")
 ESCALATED = re.compile(r"Escalation: FINANCE . compare refunds for (\d{4}-Q\d)")
 API_BROKEN = "The billing API is known to fail (authentication)"  # the policy's reason for exporting
 # the API is known broken: its own notes (FAILED line, reason for exporting), a summary's failed attempt, the error
-API_FAILED = re.compile(r"FAILED: query_api|" + re.escape(API_BROKEN) + r"|query_api: ERROR|\[tool query_api\]: ERROR")
+API_FAILED = re.compile(r"FAILED: query_api|" + re.escape(API_BROKEN)
+                        + r"|query_api: ERROR(?!: rate limited)|\[tool query_api\]: ERROR(?!: rate limited)")
 # notes and recitation
 PAGE_NOTE = re.compile(r"Export (EXP-[0-9A-F]{6}) \((\d{4}-Q\d)\) page (\d+)/(\d+): (ACC-\d{5}) amounts: ([^\n]*)")
 EXPORT_NOTE = re.compile(r"Export for (\d{4}-Q\d): (EXP-[0-9A-F]{6}) \((\d+) pages\)")
@@ -488,9 +495,8 @@ class FailureMemoryPolicy:
         endpoint = f"/v2/refunds?account={k['account']}&period={period}"
         return f"Querying the billing API for {period}.", make_call("query_api", endpoint=endpoint, auth="token")
 
-    def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """First quarter, tickets, second quarter, submit."""
-        k = self._knowledge(messages)
+    def _findings(self, k: dict) -> dict:
+        """The findings known from notes, plus the totals and the escalation the visible data gives."""
         findings = dict(k["findings"])
         first_total = self._total(k, k["first"]) if k["first"] else None
         if first_total is not None:
@@ -504,32 +510,95 @@ class FailureMemoryPolicy:
             second_total = self._total(k, second)
             if second_total is not None:
                 findings["second_total"] = f"{second_total:.2f}"
+        return findings
+
+    @staticmethod
+    def _ticket_plan(messages: list[dict], k: dict) -> tuple[list[str], list[str]]:
+        """Tickets to read again (called, but neither their thread nor a note on them is visible; in
+        order) and tickets not read yet (after the furthest one known, in order)."""
+        seen = set(k["tickets_seen"])
+        called = {str(e.args.get("ticket_id")) for e in exchanges(messages) if e.name == "read_ticket"}
+        lost = [t for t in k["tickets"] if t in called and t not in seen]
+        known = [k["tickets"].index(t) for t in seen | called if t in k["tickets"]]
+        if k["furthest"] in k["tickets"]:
+            known.append(k["tickets"].index(k["furthest"]))
+        return lost, k["tickets"][max(known, default=-1) + 1:]
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """First quarter, tickets, second quarter, submit."""
+        k = self._knowledge(messages)
+        findings = self._findings(k)
+        second = findings.get("second_period")
         note = self._note(messages, k, findings)
         if "first_total" not in findings:
             why, call = self._fetch(k, messages, k["first"])
             return reply(note + "\n" + why, call)
         if "second_period" not in findings:
-            seen = set(k["tickets_seen"])
-            called = {str(e.args.get("ticket_id")) for e in exchanges(messages) if e.name == "read_ticket"}
-            lost = [t for t in k["tickets"] if t in called and t not in seen]
+            lost, unread = self._ticket_plan(messages, k)
             if lost:
-                return reply(note + f"\nTicket {lost[0]} is out of view and I have no note on it; reading it again.",
+                why = ("was rate limited (not read)" if _rate_limited_ticket(messages, lost[0])
+                       else "is out of view and I have no note on it")
+                return reply(note + f"\nTicket {lost[0]} {why}; reading it again.",
                              make_call("read_ticket", ticket_id=lost[0]))
-            known = [k["tickets"].index(t) for t in seen | called if t in k["tickets"]]
-            if k["furthest"] in k["tickets"]:
-                known.append(k["tickets"].index(k["furthest"]))
-            nxt = max(known, default=-1) + 1
-            if nxt < len(k["tickets"]):
-                return reply(note, make_call("read_ticket", ticket_id=k["tickets"][nxt]))
+            if unread:
+                return reply(note, make_call("read_ticket", ticket_id=unread[0]))
             return submit(note + "\nNo escalated ticket found; submitting what I have.", **_answer(findings))
         if "second_total" not in findings:
             why, call = self._fetch(k, messages, second)
             return reply(note + "\n" + why, call)
         return submit(note + "\nAll three parts done; submitting.", **_answer(findings))
 
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """Every other call whose arguments are known now, in the order of the work.
+
+        The first quarter's data (the API query, or its export, or all its missing pages),
+        every ticket to read again or not read yet (while the escalated one is unknown), and
+        the second quarter's data once its period is known. Nothing that needs an unseen
+        result: pages only of an export whose id is visible, and at most one ``query_api``
+        per turn (a second one after an unseen failure would retry a broken approach).
+        """
+        if (first.get("function") or {}).get("name") == "submit":
+            return []
+        k = self._knowledge(messages)
+        findings = self._findings(k)
+        calls: list[dict] = []
+        if "first_total" not in findings and k["first"]:
+            calls += self._fetches(k, k["first"])
+        if "second_period" not in findings:
+            lost, unread = self._ticket_plan(messages, k)
+            calls += [make_call("read_ticket", ticket_id=t) for t in lost + unread]
+        second = findings.get("second_period")
+        if second and "second_total" not in findings:
+            calls += self._fetches(k, second)
+        api = (first.get("function") or {}).get("name") == "query_api"
+        more = []
+        for call in calls:
+            if call["function"]["name"] == "query_api":
+                if api:
+                    continue
+                api = True
+            if call != first:
+                more.append(call)
+        return more
+
+    def _fetches(self, k: dict, period: str) -> list[dict]:
+        """Every call that gets ``period``'s data now: all its missing pages, else its export or the API."""
+        if period in k["exports"]:
+            export_id, pages = k["exports"][period]
+            got = k["pages"].get(period, {})
+            return [make_call("read_export", export_id=export_id, page=p) for p in range(1, pages + 1) if p not in got]
+        return [self._fetch(k, [], period)[1]]
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """What it would submit now: the findings so far (``None`` before any)."""
+        findings = self._findings(self._knowledge(messages))
+        return _answer(findings) if findings else None
+
     def _note(self, messages: list[dict], k: dict, findings: dict) -> str:
         lines = []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            if rate_limited(text):
+                continue
             if text.startswith("ERROR: query_api"):
                 lines.append("FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
                              "mode disabled for /v2/*); retrying cannot work. Switching to the reporting exports.")
@@ -547,6 +616,9 @@ class FailureMemoryPolicy:
                 esc = ESCALATED.search(text)
                 lines.append(f"Ticket {ticket.group(1)}: " + (f"ESCALATED to finance, second quarter {esc.group(1)}"
                                                               if esc else "not escalated"))
+        limited = [f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)]
+        if limited:
+            lines.append(f"Rate limited, so not done (not a failure): {'; '.join(limited)}; making them again.")
         lines.append("Findings: " + (", ".join(f"{key}={findings[key]}" for key in
                                                ("first_total", "escalated_ticket", "second_period", "second_total")
                                                if key in findings) or "none yet"))
@@ -586,10 +658,16 @@ class FailureMemoryPolicy:
         progress.append("remaining: " + ", ".join(
             part for part, key in (("first quarter total", "first_total"), ("find the escalated ticket", "second_period"),
                                    ("second quarter total", "second_total")) if key not in findings) or "submit")
-        failed = failed_attempts(history_text)
+        failed = [f for f in failed_attempts(history_text) if RATE_LIMITED_PREFIX not in f]  # not done, not failed
         if k["api_failed"] and not any(f.startswith("query_api") for f in failed):
             failed.append("query_api: ERROR: HTTP 401, token mode disabled; do not retry")
         return format_summary(key_findings, tools_used(history_text), failed, progress)
+
+
+def _rate_limited_ticket(messages: list[dict], ticket: str) -> bool:
+    """Whether the latest visible ``read_ticket`` call for ``ticket`` was rate limited (not executed)."""
+    results = [e.result for e in exchanges(messages) if e.name == "read_ticket" and str(e.args.get("ticket_id")) == ticket]
+    return bool(results) and results[-1] is not None and rate_limited(results[-1])
 
 
 def _answer(findings: dict) -> dict:

@@ -313,3 +313,27 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
     if counts is None:
         return None
     return counts.get(tool, {}).get(resource, (0, None))[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Batched turns (profile ``realistic``): results the task did not execute.
+# ---------------------------------------------------------------------------------------------
+
+from harness.models.profiles import RATE_LIMITED as RATE_LIMITED_PREFIX  # noqa: E402  (a call beyond a turn's limit)
+
+
+def rate_limited(text: str) -> bool:
+    """Whether a tool result says its call was rate limited: not executed, to be made again later.
+
+    Such a call is neither a failure of the approach (never note it as a broken tool) nor a
+    placed call (never count it against a per-resource limit).
+    """
+    return text.startswith(RATE_LIMITED_PREFIX)
+
+
+def rate_limited_calls(messages: list[dict]) -> list[Exchange]:
+    """The calls of the latest assistant turn whose results say they were rate limited, in order."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return [e for e in exchanges(messages[index:]) if e.result is not None and rate_limited(e.result)]
+    return []
