@@ -313,3 +313,62 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
     if counts is None:
         return None
     return counts.get(tool, {}).get(resource, (0, None))[0]
+
+
+# --- batching helpers (profile ``realistic``: parallel calls, rate-limited turns) -----------------------------
+# Appended for callback_search and people_tracker (branch fam-search); see harness/models/profiles.py.
+
+
+def is_rate_limited(text: str | None) -> bool:
+    """Whether a tool result says its call was rejected by a per-turn rate limit (the call was NOT done)."""
+    from harness.models.profiles import RATE_LIMITED
+
+    return text is not None and text.startswith(RATE_LIMITED)
+
+
+def call_key(name: str, args: dict) -> tuple[str, str]:
+    """A call's identity: its tool name and its arguments as canonical JSON (as ``make_call`` writes them)."""
+    return name, json.dumps(args, sort_keys=True)
+
+
+def rate_limited_calls(messages: Iterable[dict]) -> set[tuple[str, str]]:
+    """``call_key`` of every visible call whose newest visible result is a rate limit: not done, to re-issue.
+
+    A later visible result of the same call that is not a rate limit (it was re-issued and
+    done) takes it off the set; a call whose result is not visible says nothing either way.
+    """
+    limited: set[tuple[str, str]] = set()
+    for exchange in exchanges(messages):
+        if exchange.result is None:
+            continue
+        key = call_key(exchange.name, exchange.args)
+        if is_rate_limited(exchange.result):
+            limited.add(key)
+        else:
+            limited.discard(key)
+    return limited
+
+
+def rate_limited_notes(messages: list[dict]) -> list[str]:
+    """One note per call of the newest round that was rate limited: not done, to be issued again.
+
+    Empty when nothing of the newest round was rate limited (so a policy's replies do not
+    change when no task limits its calls).
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return [f"Not done (rate limited): {e.name} {json.dumps(e.args, sort_keys=True)}; I will issue it again."
+                    for e in exchanges(messages[index:]) if is_rate_limited(e.result)]
+    return []
+
+
+def real_failures(history_text: str) -> list[str]:
+    """``failed_attempts`` without rate-limited calls: those were not attempts of the tool, only deferred."""
+    from harness.models.profiles import RATE_LIMITED
+
+    return [line for line in failed_attempts(history_text) if RATE_LIMITED not in line]
+
+
+def rate_limited_args(messages: Iterable[dict], tool: str, arg: str) -> set:
+    """The values of argument ``arg`` of the visible ``tool`` calls that are rate limited and not yet done."""
+    return {json.loads(args).get(arg) for name, args in rate_limited_calls(messages) if name == tool}
