@@ -43,8 +43,8 @@ import re
 
 from harness.conversation import parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, exchanges, format_summary, is_rate_limited, latest_results, make_call,
-                              rate_limited_args, rate_limited_notes, real_failures, reply, submit, tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited, latest_results,
+                              make_call, rate_limited_notes, real_failures, reply, submit, tools_used)
 from tasks.repo_tools import grep_lines
 
 PACKAGES = {
@@ -643,7 +643,7 @@ class CallbackSearchPolicy:
                           file=path, function=name, call_sites=sites)
         note = self._note(messages, k)
         called = {e.args.get("path") for e in exchanges(messages) if e.name == "read_file"}
-        limited = rate_limited_args(messages, "read_file", "path")
+        limited = deferred_args(messages, "read_file", "path")
         # search phase
         if k["target"] is None:
             if self._first_move(messages, k):  # the listing orients; nothing reads it, so it is never re-run

@@ -34,9 +34,8 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, exchanges, format_summary, latest_results, make_call,
-                              rate_limited_args, rate_limited_notes, real_failures, reply, submit, texts, tool_texts,
-                              tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
+                              make_call, rate_limited_notes, real_failures, reply, submit, texts, tool_texts, tools_used)
 
 FIRST = ["Dana", "Ilya", "Mira", "Tomas", "Priya", "Kenji", "Sofia", "Marcus", "Lena", "Arjun", "Chloe", "Viktor",
          "Nadia", "Oren", "Hana", "Felix", "Ines", "Rafael", "Yuki", "Greta"]
@@ -445,7 +444,7 @@ class TrackerPolicy:
         pages in view or noted count as opened, a page whose open was rate limited (not done) does not."""
         people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages),
                                                                                    self._notes(messages))
-        opened -= rate_limited_args(messages, "open_page", "url")
+        opened -= deferred_args(messages, "open_page", "url")
         if current is not None:
             opened |= {u for u in pages if u in results.get(current, [])} | (noted & set(results.get(current, [])))
         return people, moves, noted, done, current, opened, pages, results

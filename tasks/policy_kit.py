@@ -331,7 +331,7 @@ def call_key(name: str, args: dict) -> tuple[str, str]:
     return name, json.dumps(args, sort_keys=True)
 
 
-def rate_limited_calls(messages: Iterable[dict]) -> set[tuple[str, str]]:
+def deferred_calls(messages: Iterable[dict]) -> set[tuple[str, str]]:
     """``call_key`` of every visible call whose newest visible result is a rate limit: not done, to re-issue.
 
     A later visible result of the same call that is not a rate limit (it was re-issued and
@@ -369,6 +369,6 @@ def real_failures(history_text: str) -> list[str]:
     return [line for line in failed_attempts(history_text) if RATE_LIMITED not in line]
 
 
-def rate_limited_args(messages: Iterable[dict], tool: str, arg: str) -> set:
+def deferred_args(messages: Iterable[dict], tool: str, arg: str) -> set:
     """The values of argument ``arg`` of the visible ``tool`` calls that are rate limited and not yet done."""
-    return {json.loads(args).get(arg) for name, args in rate_limited_calls(messages) if name == tool}
+    return {json.loads(args).get(arg) for name, args in deferred_calls(messages) if name == tool}
