@@ -443,7 +443,11 @@ def _functions(lines: list[str]) -> list[tuple[str, str]]:
 
 
 def _call_sites(lines: list[str], name: str) -> list[str]:
-    """Functions whose body calls ``name`` (or its import alias), skipping comments and docstrings."""
+    """Functions whose body calls ``name`` (or its import alias), skipping comments and docstrings.
+
+    A ``def`` line ends any docstring (none spans a definition), so a docstring quote line the
+    agent did not attend to (profile ``realistic``) confuses one function, not the rest of the file.
+    """
     names = {name}
     for line in lines:
         m = re.search(rf"import {name} as (\w+)", line)
@@ -457,7 +461,7 @@ def _call_sites(lines: list[str], name: str) -> list[str]:
         stripped = line.strip()
         d = re.match(r"^def (\w+)\(", line)
         if d:
-            current = d.group(1)
+            current, in_doc = d.group(1), False
             continue
         if stripped.count('"""') == 1:
             in_doc = not in_doc

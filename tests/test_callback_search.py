@@ -284,3 +284,17 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
             row = profiled_row(tmp_path, CallbackSearch(**SMOKE).generate(seed), trial=trial)
             assert row["outcome"] == "submitted" and row["steps"] <= bound, (seed, trial, row["steps"], bound)
             assert 2 * row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 1.5
+
+
+def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
+    """Profile realistic may hide a line of a file (attention): a hidden closing quote of an earlier docstring
+    must not turn the rest of the file into docstring and hide the call site."""
+    from tasks.callback_search import _call_sites
+
+    instance = CallbackSearch().generate(0)
+    site = instance.sites[0]
+    lines = instance.files[site["file"]].splitlines()
+    call_def = lines.index(next(line for line in lines if line.startswith(f"def {site['function']}(")))
+    closing = max(i for i, line in enumerate(lines[:call_def]) if line.strip() == '"""')
+    assert site["function"] in _call_sites(lines, instance.target["function"])
+    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], instance.target["function"])
