@@ -439,9 +439,10 @@ class TrackerPolicy:
                 results[match.group(1)] = RESULT_URL.findall(text)
         return people, moves, noted, done, current, opened, pages, results
 
-    def _visible_state(self, messages: list[dict]):
+    def _visible_state(self, messages: list[dict]) -> tuple:
         """``_state`` of the visible messages, with the current person's ``opened`` pages brought up to date:
-        pages in view or noted count as opened, a page whose open was rate limited (not done) does not."""
+        pages in view or noted count as opened, a page whose open was rate limited (not done) does not.
+        Returns (people, moves, noted, done, current, opened, pages, results) as ``_state`` does."""
         people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages),
                                                                                    self._notes(messages))
         opened -= deferred_args(messages, "open_page", "url")
