@@ -43,8 +43,8 @@ import re
 
 from harness.conversation import parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
-                              reply, submit, tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited, latest_results,
+                              make_call, rate_limited_notes, real_failures, reply, submit, tools_used)
 from tasks.repo_tools import grep_lines
 
 PACKAGES = {
@@ -404,6 +404,13 @@ class CallbackSearchInstance(TaskInstance):
         return [self.files, self.target, self.sites]
 
 
+def _again(path: str, called: set, limited: set) -> str:
+    """Why a file is read again: its last read was rate limited (not done), or its content and note are out of view."""
+    if path in limited:
+        return " (rate limited before, reading it now)"
+    return " (out of view, reading it again)" if path in called else ""
+
+
 def _paths(listing: str) -> list[str]:
     """The paths of a restated list (``a.py, b.py`` or ``none``)."""
     return [p for p in listing.split(", ") if p and p != "none"]
@@ -436,7 +443,11 @@ def _functions(lines: list[str]) -> list[tuple[str, str]]:
 
 
 def _call_sites(lines: list[str], name: str) -> list[str]:
-    """Functions whose body calls ``name`` (or its import alias), skipping comments and docstrings."""
+    """Functions whose body calls ``name`` (or its import alias), skipping comments and docstrings.
+
+    A ``def`` line ends any docstring (none spans a definition), so a docstring quote line the
+    agent did not attend to (profile ``realistic``) confuses one function, not the rest of the file.
+    """
     names = {name}
     for line in lines:
         m = re.search(rf"import {name} as (\w+)", line)
@@ -450,7 +461,7 @@ def _call_sites(lines: list[str], name: str) -> list[str]:
         stripped = line.strip()
         d = re.match(r"^def (\w+)\(", line)
         if d:
-            current = d.group(1)
+            current, in_doc = d.group(1), False
             continue
         if stripped.count('"""') == 1:
             in_doc = not in_doc
@@ -565,17 +576,12 @@ class CallbackSearchPolicy:
                 return name
         return None
 
-    def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Search phase, then verify phase, then submit."""
+    def _resolved(self, messages: list[dict]) -> dict:
+        """What the visible messages establish, with the conclusions drawn from it: the target judged from
+        the checked candidates, the files to verify that are still in view, and the call sites so far."""
         k = self._knowledge(messages)
-        if k.get("reported"):  # a sub-agent did the search: submit its conclusion
-            if k["target"] is None:
-                return submit("The sub-agent found no payment-gateway callback handler; submitting nothing.",
-                              file="", function="", call_sites=[])
-            path, name = k["target"]
-            sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
-            return submit(f"The sub-agent found {path}:{name} with {len(sites)} call sites; submitting its conclusion.",
-                          file=path, function=name, call_sites=sites)
+        if k.get("reported"):
+            return k
         if k["target"] is None:
             for path in k["candidates"] or []:
                 name = self._judge(k["checked"].get(path, []))
@@ -588,37 +594,86 @@ class CallbackSearchPolicy:
                     k["verified"][path] = _call_sites(k["lines"][path], k["target"][1])
         for path, funcs in k["verified"].items():
             k["sites"] |= {(path, f) for f in funcs}
+        return k
+
+    @staticmethod
+    def _reads_due(k: dict) -> list[str]:
+        """The files the current phase still has to read, in order: unchecked candidates (search) or
+        unverified files of the use grep (verify); empty when the phase needs a grep first or is done."""
+        if k.get("reported"):
+            return []
+        if k["target"] is None:
+            return [p for p in k["candidates"] or [] if p not in k["checked"]]
+        if k["to_verify"] is None:
+            return []
+        done_files = set(k["verified"]) | {p for p, _ in k["sites"]}
+        return [p for p in k["to_verify"] if p not in done_files]
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The calls independent of ``first`` whose arguments the visible messages already give (profile
+        ``realistic`` batches them into one turn): with the listing, the definitions grep; with a read, the
+        other files the phase still has to read (every candidate, or every file of the use grep). A grep
+        depends on what the reads will show, so it is never batched with them."""
+        function = first.get("function") or {}
+        name = function.get("name")
+        if name not in ("list_files", "read_file"):
+            return []
+        k = self._resolved(messages)
+        if k.get("reported"):
+            return []
+        if name == "list_files":
+            return [make_call("grep", pattern=DEF_GREP)] if k["candidates"] is None else []
+        path = parse_arguments(function.get("arguments") or "{}").get("path")
+        return [make_call("read_file", path=p) for p in self._reads_due(k) if p != path]
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The answer it would submit now: the target and the call sites confirmed so far (None: no target yet)."""
+        k = self._resolved(messages)
+        if k["target"] is None:
+            return None
+        return {"file": k["target"][0], "function": k["target"][1],
+                "call_sites": [{"file": p, "function": f} for p, f in sorted(k["sites"])]}
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Search phase, then verify phase, then submit."""
+        k = self._resolved(messages)
+        if k.get("reported"):  # a sub-agent did the search: submit its conclusion
+            if k["target"] is None:
+                return submit("The sub-agent found no payment-gateway callback handler; submitting nothing.",
+                              file="", function="", call_sites=[])
+            path, name = k["target"]
+            sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
+            return submit(f"The sub-agent found {path}:{name} with {len(sites)} call sites; submitting its conclusion.",
+                          file=path, function=name, call_sites=sites)
         note = self._note(messages, k)
         called = {e.args.get("path") for e in exchanges(messages) if e.name == "read_file"}
+        limited = deferred_args(messages, "read_file", "path")
         # search phase
         if k["target"] is None:
             if self._first_move(messages, k):  # the listing orients; nothing reads it, so it is never re-run
                 return reply(note + "\nSearch phase: listing the repository.", make_call("list_files"))
             if k["candidates"] is None:
                 return reply(note + "\nSearch phase: looking for callback definitions.", make_call("grep", pattern=DEF_GREP))
-            for path in k["candidates"]:
-                if path not in k["checked"]:
-                    again = " (out of view, reading it again)" if path in called else ""
-                    return reply(note + f"\nSearch phase: reading candidate {path}{again}.",
-                                 make_call("read_file", path=path))
+            for path in self._reads_due(k):
+                return reply(note + f"\nSearch phase: reading candidate {path}{_again(path, called, limited)}.",
+                             make_call("read_file", path=path))
             return submit(note + "\nNo payment-gateway callback handler found; submitting nothing.",
                           file="", function="", call_sites=[])
         # verify phase
         path, name = k["target"]
         if k["to_verify"] is None:
             return reply(note + f"\nVerify phase: searching for uses of {name}.", make_call("grep", pattern=rf"\b{name}\b"))
-        done_files = set(k["verified"]) | {p for p, _ in k["sites"]}
-        for candidate in k["to_verify"]:
-            if candidate not in done_files:
-                again = " (out of view, reading it again)" if candidate in called else ""
-                return reply(note + f"\nVerify phase: reading {candidate}{again}.", make_call("read_file", path=candidate))
+        for candidate in self._reads_due(k):
+            return reply(note + f"\nVerify phase: reading {candidate}{_again(candidate, called, limited)}.",
+                         make_call("read_file", path=candidate))
         sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
         return submit(note + "\nVerification done; submitting.", file=path, function=name, call_sites=sites)
 
     @staticmethod
     def _first_move(messages: list[dict], k: dict) -> bool:
         """Whether nothing of the search is visible yet: no exchange of its tools, no candidate, no checked file."""
-        searched = any(e.name in ("list_files", "grep", "read_file") for e in exchanges(messages))
+        searched = any(e.name in ("list_files", "grep", "read_file") and not is_rate_limited(e.result)
+                       for e in exchanges(messages))  # a rate-limited call was not done
         return not searched and k["candidates"] is None and not k["checked"] and not k["listed"]
 
     def _note(self, messages: list[dict], k: dict) -> str:
@@ -636,6 +691,7 @@ class CallbackSearchPolicy:
                 else:
                     names = [n for n, _ in k["checked"].get(path, []) if "callback" in n]
                     lines.append(f"Checked {path}: callback functions {', '.join(names) or 'none'}")
+        lines += rate_limited_notes(messages)
         return "\n".join(lines + self._recitation(k))
 
     @staticmethod
@@ -680,11 +736,19 @@ class CallbackSearchPolicy:
             findings.append("target not identified yet")
         progress = ["search phase done" if k["target"] else "search phase in progress",
                     f"files checked: {len(k['checked']) + len(k['verified'])}"]
-        return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
+        return format_summary(findings, tools_used(history_text), real_failures(history_text), progress)
 
 
 class CallbackSubPolicy(CallbackSearchPolicy):
-    """The sub-agent: the same search and verify phases on its fresh context; it reports instead of submitting."""
+    """The sub-agent: the same search and verify phases on its fresh context; it reports instead of submitting.
+
+    It batches like the main policy (``parallel_calls`` is inherited) but never submits early:
+    a sub-agent ends with ``report``, which only its ``act`` writes.
+    """
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """None: a sub-agent cannot submit (an early ``submit`` would be an unknown tool to it)."""
+        return None
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Search, verify, then ``report`` what it would have submitted."""

@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, exchanges, failed_attempts, format_summary, latest_results, make_call,
-                              reply, submit, texts, tool_texts, tools_used)
+from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
+                              make_call, rate_limited_notes, real_failures, reply, submit, texts, tool_texts, tools_used)
 
 FIRST = ["Dana", "Ilya", "Mira", "Tomas", "Priya", "Kenji", "Sofia", "Marcus", "Lena", "Arjun", "Chloe", "Viktor",
          "Nadia", "Oren", "Hana", "Felix", "Ines", "Rafael", "Yuki", "Greta"]
@@ -439,10 +439,47 @@ class TrackerPolicy:
                 results[match.group(1)] = RESULT_URL.findall(text)
         return people, moves, noted, done, current, opened, pages, results
 
-    def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Search the current person, open the next result, move to the next person, or submit."""
+    def _visible_state(self, messages: list[dict]) -> tuple:
+        """``_state`` of the visible messages, with the current person's ``opened`` pages brought up to date:
+        pages in view or noted count as opened, a page whose open was rate limited (not done) does not.
+        Returns (people, moves, noted, done, current, opened, pages, results) as ``_state`` does."""
         people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages),
                                                                                    self._notes(messages))
+        opened -= deferred_args(messages, "open_page", "url")
+        if current is not None:
+            opened |= {u for u in pages if u in results.get(current, [])} | (noted & set(results.get(current, [])))
+        return people, moves, noted, done, current, opened, pages, results
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The lookups whose arguments the visible messages already give, person by person in the prompt's
+        order (profile ``realistic`` batches them with ``first``): a search for each person whose results
+        are not in view, and every result page of a person whose results are in view that is neither open,
+        noted nor listed as opened. A person's pages depend on their search, so they come a turn later."""
+        if (first.get("function") or {}).get("name") not in ("search", "open_page"):
+            return []
+        people, _, noted, done, current, opened, pages, results = self._visible_state(messages)
+        seen = set(noted) | set(pages)
+        calls = []
+        for person in ([current] if current else []) + [p for p in people if p not in done and p != current]:
+            if person not in results:
+                calls.append(make_call("search", query=person))
+                continue
+            for url in results[person]:
+                if url not in seen and not (person == current and url in opened):
+                    seen.add(url)
+                    calls.append(make_call("open_page", url=url))
+        return [call for call in calls if call["function"] != first.get("function")]  # both canonical (make_call)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The moves it would submit now: every move noted or in view (None: none yet)."""
+        moves = self._visible_state(messages)[1]
+        if not moves:
+            return None
+        return {"moves": [{"person": p, "month": m, "company": c} for p, m, c in sorted(moves)]}
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Search the current person, open the next result, move to the next person, or submit."""
+        people, moves, noted, done, current, opened, pages, results = self._visible_state(messages)
         lines = []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             match = PAGE_URL.match(text)
@@ -450,8 +487,7 @@ class TrackerPolicy:
                 found = sorted(page_moves(text, set(people)))
                 lines.append(f"Notes on {match.group(1)}: " + ("; ".join(" ".join(m) for m in found)
                                                                or "no moves of the people I track"))
-        if current is not None:
-            opened |= {u for u in pages if u in results.get(current, [])} | (noted & set(results.get(current, [])))
+        lines += rate_limited_notes(messages)
         action = None
         while action is None:
             if current is None:
@@ -492,13 +528,21 @@ class TrackerPolicy:
             state.append(f"Progress: done: {d}; current: {c}; opened: {o}; remaining: {r}")
         else:
             state.append("no person finished yet")
-        return format_summary(findings, tools_used(history_text), failed_attempts(history_text), state)
+        return format_summary(findings, tools_used(history_text), real_failures(history_text), state)
 
 
 class TrackerSubPolicy(TrackerPolicy):
-    """A sub-agent tracking the one person its task names; it reports instead of submitting."""
+    """A sub-agent tracking the one person its task names; it reports instead of submitting.
+
+    It batches like the main policy (``parallel_calls`` is inherited: its one person's search,
+    then every result page) but never submits early: a sub-agent ends with ``report``.
+    """
 
     prompt_pattern = SUBTASK_PROMPT
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """None: a sub-agent cannot submit (an early ``submit`` would be an unknown tool to it)."""
+        return None
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Search, open every result, then ``report`` the moves noted."""

@@ -337,3 +337,58 @@ def rate_limited_calls(messages: list[dict]) -> list[Exchange]:
         if messages[index].get("role") == "assistant":
             return [e for e in exchanges(messages[index:]) if e.result is not None and rate_limited(e.result)]
     return []
+
+
+# --- batching helpers (profile ``realistic``: parallel calls, rate-limited turns) -----------------------------
+# Appended for callback_search and people_tracker (branch fam-search); see harness/models/profiles.py.
+
+
+def is_rate_limited(text: str | None) -> bool:
+    """Whether a tool result (or none) says its call was rejected by a per-turn rate limit (``rate_limited``)."""
+    return text is not None and rate_limited(text)
+
+
+def call_key(name: str, args: dict) -> tuple[str, str]:
+    """A call's identity: its tool name and its arguments as canonical JSON (as ``make_call`` writes them)."""
+    return name, json.dumps(args, sort_keys=True)
+
+
+def deferred_calls(messages: Iterable[dict]) -> set[tuple[str, str]]:
+    """``call_key`` of every visible call whose newest visible result is a rate limit: not done, to re-issue.
+
+    A later visible result of the same call that is not a rate limit (it was re-issued and
+    done) takes it off the set; a call whose result is not visible says nothing either way.
+    """
+    limited: set[tuple[str, str]] = set()
+    for exchange in exchanges(messages):
+        if exchange.result is None:
+            continue
+        key = call_key(exchange.name, exchange.args)
+        if is_rate_limited(exchange.result):
+            limited.add(key)
+        else:
+            limited.discard(key)
+    return limited
+
+
+def rate_limited_notes(messages: list[dict]) -> list[str]:
+    """One note per call of the newest round that was rate limited: not done, to be issued again.
+
+    Empty when nothing of the newest round was rate limited (so a policy's replies do not
+    change when no task limits its calls).
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return [f"Not done (rate limited): {e.name} {json.dumps(e.args, sort_keys=True)}; I will issue it again."
+                    for e in exchanges(messages[index:]) if is_rate_limited(e.result)]
+    return []
+
+
+def real_failures(history_text: str) -> list[str]:
+    """``failed_attempts`` without rate-limited calls: those were not attempts of the tool, only deferred."""
+    return [line for line in failed_attempts(history_text) if RATE_LIMITED_PREFIX not in line]
+
+
+def deferred_args(messages: Iterable[dict], tool: str, arg: str) -> set:
+    """The values of argument ``arg`` of the visible ``tool`` calls that are rate limited and not yet done."""
+    return {json.loads(args).get(arg) for name, args in deferred_calls(messages) if name == tool}

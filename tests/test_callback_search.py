@@ -134,3 +134,167 @@ def test_notes_over_headtail_find_and_verify_without_thrashing(tmp_path, budget)
     row, _ = run(tmp_path, CallbackSearch(), seed=0, strategy=Notes(base=HeadTail()), budget=budget, max_steps=60)
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
     assert row["rereads"] == 0, "nothing is read twice"
+
+
+# --- batching (profile realistic): parallel_calls, multi-result rounds, rate limits ---------------------------
+
+def _paths_of(calls):
+    return [json.loads(c["function"]["arguments"])["path"] for c in calls if c["function"]["name"] == "read_file"]
+
+
+def _candidates(instance):
+    grep = instance.call("grep", {"pattern": DEF_GREP}).content
+    return sorted({line.split(":", 1)[0] for line in grep.splitlines()[1:] if line.startswith("src/")})
+
+
+def test_parallel_calls_are_the_known_independent_calls_of_each_phase():
+    """List: + the definitions grep. Search: every unchecked candidate, nothing else (no grep: the use grep
+    needs the target the reads will show). Verify: the unverified files of the use grep. A grep: nothing."""
+    from tests.batch_helpers import answer_round, start
+
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    messages = start(instance)
+    first = policy.act(messages, instance.tools)
+    assert _names(first) == ["list_files"]
+    more = policy.parallel_calls(messages, instance.tools, first["tool_calls"][0])
+    assert [c["function"] for c in more] == [make_call("grep", pattern=DEF_GREP)["function"]]
+    assert policy.parallel_calls(messages, instance.tools, more[0]) == [], "a grep is not batched with anything"
+    # the listing and the grep are in view: the first candidate, then all the others
+    messages = answer_round(instance, messages, first, [first["tool_calls"][0], *more])
+    action = policy.act(messages, instance.tools)
+    candidates = _candidates(instance)
+    assert _paths_of(action["tool_calls"]) == candidates[:1]
+    others = policy.parallel_calls(messages, instance.tools, action["tool_calls"][0])
+    assert _paths_of(others) == candidates[1:] and _names({"tool_calls": others}) == ["read_file"] * len(others)
+    # two candidates read: they are not asked for again
+    messages = answer_round(instance, messages, action, [action["tool_calls"][0], others[0]], step=1)
+    action = policy.act(messages, instance.tools)
+    rest = [*_paths_of(action["tool_calls"]), *_paths_of(policy.parallel_calls(messages, instance.tools,
+                                                                                action["tool_calls"][0]))]
+    assert rest == candidates[2:] or "Verify phase" in action["content"]
+
+
+def test_verify_phase_batches_the_unverified_files_only():
+    from tests.batch_helpers import batched_run
+
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    requests, _ = batched_run(instance, policy)
+    name = instance.target["function"]
+    after_grep = next(r for r in requests if any(str(m.get("content", "")).startswith(f"grep \\b{name}\\b")
+                                                 for m in r if m["role"] == "tool"))
+    action = policy.act(after_grep, instance.tools)
+    batch = [*action["tool_calls"], *policy.parallel_calls(after_grep, instance.tools, action["tool_calls"][0])]
+    in_view = {str(m["content"]).split(" ", 2)[1] for m in after_grep
+               if m["role"] == "tool" and str(m["content"]).startswith("=== ")}
+    grep_hits = {line.split(":", 1)[0] for m in after_grep if m["role"] == "tool"
+                 and str(m["content"]).startswith(f"grep \\b{name}\\b") for line in str(m["content"]).splitlines()[1:]}
+    assert set(_paths_of(batch)) == {p for p in grep_hits if p.startswith("src/")} - in_view - {instance.target["file"]}
+
+
+def test_a_batched_run_succeeds_in_five_rounds_and_notes_every_result():
+    """list+grep, all candidates, the use grep, all files to verify, submit: every reply after a round of
+    several results notes each of them."""
+    from tests.batch_helpers import batched_run
+
+    for seed in range(4):
+        instance = CallbackSearch(**SMOKE).generate(seed)
+        requests, final = batched_run(instance, instance.reference_policy())
+        answer = json.loads(final["tool_calls"][0]["function"]["arguments"])
+        assert instance.grade(answer).success and len(requests) == 5, (seed, len(requests))
+        for messages in requests[1:]:
+            last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+            reads = [m for m in messages[last + 1:] if str(m.get("content", "")).startswith("=== ")]
+            text = instance.reference_policy().act(messages, instance.tools)["content"]
+            for read in reads:
+                assert f" {read['content'].split(' ', 2)[1]}: " in text, "each result of the round is noted"
+
+
+def test_rate_limited_reads_are_reissued_not_taken_as_checked():
+    from harness.models.profiles import RATE_LIMITED
+    from tests.batch_helpers import answer_round, batched_run, start
+
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    messages = start(instance)
+    first = policy.act(messages, instance.tools)
+    messages = answer_round(instance, messages, first, [first["tool_calls"][0], make_call("grep", pattern=DEF_GREP)])
+    action = policy.act(messages, instance.tools)
+    batch = [action["tool_calls"][0], *policy.parallel_calls(messages, instance.tools, action["tool_calls"][0])]
+    messages = answer_round(instance, messages, action, batch, limit=2, step=1)
+    limited = _paths_of(batch)[2:]
+    assert sum(str(m["content"]).startswith(RATE_LIMITED) for m in messages) == len(limited) > 0
+    action = policy.act(messages, instance.tools)
+    again = [*_paths_of(action["tool_calls"]), *_paths_of(policy.parallel_calls(messages, instance.tools,
+                                                                                 action["tool_calls"][0]))]
+    assert "Search phase" in action["content"], "the target is not among the first two candidates (seed 0)"
+    assert again == limited and "rate limited before" in action["content"]
+    assert all(f"Not done (rate limited): read_file {json.dumps({'path': p})}" in action["content"] for p in limited)
+    assert not any(f"Checked {p}" in action["content"] for p in limited)
+    summary = policy.summarize("[tool read_file]: " + RATE_LIMITED + ": at most 2 calls per turn")
+    assert "rate limited" not in summary, "a deferred call is not a failed attempt"
+    # a whole run with a limit of 2 calls per turn still succeeds
+    requests, final = batched_run(instance, instance.reference_policy(), limit=2)
+    assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
+
+
+def test_a_rate_limited_first_round_is_still_the_first_move():
+    """Nothing of the search was done: the listing (and the grep) are issued again."""
+    from tests.batch_helpers import answer_round, start
+
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    messages = start(instance)
+    first = policy.act(messages, instance.tools)
+    messages = answer_round(instance, messages, first, [first["tool_calls"][0], make_call("grep", pattern=DEF_GREP)],
+                            limit=0)
+    assert _names(policy.act(messages, instance.tools)) == ["list_files"]
+
+
+def test_early_answer_and_sub_agent_hooks():
+    from tasks.callback_search import CallbackSubPolicy
+    from tests.batch_helpers import batched_run, start
+
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    assert policy.early_answer(start(instance)) is None, "no target in view: nothing to submit"
+    requests, final = batched_run(instance, policy)
+    assert policy.early_answer(requests[-1]) == json.loads(final["tool_calls"][0]["function"]["arguments"])
+    sub = CallbackSubPolicy()
+    assert sub.early_answer(requests[-1]) is None, "a sub-agent reports; it cannot submit"
+    report = sub.act(requests[-1], instance.tools)["tool_calls"][0]
+    assert report["function"]["name"] == "report" and sub.parallel_calls(requests[-1], instance.tools, report) == []
+
+
+def test_realistic_smoke_run_takes_few_steps(tmp_path):
+    """Profile realistic at smoke size: the four dependent rounds (list+grep, candidates, use grep, files to
+    verify) and the submit, each read round split only when it exceeds the turn's batch (drawn in [4, 8]):
+    at most 3 + ceil(candidates / 4) + ceil(to_verify / 4) steps, and well under half of perfect's."""
+    from tests.batch_helpers import profiled_row
+
+    for seed in range(3):
+        instance = CallbackSearch(**SMOKE).generate(seed)
+        perfect = profiled_row(tmp_path, instance, profile="perfect")
+        candidates = len(_candidates(instance))
+        grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
+        to_verify = len({line.split(":", 1)[0] for line in grep.splitlines()[1:] if line.startswith("src/")})
+        bound = 3 + -(-candidates // 4) + -(-to_verify // 4)
+        for trial in range(2):
+            row = profiled_row(tmp_path, CallbackSearch(**SMOKE).generate(seed), trial=trial)
+            assert row["outcome"] == "submitted" and row["steps"] <= bound, (seed, trial, row["steps"], bound)
+            assert 2 * row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 1.5
+
+
+def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
+    """Profile realistic may hide a line of a file (attention): a hidden closing quote of an earlier docstring
+    must not turn the rest of the file into docstring and hide the call site."""
+    from tasks.callback_search import _call_sites
+
+    instance = CallbackSearch().generate(0)
+    site = instance.sites[0]
+    lines = instance.files[site["file"]].splitlines()
+    call_def = lines.index(next(line for line in lines if line.startswith(f"def {site['function']}(")))
+    closing = max(i for i, line in enumerate(lines[:call_def]) if line.strip() == '"""')
+    assert site["function"] in _call_sites(lines, instance.target["function"])
+    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], instance.target["function"])

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from strategies.headtail import HeadTail
@@ -104,3 +106,117 @@ def test_context_faithful_agent_loses_what_it_cannot_see(tmp_path):
 def test_headtail_tight_budget_rereads(tmp_path):
     row, _ = run(tmp_path, PeopleTracker(people=3), 0, strategy=HeadTail(), budget=5_000)
     assert row["outcome"] == "submitted" and row["rereads"] > 0
+
+
+# --- batching (profile realistic): parallel_calls, multi-result rounds, rate limits ---------------------------
+
+def _calls(action):
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in action.get("tool_calls") or []]
+
+
+def _urls(instance, person):
+    """The result URLs of a search for ``person``, in order."""
+    from tasks.people_tracker import RESULT_URL
+
+    return RESULT_URL.findall(instance.call("search", {"query": person}).content)
+
+
+def _batch(policy, messages, instance):
+    action = policy.act(messages, instance.tools)
+    return action, [action["tool_calls"][0], *policy.parallel_calls(messages, instance.tools, action["tool_calls"][0])]
+
+
+def test_parallel_calls_search_everyone_known_then_open_every_known_page():
+    from tests.batch_helpers import answer_round, start
+
+    instance = PeopleTracker(people=3, moves=2, roundups=1, noise=3).generate(0)
+    policy = instance.reference_policy()
+    messages = start(instance)
+    action, batch = _batch(policy, messages, instance)
+    assert _calls({"tool_calls": batch}) == [("search", {"query": name}) for name in instance.names]
+    # only the first two searches were run: the first two people's pages, then the third person's search
+    messages = answer_round(instance, messages, action, batch[:2])
+    action, batch = _batch(policy, messages, instance)
+    expected = []
+    for name in instance.names[:2]:
+        expected += [("open_page", {"url": u}) for u in _urls(instance, name) if ("open_page", {"url": u}) not in expected]
+    assert _calls({"tool_calls": batch}) == expected + [("search", {"query": instance.names[2]})]
+    # pages in view are not opened again; the rest are
+    messages = answer_round(instance, messages, action, batch[:3], step=1)
+    action, batch = _batch(policy, messages, instance)
+    assert _calls({"tool_calls": batch}) == expected[3:] + [("search", {"query": instance.names[2]})]
+
+
+def test_a_multi_result_round_is_noted_page_by_page():
+    from tests.batch_helpers import batched_run
+
+    instance = PeopleTracker(**SMOKE).generate(1)
+    policy = instance.reference_policy()
+    requests, final = batched_run(instance, policy)
+    assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
+    assert len(requests) == 3, "search everyone; open every page; submit"
+    text = policy.act(requests[2], instance.tools)["content"]
+    opened = [m["content"].split('"')[1] for m in requests[2] if str(m.get("content", "")).startswith("<page url=")]
+    assert len(opened) > 4 and all(f"Notes on {url}: " in text for url in opened)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_rate_limited_calls_are_reissued_and_the_run_still_succeeds(limit):
+    """A rate-limited open_page of the current person is re-issued even though the previous progress line
+    listed it as opened; a rate-limited search is run again; neither is a failed attempt or a page."""
+    from harness.models.profiles import RATE_LIMITED
+    from tests.batch_helpers import answer_round, batched_run, start
+
+    instance = PeopleTracker(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    messages = start(instance)
+    action, batch = _batch(policy, messages, instance)
+    messages = answer_round(instance, messages, action, batch, limit=1)  # the second search is rate limited
+    action, batch = _batch(policy, messages, instance)
+    assert ("search", {"query": instance.names[1]}) in _calls({"tool_calls": batch})
+    assert f"Not done (rate limited): search {json.dumps({'query': instance.names[1]})}" in action["content"]
+    current_first = batch[0]
+    assert "opened: " + json.loads(current_first["function"]["arguments"])["url"] in action["content"]
+    messages = answer_round(instance, messages, {"content": action["content"]}, [batch[1], current_first], limit=1,
+                            step=1)
+    assert str(messages[-1]["content"]).startswith(RATE_LIMITED)
+    action, batch = _batch(policy, messages, instance)
+    assert current_first["function"] in [c["function"] for c in batch], "the rate-limited page is opened again"
+    assert RATE_LIMITED not in policy.summarize(f"[tool open_page]: {RATE_LIMITED}: at most 1 call per turn")
+    requests, final = batched_run(instance, instance.reference_policy(), limit=limit)
+    assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
+
+
+def test_early_answer_and_sub_agent_hooks():
+    from tasks.people_tracker import TrackerSubPolicy
+    from tests.batch_helpers import batched_run, start
+
+    instance = PeopleTracker(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    assert policy.early_answer(start(instance)) is None
+    requests, final = batched_run(instance, policy)
+    assert policy.early_answer(requests[-1]) == json.loads(final["tool_calls"][0]["function"]["arguments"])
+    sub_task = [{"role": "system", "content": "sub"},
+                {"role": "user", "content": f"Track this person: {instance.names[0]}. Find every employer change."}]
+    sub = TrackerSubPolicy()
+    assert sub.early_answer(sub_task) is None
+    first = sub.act(sub_task, instance.tools)["tool_calls"][0]
+    assert first["function"]["name"] == "search" and sub.parallel_calls(sub_task, instance.tools, first) == []
+    report = {"type": "function", "function": {"name": "report", "arguments": "{}"}}
+    assert sub.parallel_calls(requests[-1], instance.tools, report) == []
+
+
+def test_realistic_smoke_run_takes_few_steps(tmp_path):
+    """Profile realistic at smoke size: one round of searches (2 people fit in any batch), the distinct result
+    pages in rounds of the turn's batch (drawn in [4, 8]), the submit: at most 2 + ceil(pages / 4) steps, plus
+    one for a result line the attention model hid at one step and shows at the next."""
+    from tests.batch_helpers import profiled_row
+
+    for seed in range(3):
+        instance = PeopleTracker(**SMOKE).generate(seed)
+        perfect = profiled_row(tmp_path, instance, profile="perfect")
+        pages = len({u for name in instance.names for u in _urls(instance, name)})
+        for trial in range(2):
+            row = profiled_row(tmp_path, PeopleTracker(**SMOKE).generate(seed), trial=trial)
+            assert row["outcome"] == "submitted" and row["steps"] <= 3 + -(-pages // 4), (seed, trial, row["steps"])
+            assert 2 * row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 2
