@@ -29,7 +29,9 @@ nicknames from the prompt and the window from the prompt or from its own notes o
 summary that restates it; if none of these is visible (the task was cut and the notes
 are gone) it counts every date, says so in its notes, and fails as an LLM that lost the
 constraint would. A page whose call is visible but whose content and tally are gone is
-read again; otherwise it moves on from the latest visible running totals.
+read again; otherwise it moves on from the latest visible running totals. Batching (profile
+``realistic``): ``parallel_calls`` offers the other feed pages up to the known count; a
+rate-limited page is requested again (tasks/README.md).
 
 Reference summary (lossy, documented): keeps the window, the running totals and the pages
 done; drops the per-page tallies and every post.

@@ -29,7 +29,9 @@ not visible (cut or cleared) it reads the helper module again; its notes keep ve
 never helper signatures, so compaction costs re-reads. A file whose read is still visible
 but whose text and verdict are gone is read again; anything that vanished without trace is
 not (it moves on from the latest ``last reviewed``). When the listing is not in view it
-lists again (the latest summary's ``remaining files`` stands in for it).
+lists again (the latest summary's ``remaining files`` stands in for it). Batching (profile
+``realistic``): ``parallel_calls`` offers the next files of the listing and any helper module
+a visible file needs, and nothing once it had to list again after a cut (tasks/README.md).
 
 Reference summary (lossy, documented): keeps the findings, the last reviewed file, the
 count and the remaining files; drops every file text and every per-file verdict, so the

@@ -12,7 +12,9 @@ Reference policy: reads pages in order; after each page it writes a compact ledg
 that page's invoices in its reply (as a careful agent takes notes) and recites the
 duplicates found so far; it compares everything visible. A page whose call is still
 visible but whose content and ledger are gone is re-read; rounds that vanished without
-a trace are not (the agent moves on from the latest page it can see).
+a trace are not (the agent moves on from the latest page it can see). Batching (profile
+``realistic``): ``parallel_calls`` offers every other page still to fetch once the page count
+is known; a rate-limited page is requested again (tasks/README.md).
 """
 from __future__ import annotations
 
