@@ -29,7 +29,9 @@ nicknames from the prompt and the window from the prompt or from its own notes o
 summary that restates it; if none of these is visible (the task was cut and the notes
 are gone) it counts every date, says so in its notes, and fails as an LLM that lost the
 constraint would. A page whose call is visible but whose content and tally are gone is
-read again; otherwise it moves on from the latest visible running totals.
+read again; otherwise it moves on from the latest visible running totals. Batching (profile
+``realistic``): ``parallel_calls`` offers the other feed pages up to the known count; a
+rate-limited page is requested again (tasks/README.md).
 
 Reference summary (lossy, documented): keeps the window, the running totals and the pages
 done; drops the per-page tallies and every post.
@@ -42,8 +44,8 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (failed_attempts, format_summary, latest_results, make_call, next_page, parse_ranges,
-                              ranges, reply, submit, texts, tool_texts, tools_used)
+from tasks.policy_kit import (failed_attempts, format_summary, latest_results, make_call, other_calls, parse_ranges,
+                              pending_pages, ranges, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
 
 CATEGORIES = [
     ("air fryers", [("Lumora", ["Lumo", "LMR"]), ("Brightwave", ["BW", "Bwave"]), ("Kestrel", ["KST", "Kes"]),
@@ -429,10 +431,15 @@ class BrandPolicy:
                 counts[b] = counts.get(b, 0) + n
         return covered, counts
 
-    def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Read the next page, re-read a lost one, or submit."""
+    def _state(self, messages: list[dict]):
+        """What the visible messages say: knowledge, pages counted, totals and the pages still to fetch."""
         vocabulary, window, total, tallies, running, content_pages = self._knowledge(tool_texts(messages), texts(messages))
         covered, counts = self._totals(vocabulary, tallies, running)
+        return window, total, tallies, covered, counts, pending_pages(messages, "get_posts", covered, total)
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Read the next page, re-read a lost one, re-issue a rate-limited one, or submit."""
+        window, total, tallies, covered, counts, plan = self._state(messages)
         scope = f"window {window[0]}..{window[1]}" if window else "all dates"
         lines = []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
@@ -440,17 +447,34 @@ class BrandPolicy:
             if header and int(header.group(1)) in tallies:
                 page = int(header.group(1))
                 lines.append(f"Tally p{page} ({scope}): {_counts_text(tallies[page])}")
+        limited = rate_limit_note(messages)
+        if limited:
+            lines.append(limited)
         if window is None:
             lines.append("I cannot see a date window in the task or my notes; counting posts of every date.")
         lines.append(f"Running totals ({scope}) after pages {ranges(covered)} of {total or '?'}: {_counts_text(counts)}")
         note = "\n".join(lines)
-        move = next_page(messages, "get_posts", covered, total)
+        move = plan[0] if plan else None
         if move and move[0] == "reread":
             return reply(note + f"\nPage {move[1]} is no longer in view and I have no tally of it; reading it again.",
                          make_call("get_posts", page=move[1]))
         if move:
             return reply(note, make_call("get_posts", page=move[1]))
         return submit(note + "\nAll pages counted; submitting.", counts=counts)
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """Every other feed page still to fetch (lost, rate limited, or not read yet up to the known page count).
+
+        The page count comes from the prompt or a page header; while it is unknown only the
+        next page is known to exist, so nothing is added.
+        """
+        plan = self._state(messages)[-1]
+        return other_calls((make_call("get_posts", page=p) for _, p in plan), first)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The running totals over the pages counted so far, or None before any page was counted."""
+        _, _, _, covered, counts, _ = self._state(messages)
+        return {"counts": counts} if covered else None
 
     def summarize(self, history_text: str) -> str:
         """Keep the window, the running totals and the pages done; drop per-page tallies and posts."""

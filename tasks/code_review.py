@@ -29,7 +29,9 @@ not visible (cut or cleared) it reads the helper module again; its notes keep ve
 never helper signatures, so compaction costs re-reads. A file whose read is still visible
 but whose text and verdict are gone is read again; anything that vanished without trace is
 not (it moves on from the latest ``last reviewed``). When the listing is not in view it
-lists again (the latest summary's ``remaining files`` stands in for it).
+lists again (the latest summary's ``remaining files`` stands in for it). Batching (profile
+``realistic``): ``parallel_calls`` offers the next files of the listing and any helper module
+a visible file needs, and nothing once it had to list again after a cut (tasks/README.md).
 
 Reference summary (lossy, documented): keeps the findings, the last reviewed file, the
 count and the remaining files; drops every file text and every per-file verdict, so the
@@ -43,7 +45,7 @@ from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
-                              reply, submit, texts, tool_texts, tools_used)
+                              other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
 from tasks.repo_tools import grep_lines
 
 GREP_LIMIT = 60
@@ -653,6 +655,20 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
     return bugs
 
 
+RELISTED = "The file listing is not in view"  # its note when it lists again (the listing was cut)
+
+
+def _relisted(messages: list[dict]) -> bool:
+    """Whether a visible reply of its own lists the files again after work began (the listing was cut).
+
+    The first listing's note says the same, but it comes right after the task; a re-listing
+    follows earlier replies, a strategy's note or a summary.
+    """
+    task = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
+    return any(m.get("role") == "assistant" and RELISTED in str(m.get("content") or "")
+               for m in messages[task + 2:])
+
+
 class ReviewPolicy:
     """Reference policy for ``code_review`` (see the module docstring).
 
@@ -767,10 +783,10 @@ class ReviewPolicy:
         """List, read the next file (or a helper module it needs), judge, or submit."""
         contents, order, verdicts, findings, last, total, offset = self._state(tool_texts(messages), self._notes(messages))
         if not order:
-            return reply("The file listing is not in view; listing the repository.", make_call("list_files"))
+            return reply(RELISTED + "; listing the repository.", make_call("list_files"))
         position = {p: i for i, p in enumerate(order)}
         frontier = max((position[p] for p in last if p in position), default=-1)
-        notes: list[str] = []
+        notes: list[str] = [line for line in [rate_limit_note(messages)] if line]  # rejected calls are issued again
         sent_back = self._sent_back(messages, verdicts)
         if sent_back:
             for path in sent_back:
@@ -814,6 +830,45 @@ class ReviewPolicy:
         answer = [{"file": p, "function": f} for p, f in sorted(findings)]
         return submit("\n".join(notes) + "\nEvery file reviewed; submitting the findings.", findings=answer)
 
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The other reads whose paths are known now, in the order ``act`` would issue them.
+
+        Files the completion check sent it back to, then every file of the visible listing
+        after the last reviewed one that is not in view (and not already judged), and any
+        shared helper module a visible file needs to be judged. Nothing before the listing
+        is visible (what to read depends on it).
+        """
+        contents, order, verdicts, _, last, _, _ = self._state(tool_texts(messages), self._notes(messages))
+        if not order or _relisted(messages):
+            return []  # no listing yet, or its own note shows the listing was cut: one read per turn
+        position = {p: i for i, p in enumerate(order)}
+        frontier = max((position[p] for p in last if p in position), default=-1)
+        paths = self._sent_back(messages, verdicts)
+        paths += [p for p in order[frontier + 1:] if not (p in verdicts and p not in contents)]
+        return other_calls((make_call("read_file", path=p) for p in self._reads(paths, contents)), first)
+
+    def _reads(self, paths: list[str], contents: dict[str, str]) -> list[str]:
+        """What judging ``paths`` needs read: each one not in view, or the helper module a visible one needs."""
+        reads: list[str] = []
+        for path in paths:
+            needed = path if path not in contents else self._judge(path, contents)[1]
+            if needed is not None and needed not in reads:
+                reads.append(needed)
+        return reads
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The findings noted so far plus those of the visible files it can judge now; None before any review."""
+        contents, order, verdicts, findings, _, _, _ = self._state(tool_texts(messages), self._notes(messages))
+        judged = False
+        for path in [p for p in order if p in contents]:
+            bugs, needed = self._judge(path, contents)
+            if needed is None:
+                judged = True
+                findings.update({(path, func): kind for func, kind in bugs})
+        if not (judged or verdicts or findings):
+            return None
+        return {"findings": [{"file": p, "function": f} for p, f in sorted(findings)]}
+
     @staticmethod
     def _sent_back(messages: list[dict], verdicts: dict[str, str]) -> list[str]:
         """Files the latest visible stop-hook refusal named that still have no visible review."""
@@ -851,15 +906,13 @@ class ReviewSubPolicy(ReviewPolicy):
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Read the next file (or a helper module it needs), judge, or report."""
-        task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
-        match = SUBTASK_FILES.search(task)
-        if not match:
+        files = self._task_files(messages)
+        if files is None:
             return reply("I cannot tell which files to review.", make_call("report", conclusion="no file list given"))
-        files = [p.strip() for p in match.group(2).split(",") if p.strip().endswith(".py")]
         contents = self._state(tool_texts(messages), [])[0]
         noted = {path: verdict for text in texts(messages, ("assistant",)) for path, verdict in VERDICT.findall(text)}
-        notes: list[str] = []  # every verdict so far, restated in each reply: a cut loses no review
-        findings: list[str] = []
+        notes: list[str] = [line for line in [rate_limit_note(messages)] if line]  # every verdict so far, restated
+        findings: list[str] = []  # in each reply (a cut loses no review); rejected calls are issued again
         for path in files:
             if path in noted and path not in contents:  # reviewed earlier; its text is gone, its verdict is not
                 notes.append(f"Reviewed {path}: {noted[path]}")
@@ -878,3 +931,23 @@ class ReviewSubPolicy(ReviewPolicy):
                       f"Bugs found: {', '.join(findings) or 'none'}\n"
                       f"Helper modules also read: {', '.join(helpers) or 'none'}")
         return reply("\n".join(notes), make_call("report", conclusion=conclusion))
+
+    def _task_files(self, messages: list[dict]) -> list[str] | None:
+        """The files the task names (``Files to review (N): ...``), or None when the task is not visible."""
+        task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        match = SUBTASK_FILES.search(task)
+        return [p.strip() for p in match.group(2).split(",") if p.strip().endswith(".py")] if match else None
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The other reads its files need now: each file not in view and not yet judged, or a helper module."""
+        files = self._task_files(messages)
+        if not files:
+            return []
+        contents = self._state(tool_texts(messages), [])[0]
+        noted = {path for text in texts(messages, ("assistant",)) for path, _ in VERDICT.findall(text)}
+        paths = [p for p in files if not (p in noted and p not in contents)]
+        return other_calls((make_call("read_file", path=p) for p in self._reads(paths, contents)), first)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """None: a sub-agent reports its files; it never submits the task's answer."""
+        return None

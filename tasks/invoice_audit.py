@@ -12,7 +12,9 @@ Reference policy: reads pages in order; after each page it writes a compact ledg
 that page's invoices in its reply (as a careful agent takes notes) and recites the
 duplicates found so far; it compares everything visible. A page whose call is still
 visible but whose content and ledger are gone is re-read; rounds that vanished without
-a trace are not (the agent moves on from the latest page it can see).
+a trace are not (the agent moves on from the latest page it can see). Batching (profile
+``realistic``): ``parallel_calls`` offers every other page still to fetch once the page count
+is known; a rate-limited page is requested again (tasks/README.md).
 """
 from __future__ import annotations
 
@@ -28,9 +30,11 @@ from tasks.policy_kit import (
     format_summary,
     latest_results,
     make_call,
-    next_page,
+    other_calls,
     parse_ranges,
+    pending_pages,
     ranges,
+    rate_limit_note,
     reply,
     submit,
     texts,
@@ -325,17 +329,38 @@ class InvoicePolicy:
         """The policy of a sub-agent given ``task``."""
         return InvoiceSubPolicy()
 
+    def _plan(self, messages: list[dict]) -> tuple[list[tuple[str, int]], set[str]]:
+        """The pages still to fetch (``pending_pages``) and the duplicates found so far."""
+        content_pages, noted, reviewed, dups, total, _ = self._knowledge(tool_texts(messages), self._notes(messages))
+        return pending_pages(messages, "get_invoice_page", content_pages | noted | reviewed, total), dups
+
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Read the next page, re-read a lost one, or submit."""
-        content_pages, noted, reviewed, dups, total, known = self._knowledge(tool_texts(messages), self._notes(messages))
+        """Read the next page, re-read a lost one, re-issue a rate-limited one, or submit."""
+        plan, dups = self._plan(messages)
         note = self._ledger_note(messages, dups)
-        move = next_page(messages, "get_invoice_page", content_pages | noted | reviewed, total)
+        move = plan[0] if plan else None
         if move and move[0] == "reread":
             return reply(note + f"\nPage {move[1]} is no longer in view and I have no notes on it; reading it again.",
                          make_call("get_invoice_page", page=move[1]))
         if move:
             return reply(note, make_call("get_invoice_page", page=move[1]))
         return submit(note + "\nAll pages reviewed; submitting the duplicate charges found.", invoice_ids=sorted(dups))
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """Every other page still to fetch (lost, rate limited, or not read yet up to the known page count).
+
+        The page count comes from the prompt or a page header; while it is unknown, only the
+        next page is known to exist, so nothing is added.
+        """
+        plan, _ = self._plan(messages)
+        return other_calls((make_call("get_invoice_page", page=p) for _, p in plan), first)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The duplicates visible now (from pages and ledgers), or None before any page was seen."""
+        content_pages, noted, reviewed, dups, _, _ = self._knowledge(tool_texts(messages), self._notes(messages))
+        if not content_pages | noted | reviewed:
+            return None
+        return {"invoice_ids": sorted(dups)}
 
     def _ledger_note(self, messages: list[dict], dups: set[str]) -> str:
         """Notes on the page just read (the last visible tool result) and the running findings."""
@@ -345,6 +370,9 @@ class InvoicePolicy:
             if header:
                 items = [f"{i}|{v.strip()}|{d}|{_money(a):.2f}" for i, d, v, a in INVOICE_BLOCK.findall(text)]
                 lines.append(f"Ledger p{header.group(2)}: " + "; ".join(items))
+        limited = rate_limit_note(messages)
+        if limited:
+            lines.append(limited)
         lines.append("Duplicates so far: " + (", ".join(sorted(dups)) or "none"))
         return "\n".join(lines)
 
@@ -364,20 +392,37 @@ class InvoicePolicy:
 class InvoiceSubPolicy(InvoicePolicy):
     """A sub-agent auditing the page range named in its task, then reporting."""
 
-    def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Read the pages of the range in order, then ``report``."""
+    def _todo(self, messages: list[dict]) -> tuple[tuple[int, int, int] | None, list[int], set[int], set[str]]:
+        """The task's (start, end, total), its pages still to read in order, those done, and the duplicates."""
         task = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
         match = SUBTASK.search(task)
         if not match:
-            return reply("I cannot tell which pages to audit.", make_call("report", conclusion="no page range given"))
+            return None, [], set(), set()
         start, end, total = (int(g) for g in match.groups())
         content_pages, noted, reviewed, dups, _, _ = self._knowledge(tool_texts(messages), texts(messages))
-        note = self._ledger_note(messages, dups)
         done = {p for p in content_pages | noted | reviewed if start <= p <= end}
-        todo = [p for p in range(start, end + 1) if p not in done]
+        todo = [p for p in range(start, end + 1) if p not in done]  # a rate-limited page is not done: read again
+        return (start, end, total), todo, done, dups
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Read the pages of the range in order, then ``report``."""
+        scope, todo, done, dups = self._todo(messages)
+        if scope is None:
+            return reply("I cannot tell which pages to audit.", make_call("report", conclusion="no page range given"))
+        start, end, total = scope
+        note = self._ledger_note(messages, dups)
         if todo:  # the running progress line lets a cut sub-agent go on where it was
             progress = f"\nSub-task progress: pages reviewed: {ranges(sorted(done)) or 'none'} of {total}"
             return reply(note + progress, make_call("get_invoice_page", page=todo[0]))
         conclusion = (f"{REPORT_PREFIX}: pages reviewed: {start}-{end} of {total}; "
                       f"duplicate charges found: {', '.join(sorted(dups)) or 'none'}")
         return reply(note, make_call("report", conclusion=conclusion))
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The other pages of the task's range not read yet, in order."""
+        _, todo, _, _ = self._todo(messages)
+        return other_calls((make_call("get_invoice_page", page=p) for p in todo), first)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """None: a sub-agent reports its range; it never submits the task's answer."""
+        return None

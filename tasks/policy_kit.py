@@ -392,3 +392,65 @@ def real_failures(history_text: str) -> list[str]:
 def deferred_args(messages: Iterable[dict], tool: str, arg: str) -> set:
     """The values of argument ``arg`` of the visible ``tool`` calls that are rate limited and not yet done."""
     return {json.loads(args).get(arg) for name, args in deferred_calls(messages) if name == tool}
+
+# --- Batching and rate limits (profile ``realistic``; fam-readers) ----------------------------------------------
+# Helpers for a family policy's optional ``parallel_calls`` hook (harness/models/profiles.py) and for rounds that
+# hold several results, some of which a task may have rejected as rate limited. Under the ``perfect`` profile no
+# round holds more than one call and no result is rate limited, so these helpers then agree with ``next_page``.
+
+def latest_exchanges(messages: list[dict]) -> list[Exchange]:
+    """The calls of the last assistant message with their visible results (the newest round)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return exchanges(messages[index:])
+    return []
+
+
+def rate_limit_note(messages: list[dict]) -> str:
+    """A line naming the calls of the newest round that were rate limited ('' when none were)."""
+    limited = [e for e in latest_exchanges(messages) if is_rate_limited(e.result)]
+    if not limited:
+        return ""
+    calls = ", ".join(f"{e.name}({', '.join(f'{k}={v}' for k, v in sorted(e.args.items()))})" for e in limited)
+    return f"Rate limited, not done; issuing again: {calls}"
+
+
+def _page_number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def pending_pages(messages: Iterable[dict], tool: str, covered: set[int], total: int | None) -> list[tuple[str, int]]:
+    """Every page an agent paging through ``tool(page=...)`` knows it still has to fetch, lowest first.
+
+    ``("reread", p)``: read, but neither its content nor a note on it is visible (``covered``);
+    ``("retry", p)``: its visible calls were all rate limited (never done); ``("read", p)``:
+    a page after the furthest one known, up to ``total`` (only the next one when ``total`` is
+    unknown). Without rate-limited results the first entry is ``next_page``'s move.
+    """
+    calls = [e for e in exchanges(messages) if e.name == tool and _page_number(e.args.get("page")) is not None]
+    done = {e.args["page"] for e in calls if not is_rate_limited(e.result)}
+    retry = {e.args["page"] for e in calls if is_rate_limited(e.result)} - done - covered
+    lost = done - covered
+    frontier = max(covered | done, default=0)
+    last = frontier + 1 if total is None else total
+    plan = {p: "reread" for p in lost}
+    plan.update({p: "retry" for p in retry})
+    for page in range(frontier + 1, last + 1):
+        plan.setdefault(page, "read")
+    return [(plan[p], p) for p in sorted(plan)]
+
+
+def message_call_key(call: dict) -> tuple[str, str]:
+    """A call's identity: its tool name and its (canonical JSON) arguments."""
+    function = call.get("function") or {}
+    return str(function.get("name")), str(function.get("arguments"))
+
+
+def other_calls(calls: Iterable[dict], first: dict) -> list[dict]:
+    """``calls`` without ``first`` and without repeats, in order (what ``parallel_calls`` returns)."""
+    seen, kept = {message_call_key(first)}, []
+    for call in calls:
+        if message_call_key(call) not in seen:
+            seen.add(message_call_key(call))
+            kept.append(call)
+    return kept
