@@ -53,7 +53,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (RATE_LIMITED_PREFIX, exchanges, failed_attempts, format_summary, latest_results,
+from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
                               make_call, rate_limited, rate_limited_calls, reply, submit, tools_used)
 
 DATASETS = ("refunds", "chargebacks", "credits")
@@ -412,7 +412,14 @@ def _repeats(calls: list[tuple[str, str, bool]]) -> int:
 
 
 class FailureMemoryPolicy:
-    """Reference policy for ``failure_memory`` (see the module docstring)."""
+    """Reference policy for ``failure_memory`` (see the module docstring).
+
+    ``running_notes`` (set by the ``realistic`` profile): every reply restates the running
+    state an LLM keeps in its own text (the calibration trajectories): that the billing API is
+    known to fail, so a cut that drops the failure does not send it back to the broken API.
+    """
+
+    running_notes = False
 
     def _knowledge(self, messages: list[dict]) -> dict:
         k: dict = {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
@@ -619,6 +626,8 @@ class FailureMemoryPolicy:
         limited = [f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)]
         if limited:
             lines.append(f"Rate limited, so not done (not a failure): {'; '.join(limited)}; making them again.")
+        if self.running_notes and k["api_failed"] and not any(line.startswith("FAILED") for line in lines):
+            lines.append(f"{API_BROKEN}; I use the reporting exports.")
         lines.append("Findings: " + (", ".join(f"{key}={findings[key]}" for key in
                                                ("first_total", "escalated_ticket", "second_period", "second_total")
                                                if key in findings) or "none yet"))
@@ -658,7 +667,7 @@ class FailureMemoryPolicy:
         progress.append("remaining: " + ", ".join(
             part for part, key in (("first quarter total", "first_total"), ("find the escalated ticket", "second_period"),
                                    ("second quarter total", "second_total")) if key not in findings) or "submit")
-        failed = [f for f in failed_attempts(history_text) if RATE_LIMITED_PREFIX not in f]  # not done, not failed
+        failed = [f for f in failed_attempts(history_text) if RATE_LIMITED not in f]  # not done, not failed
         if k["api_failed"] and not any(f.startswith("query_api") for f in failed):
             failed.append("query_api: ERROR: HTTP 401, token mode disabled; do not retry")
         return format_summary(key_findings, tools_used(history_text), failed, progress)

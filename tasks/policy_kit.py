@@ -319,7 +319,8 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
 # Batched turns (profile ``realistic``): results the task did not execute.
 # ---------------------------------------------------------------------------------------------
 
-from harness.models.profiles import RATE_LIMITED as RATE_LIMITED_PREFIX  # noqa: E402  (a call beyond a turn's limit)
+from harness.models.profiles import RATE_LIMITED  # noqa: E402  (a call beyond a turn's limit: not done, not a failure)
+
 
 
 def rate_limited(text: str) -> bool:
@@ -328,7 +329,7 @@ def rate_limited(text: str) -> bool:
     Such a call is neither a failure of the approach (never note it as a broken tool) nor a
     placed call (never count it against a per-resource limit).
     """
-    return text.startswith(RATE_LIMITED_PREFIX)
+    return text.startswith(RATE_LIMITED)
 
 
 def rate_limited_calls(messages: list[dict]) -> list[Exchange]:
@@ -386,7 +387,7 @@ def rate_limited_notes(messages: list[dict]) -> list[str]:
 
 def real_failures(history_text: str) -> list[str]:
     """``failed_attempts`` without rate-limited calls: those were not attempts of the tool, only deferred."""
-    return [line for line in failed_attempts(history_text) if RATE_LIMITED_PREFIX not in line]
+    return [line for line in failed_attempts(history_text) if RATE_LIMITED not in line]
 
 
 def deferred_args(messages: Iterable[dict], tool: str, arg: str) -> set:

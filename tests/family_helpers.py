@@ -27,7 +27,7 @@ def _run(directory, instance, strategy, budget, max_steps, trial_id, model=None)
     settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="test", strategy_params={},
                              model_name="scripted")
     row = run_trial(trial_id=trial_id, trial_index=0, instance=instance, strategy=strategy or NoManagement(),
-                    model=model or ScriptedModel(context_window=10_000_000), summarizer=None, settings=settings,
+                    model=model or ScriptedModel(profile="perfect", context_window=10_000_000), summarizer=None, settings=settings,
                     writer=writer)
     writer.close()
     return row

@@ -19,7 +19,7 @@ def _trial(tmp_path, strategy, budget, model=None, hooks=Hooks(), pages=20):
     settings = TrialSettings(budget=budget, max_steps=80, strategy_name="x", strategy_params={}, model_name="scripted",
                              hooks=hooks)
     row = run_trial(trial_id="t", trial_index=0, instance=InvoiceAudit(pages=pages).generate(0), strategy=strategy,
-                    model=model or ScriptedModel(), summarizer=None, settings=settings, writer=writer)
+                    model=model or ScriptedModel(profile="perfect"), summarizer=None, settings=settings, writer=writer)
     writer.close()
     return row, read_jsonl(tmp_path / "steps.jsonl")
 

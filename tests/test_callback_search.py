@@ -270,7 +270,7 @@ def test_early_answer_and_sub_agent_hooks():
 def test_realistic_smoke_run_takes_few_steps(tmp_path):
     """Profile realistic at smoke size: the four dependent rounds (list+grep, candidates, use grep, files to
     verify) and the submit, each read round split only when it exceeds the turn's batch (drawn in [4, 8]):
-    at most 3 + ceil(candidates / 4) + ceil(to_verify / 4) steps, and well under half of perfect's."""
+    at most 3 + ceil(candidates / 4) + ceil(to_verify / 4) steps, and at most half of perfect's."""
     from tests.batch_helpers import profiled_row
 
     for seed in range(3):
@@ -283,7 +283,7 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
         for trial in range(2):
             row = profiled_row(tmp_path, CallbackSearch(**SMOKE).generate(seed), trial=trial)
             assert row["outcome"] == "submitted" and row["steps"] <= bound, (seed, trial, row["steps"], bound)
-            assert 2 * row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 1.5
+            assert 2 * row["steps"] <= perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 1.5
 
 
 def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():

@@ -16,7 +16,7 @@ def trial(tmp_path, instance, strategy, hooks, budget=100_000, model=None, max_s
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="x", strategy_params={},
                              model_name="m", hooks=hooks)
-    row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=strategy, model=model or ScriptedModel(),
+    row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=strategy, model=model or ScriptedModel(profile="perfect"),
                     summarizer=None, settings=settings, writer=writer)
     writer.close()
     events = [json.loads(line) for line in (tmp_path / "transcripts" / "t.jsonl").open()]

@@ -20,7 +20,7 @@ def trial(tmp_path, strategy, budget=100_000, max_steps=50, window=131_072, fami
     settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="x", strategy_params={},
                              model_name="scripted")
     row = run_trial(trial_id=trial_id, trial_index=0, instance=instance, strategy=strategy,
-                    model=ScriptedModel(context_window=window), summarizer=None, settings=settings, writer=writer)
+                    model=ScriptedModel(profile="perfect", context_window=window), summarizer=None, settings=settings, writer=writer)
     writer.trial(row)
     writer.close()
     return row, instance

@@ -31,7 +31,7 @@ def trial(tmp_path, strategy, family=None, max_steps=40):
     settings = TrialSettings(budget=1_000_000, max_steps=max_steps, strategy_name="x", strategy_params={},
                              model_name="scripted")
     row = run_trial(trial_id="t0", trial_index=0, instance=instance, strategy=strategy,
-                    model=ScriptedModel(context_window=131_072), summarizer=None, settings=settings, writer=writer)
+                    model=ScriptedModel(profile="perfect", context_window=131_072), summarizer=None, settings=settings, writer=writer)
     writer.close()
     return row, tmp_path / "transcripts" / "t0.jsonl"
 

@@ -5,7 +5,8 @@ built from a *different* task instance (another seed: other ground truth). If a 
 anything besides the request (the instance, the history outside the projection, its own memory
 of earlier steps), some reply would differ. Under ``perfect`` each request is replayed on its own
 fresh session; under ``realistic`` (whose seeded draws follow the step count) the requests are
-replayed in order on one fresh session whose instance has the same seed but other sizes.
+replayed in order on one fresh session whose instance has other sizes (other ground truth) but
+the same id, which keys the profile's draws.
 """
 from __future__ import annotations
 
@@ -61,6 +62,8 @@ def test_realistic_policy_depends_on_the_requests_and_its_seed_alone(family, tmp
     instance = SMOKE[family].generate(0)
     run_reference(tmp_path, instance, strategy=HeadTail(), max_steps=40, trial_id="t", budget=2_000, model=model)
     stranger = build({**SPECS[family], **BIGGER[family]}, family)
-    session = model.for_trial(stranger.generate(0))  # same seed and trial, other instance
+    other = stranger.generate(0)
+    object.__setattr__(other, "id", instance.id)  # the profile's draws are keyed by the instance id: keep them
+    session = model.for_trial(other)  # same draws, other ground truth
     for request, tools, reply in exchanges(tmp_path):
         assert essence(session.complete(request, tools).message) == essence(reply)

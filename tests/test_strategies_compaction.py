@@ -284,7 +284,7 @@ def test_reference_agent_keeps_taking_notes_under_a_status_bar(tmp_path):
         writer = RunWriter(tmp_path / name)
         settings = TrialSettings(budget=100_000, max_steps=50, strategy_name=name, strategy_params={}, model_name="scripted")
         rows[name] = run_trial(trial_id="t0", trial_index=0, instance=family.generate(0), strategy=strategy,
-                               model=ScriptedModel(), summarizer=None, settings=settings, writer=writer)
+                               model=ScriptedModel(profile="perfect"), summarizer=None, settings=settings, writer=writer)
         writer.close()
     assert rows["status_bar"]["success"] and rows["status_bar"]["steps"] == rows["none"]["steps"]
     # same notes as without the bar, plus one status message per step

@@ -16,7 +16,7 @@ FAMILY = InvoiceAudit(pages=10, invoices_per_page=8, duplicates=3, min_distance=
 def trial(tmp_path, strategy, summarizer, budget=3_000):
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=budget, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted")
-    row = run_trial(trial_id="t0", trial_index=0, instance=FAMILY.generate(0), strategy=strategy, model=ScriptedModel(),
+    row = run_trial(trial_id="t0", trial_index=0, instance=FAMILY.generate(0), strategy=strategy, model=ScriptedModel(profile="perfect"),
                     summarizer=summarizer, settings=settings, writer=writer)
     writer.trial(row)
     writer.close()
@@ -34,7 +34,7 @@ def check_billing(row, steps):
 
 
 def test_summarize_bills_a_separate_summarizer(tmp_path):
-    row, steps = trial(tmp_path, Summarize(keep_recent_rounds=2), ScriptedModel(name="scripted-summarizer"))
+    row, steps = trial(tmp_path, Summarize(keep_recent_rounds=2), ScriptedModel(profile="perfect", name="scripted-summarizer"))
     assert row["outcome"] == "submitted", row["error"]
     check_billing(row, steps)
     assert row["compactions"] == row["summarizer_calls"]

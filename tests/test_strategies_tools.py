@@ -86,7 +86,7 @@ def test_reference_agent_uses_read_memory_and_write_note(tmp_path):
         writer = RunWriter(tmp_path / tool)
         settings = TrialSettings(budget=6_000, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted")
         instance = InvoiceAudit(pages=10, invoices_per_page=10, duplicates=3, max_distance=8).generate(1)
-        row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=strategy, model=ScriptedModel(),
+        row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=strategy, model=ScriptedModel(profile="perfect"),
                         summarizer=None, settings=settings, writer=writer)
         assert row["outcome"] == "submitted" and row["success"], row
         assert len(strategy.notes) >= 9
@@ -122,7 +122,7 @@ def test_isolate_runs_subagents_billed_apart(tmp_path):
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=8_000, max_steps=30, strategy_name="isolate", strategy_params={}, model_name="scripted")
     instance = InvoiceAudit(pages=12, invoices_per_page=6, duplicates=3, min_distance=1, max_distance=2).generate(0)
-    row = run_trial(trial_id="iso", trial_index=0, instance=instance, strategy=Isolate(subagent_budget="1M"), model=ScriptedModel(),
+    row = run_trial(trial_id="iso", trial_index=0, instance=instance, strategy=Isolate(subagent_budget="1M"), model=ScriptedModel(profile="perfect"),
                     summarizer=None, settings=settings, writer=writer)
     writer.close()
     assert row["outcome"] == "submitted"

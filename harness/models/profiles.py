@@ -34,23 +34,26 @@ RATE_LIMITED = "ERROR: rate limited"  # how a task rejects the calls of a turn b
 class AttentionModel:
     """The chance that the agent does not use one visible fact (one line of a message).
 
-    ``miss(position, tokens) = base + (tokens / ref_tokens) * (rot + middle * u(position))``,
+    ``miss(position, tokens) = base + (tokens / ref_tokens) ** exponent * (rot + middle * u(position))``,
     capped at ``cap``, where ``position`` is the fact's place in the request (0 = start, 1 =
     end) and ``u`` is 0 at either end and 1 in the middle (``1 - |2 position - 1|``): facts in
     the middle of a long context are missed most (Lost in the Middle), and every fact is
-    missed more as the context grows (context rot).
+    missed more as the context grows (context rot). ``exponent`` > 1 makes the growth
+    superlinear: a few thousand tokens are read almost perfectly (the calibration LLM made no
+    reading error at 2-4K tokens) while tens of thousands are not.
     """
 
     base: float = 0.0
     rot: float = 0.0
     middle: float = 0.0
     ref_tokens: int = 128_000
+    exponent: float = 1.0
     cap: float = 0.5
 
     def miss(self, position: float, tokens: int) -> float:
         """Probability of missing a fact at ``position`` in a request of ``tokens`` tokens."""
         u = 1.0 - abs(2.0 * position - 1.0)
-        return min(self.cap, self.base + (tokens / self.ref_tokens) * (self.rot + self.middle * u))
+        return min(self.cap, self.base + (tokens / self.ref_tokens) ** self.exponent * (self.rot + self.middle * u))
 
     @property
     def active(self) -> bool:
@@ -67,6 +70,8 @@ class AgentProfile:
         batch_cap: most calls in one turn (1 = one call per step).
         batch_min_share: a turn's batch size is drawn from ``[ceil(share * cap), cap]`` (1.0 = always the cap).
         shuffle: issue a batch's calls in a seeded random order.
+        running_notes: ask the family policy (``policy.running_notes``, where it has one) to restate
+            its running state in every reply, as the calibration LLM did.
         early_submit: per-step chance of submitting what it has, when the family policy can say what that is.
         attention: the attention model (no misses by default).
     """
@@ -75,19 +80,21 @@ class AgentProfile:
     batch_cap: int = 1
     batch_min_share: float = 1.0
     shuffle: bool = False
+    running_notes: bool = False
     early_submit: float = 0.0
     attention: AttentionModel = field(default_factory=AttentionModel)
 
     @property
     def is_perfect(self) -> bool:
         """No batching, no variation, no misses: the policy's own replies, untouched."""
-        return self.batch_cap <= 1 and not self.shuffle and self.early_submit <= 0 and not self.attention.active
+        return (self.batch_cap <= 1 and not self.shuffle and not self.running_notes and self.early_submit <= 0
+                and not self.attention.active)
 
 
 PERFECT = AgentProfile()
 REALISTIC = AgentProfile(
-    name="realistic", batch_cap=8, batch_min_share=0.5, shuffle=True, early_submit=0.002,
-    attention=AttentionModel(base=0.0005, rot=0.02, middle=0.15, ref_tokens=128_000, cap=0.5),
+    name="realistic", batch_cap=8, batch_min_share=0.5, shuffle=True, running_notes=True, early_submit=0.002,
+    attention=AttentionModel(base=0.0, rot=0.02, middle=0.15, ref_tokens=128_000, exponent=1.5, cap=0.5),
 )
 PROFILES = {"perfect": PERFECT, "realistic": REALISTIC}
 
@@ -110,8 +117,12 @@ def make_profile(name: str, **overrides: Any) -> AgentProfile:
     return profile
 
 
-def step_rng(seed: int, trial: int, step: int, purpose: str) -> random.Random:
-    """The generator of one (seed, trial, step) draw; string seeds hash stably across processes."""
+def step_rng(seed: int | str, trial: int, step: int, purpose: str) -> random.Random:
+    """The generator of one (instance, trial, step) draw; string seeds hash stably across processes.
+
+    ``seed`` is the task instance's id (family, size and seed), so two families run with one
+    seed and trial do not share their draws.
+    """
     return random.Random(f"ctxbench:{purpose}:{seed}:{trial}:{step}")
 
 
@@ -127,11 +138,14 @@ class ProfiledPolicy:
     * ``early_answer(messages) -> dict | None``: what it would submit now, from what it sees.
     """
 
-    def __init__(self, policy: Any, profile: AgentProfile, seed: int = 0, trial: int = 0, stream: str = "agent") -> None:
+    def __init__(self, policy: Any, profile: AgentProfile, seed: int | str = 0, trial: int = 0,
+                 stream: str = "agent") -> None:
         self.policy = policy
         self.profile = profile
         self.seed, self.trial, self.stream = seed, trial, stream
         self.steps = 0
+        if profile.running_notes and hasattr(policy, "running_notes"):
+            policy.running_notes = True
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.policy, name)
@@ -143,12 +157,12 @@ class ProfiledPolicy:
         self.steps += 1
         view = attend(messages, self.profile.attention, self.rng("attention"))
         rng = self.rng("behaviour")
-        early = self.early(view, rng)
+        early = self.early(view, rng) if "submit" in _tool_names(tools) else None  # sub-agents report, never submit
         if early is not None:
             return early
         message = dict(self.policy.act(view, tools))
         calls = list(message.get("tool_calls") or [])
-        if len(calls) == 1 and _name(calls[0]) != "submit":
+        if len(calls) == 1 and _name(calls[0]) not in FINAL_TOOLS:
             calls = self.batch(view, tools, calls[0], rng)
             message["tool_calls"] = calls
         return message
@@ -179,7 +193,7 @@ class ProfiledPolicy:
         for call in more(view, tools, first):
             if len(calls) >= size:
                 break
-            if _key(call) not in seen and _name(call) != "submit":
+            if _key(call) not in seen and _name(call) not in FINAL_TOOLS:
                 calls.append(call)
                 seen.add(_key(call))
         if self.profile.shuffle:
@@ -247,6 +261,13 @@ def _attend_message(message: dict, offset: int, total: int, tokens: int, attenti
             dropped = True
         position += len(line) + 1
     return {**message, "content": "\n".join(kept)} if dropped else message
+
+
+FINAL_TOOLS = ("submit", "report")  # calls that end an agent's work: never batched with others
+
+
+def _tool_names(tools: list[dict]) -> set[str]:
+    return {str((t.get("function") or {}).get("name")) for t in tools or []}
 
 
 def _name(call: dict) -> str:

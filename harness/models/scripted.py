@@ -32,8 +32,8 @@ class ScriptedModel:
     Parameters:
         name: the name recorded in every row (default ``scripted``).
         context_window: the window a request may not exceed (default 131,072 tokens).
-        profile: ``perfect`` (default here, today's deterministic instrument) or ``realistic``
-            (batching, seeded variation, attention model); see harness/models/profiles.py.
+        profile: ``realistic`` (default: batching, seeded variation, attention model; calibrated on a
+            real LLM) or ``perfect`` (the noise-free instrument); see harness/models/profiles.py.
         profile_params: overrides of the profile's parameters (``batch_cap``, ``batch_min_share``,
             ``shuffle``, ``early_submit``, ``attention: {base, rot, middle, ref_tokens, cap}``);
             ``None`` values keep the profile's own.
@@ -41,7 +41,7 @@ class ScriptedModel:
 
     is_reference = True
 
-    def __init__(self, name: str = "scripted", context_window: int = 131_072, profile: str = "perfect",
+    def __init__(self, name: str = "scripted", context_window: int = 131_072, profile: str = "realistic",
                  profile_params: dict | None = None) -> None:
         self.name = name
         self.context_window = int(context_window)
@@ -52,7 +52,7 @@ class ScriptedModel:
         """A session following ``instance``'s reference policy under the profile (seeded by seed and trial)."""
         from tasks.policy_kit import StrategyToolUse
 
-        policy = ProfiledPolicy(instance.reference_policy(), self.profile, instance.seed, trial)
+        policy = ProfiledPolicy(instance.reference_policy(), self.profile, instance.id, trial)
         return ScriptedSession(self, StrategyToolUse(policy))
 
     def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "ScriptedSession":
@@ -63,7 +63,7 @@ class ScriptedModel:
         factory = getattr(base, "subagent_policy", None)
         if not callable(factory):
             raise ModelError(f"the {instance.family} reference policy cannot act as a sub-agent")
-        policy = ProfiledPolicy(factory(task), self.profile, instance.seed, trial, stream=f"subagent-{run}")
+        policy = ProfiledPolicy(factory(task), self.profile, instance.id, trial, stream=f"subagent-{run}")
         return ScriptedSession(self, StrategyToolUse(policy))
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:  # pragma: no cover
