@@ -13,9 +13,9 @@ VOLATILE = {"wall_s", "started_at", "latency_s", "run"}
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def harness(*args, cwd):
-    """Run ``python -m harness`` from this checkout (not whatever is installed)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def harness(*args, cwd, pythonpath=()):
+    """Run ``python -m harness`` from this checkout (not whatever is installed), ``pythonpath`` after it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *map(str, pythonpath)])}
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env=env)
 
