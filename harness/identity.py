@@ -180,7 +180,11 @@ def sweep_folder_name(base: Mapping[str, Any], sweeps: Mapping[str, Iterable[str
     """
     from harness.budget import format_budget
 
-    swept = {k: sorted({json.dumps(_sweep_value(k, v), default=str) for v in vals})
+    def order(value: str) -> tuple:
+        loaded = json.loads(value)
+        return (0, loaded, "") if isinstance(loaded, (int, float)) and not isinstance(loaded, bool) else (1, 0, value)
+
+    swept = {k: sorted({json.dumps(_sweep_value(k, v), default=str) for v in vals}, key=order)
              for k, vals in sweeps.items() if k not in SWEEP_IGNORED}
     text = json.dumps({"base": run_key(base), "sweep": swept}, sort_keys=True, separators=(",", ":"), default=str)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
