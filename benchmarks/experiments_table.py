@@ -343,14 +343,15 @@ def calibration(results: Path) -> str:
 # ---------------------------------------------------------------------------------------- quickstart
 
 QUICKSTART = ("strategy=headtail", "budget=25k")
-QUICKSTART_DIR = "results/runs/budget-25k_strategy-headtail"  # where the CLI writes it
+RUNS = "results/runs"  # the CLI writes a run to RUNS/<folder_name of its config>
 
 
 def run_quickstart(results: Path) -> list[str]:
     """Run the README's main job (``run strategy=headtail budget=25k``) into ``results/quickstart``; its lines."""
     from hydra import compose, initialize_config_dir
 
-    from harness.cli import CONFIG_DIR, _register_resolvers
+    from harness.cli import CONFIG_DIR, _register_resolvers, config_dict
+    from harness.identity import folder_name
     from harness.runner import execute
 
     _register_resolvers()
@@ -358,7 +359,7 @@ def run_quickstart(results: Path) -> list[str]:
         cfg = compose("config", overrides=[*QUICKSTART, "progress=false"])
     lines: list[str] = []
     execute(cfg, results / "quickstart", echo=lines.append)
-    text = "\n".join(lines).replace(str(results / "quickstart"), QUICKSTART_DIR)
+    text = "\n".join(lines).replace(str(results / "quickstart"), f"{RUNS}/{folder_name(config_dict(cfg))}")
     (results / "quickstart.txt").write_text(text)
     return text.splitlines()
 

@@ -1,24 +1,39 @@
 """Command line: ``python -m harness {run,list} ...``.
 
-Hydra parses ``key=value`` only, so the subcommand is taken off ``sys.argv`` before Hydra
-sees the rest. ``run`` validates group names and budgets first, so that a typo gives one
-clear line, exit code 2, and no output folder.
+Hydra parses ``key=value`` only, so the subcommand (and ``--fresh``) is taken off ``sys.argv``
+before Hydra sees the rest. ``run`` validates group names, budgets and every override first
+(composing the config once with Hydra's compose API), so that a typo gives one clear line,
+exit code 2, and no output folder.
+
+Folders: a run goes to ``results/runs/<strategy>-<budget>-<hash>`` and a sweep to
+``results/sweeps/<swept keys>-<hash>/<job>-<hash>`` (harness/identity.py: the hash is of the
+resolved, normalised config), so that the same config, however spelled, resumes in the same
+folder. ``hydra.run.dir`` / ``hydra.sweep.dir`` and the experiment presets' own folders win.
 """
 from __future__ import annotations
 
 import shutil
 import sys
 from pathlib import Path
+from typing import Any, Iterable
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "experiment")
+DEFAULT_SWEEP_DIR = "results/sweeps/${now:%Y-%m-%d_%H-%M-%S}"  # config.yaml's, for Hydra used without this CLI
+SWEEPS_ROOT = "results/sweeps"
+FRESH = "--fresh"
+EXIT_INTERRUPTED = 130
 USAGE = """usage: python -m harness COMMAND [ARGS]
 
 commands:
-  run [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
+  run [--fresh] [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
+                                  a rerun of the same config resumes; --fresh deletes its records and starts over
   list                  strategies, task families, suites, models, pricing profiles and experiment presets
   report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
   compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
+
+your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, an entry point in the group
+ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs]
 """
 
 
@@ -26,9 +41,10 @@ class UsageError(ValueError):
     """Bad command-line input: one line, exit code 2."""
 
 
-def options(group: str) -> list[str]:
-    """The config names available in a group (``configs/<group>/*.yaml``)."""
-    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+def options(group: str, extra_dirs: Iterable[Path] = ()) -> list[str]:
+    """The config names available in a group: ``configs/<group>/*.yaml`` and the same in ``extra_dirs``."""
+    dirs = [CONFIG_DIR, *extra_dirs]
+    return sorted({p.stem for d in dirs for p in (Path(d) / group).glob("*.yaml")})
 
 
 def _sweep_values(value: str) -> list[str]:
@@ -39,28 +55,167 @@ def _sweep_values(value: str) -> list[str]:
     return [v.strip().strip("'\"") for v in value.split(",") if v.strip()]
 
 
+def _check_name(group: str, name: str, valid: list[str]) -> None:
+    """A group value is a config name, or (strategy, task) a class path or an installed entry point."""
+    from harness import plugins
+
+    if name in valid:
+        return
+    entry_points = plugins.plugin_entry_points(group)
+    if group in plugins.ENTRY_POINT_GROUPS and (plugins.is_class_path(name) or name in entry_points):
+        try:
+            plugins.spec_for(name, entry_points.get(name, name))
+        except plugins.PluginError as exc:
+            raise UsageError(str(exc)) from None
+        return
+    hint = ", or pkg.module:Class" if group in plugins.ENTRY_POINT_GROUPS else ""
+    raise UsageError(f"unknown {group} {name!r} (valid: {', '.join(sorted({*valid, *entry_points}))}{hint})")
+
+
 def validate_overrides(args: list[str]) -> None:
     """Check group names and budgets in the overrides; raise ``UsageError`` with the valid values."""
     from harness.budget import BudgetError, parse_budget
+    from harness.plugins import searchpath_dirs
 
+    extra = searchpath_dirs(args)
     for arg in args:
         if arg.startswith("-") or "=" not in arg:
             continue
         key, value = arg.split("=", 1)
         key = key.lstrip("+~")
         if key in GROUPS or (key.startswith("variant/") and (CONFIG_DIR / key).is_dir()):
-            valid = options(key)  # variant/<preset>: the non-cartesian variants of an experiment preset
+            valid = options(key, extra)  # variant/<preset>: the non-cartesian variants of an experiment preset
             for name in _sweep_values(value):
                 if name in ("null", "none") and key in ("task", "experiment", "summarizer", "faults"):
                     continue
-                if name not in valid:
-                    raise UsageError(f"unknown {key} {name!r} (valid: {', '.join(valid)})")
+                _check_name(key, name, valid)
         elif key == "budget":
             for budget in _sweep_values(value):
                 try:
                     parse_budget(budget)
                 except BudgetError as exc:
                     raise UsageError(str(exc)) from None
+
+
+def register_plugins(args: list[str]) -> None:
+    """Give Hydra a config for every class path and entry point named in a strategy or task override."""
+    from harness import plugins
+
+    extra = plugins.searchpath_dirs(args)
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        key = key.lstrip("+~")
+        if not sep or key not in plugins.ENTRY_POINT_GROUPS:
+            continue
+        valid = options(key, extra)
+        for name in _sweep_values(value):
+            if name not in valid:
+                plugins.register(key, name)
+
+
+# ---------------------------------------------------------------- composing once, before Hydra runs
+
+def _one_line(exc: BaseException) -> str:
+    """A Hydra/OmegaConf error as one line, without the ``+key`` hint (the key is not a parameter)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("To append")]
+    return " ".join(lines) or type(exc).__name__
+
+
+def _compose(overrides: list[str]) -> Any:
+    from hydra import compose, initialize_config_dir
+
+    _register_resolvers()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return compose("config", overrides=overrides, return_hydra_config=True)
+
+
+def _no_such_key(key: str, overrides: list[str]) -> str:
+    """``strategy headtail has no parameter 'x' (its parameters: ...)``, or the keys next to ``key``."""
+    from omegaconf import DictConfig, OmegaConf
+
+    parent_key, _, leaf = key.rpartition(".")
+    selections = [o for o in overrides if "=" in o and "." not in o.split("=", 1)[0]]
+    try:
+        cfg = _compose(selections)
+        parent = OmegaConf.select(cfg, parent_key) if parent_key else cfg
+    except Exception:  # the message stays useful without the list
+        parent = None
+    if not isinstance(parent, DictConfig):
+        return f"no config key {key!r}"
+    names = [k for k in parent.keys() if k not in ("name", "_target_", "hydra")]
+    if parent_key in GROUPS:
+        kind = "parameter" if parent_key == "strategy" else "setting"
+        return (f"{parent_key} {parent.get('name', '?')} has no {kind} {leaf!r} "
+                f"(its {kind}s: {', '.join(map(str, names)) or 'none'})")
+    where = f"under {parent_key!r}" if parent_key else "at the top level"
+    return f"no config key {key!r} (keys {where}: {', '.join(map(str, names))})"
+
+
+def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
+    """The config of ``args`` with each sweep at its first value, and the sweeps; ``UsageError`` on a bad override."""
+    import re
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    overrides = [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as exc:
+        raise UsageError(f"bad override: {_one_line(exc)}") from None
+    plain, first, sweeps = [], [], {}
+    for o in parsed:
+        if o.is_sweep_override():
+            try:
+                values = [str(v) for v in o.sweep_string_iterator()]
+            except Exception:  # glob() over a group: Hydra expands it itself
+                values = []
+            sweeps[o.get_key_element()] = values
+            if values:
+                first.append(f"{o.get_key_element()}={values[0]}")
+        else:
+            plain.append(o.input_line)
+    try:
+        _compose(plain + first)
+        cfg = _compose(plain)
+    except (HydraException, OmegaConfBaseException) as exc:
+        missing = re.match(r"Could not override '([^']+)'", str(exc))
+        raise UsageError(_no_such_key(missing.group(1), plain + first) if missing else _one_line(exc)) from None
+    return cfg, sweeps
+
+
+def config_dict(cfg: Any) -> dict:
+    """The resolved config without Hydra's own node; ``UsageError`` naming a required value that is missing."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+    from omegaconf.errors import MissingMandatoryValue
+
+    data = {}
+    try:
+        for key in cfg:
+            if key == "hydra":
+                continue
+            value = cfg[key]
+            data[key] = OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
+    except MissingMandatoryValue as exc:
+        key = getattr(exc, "full_key", "") or "?"
+        raise UsageError(f"{key} has no value (set it: {key}=...)") from None
+    return data
+
+
+def sweep_dir_override(args: list[str], cfg: Any, sweeps: dict[str, list[str]]) -> tuple[list[str], Path]:
+    """The sweep's folder, and ``args`` with ``hydra.sweep.dir=results/sweeps/<name>-<hash>`` added when
+    neither the command line nor an experiment preset chose one."""
+    from omegaconf import OmegaConf
+
+    from harness.identity import sweep_folder_name
+
+    chosen = OmegaConf.to_container(cfg.hydra.sweep, resolve=False).get("dir")
+    if any(a.split("=", 1)[0].lstrip("+") == "hydra.sweep.dir" for a in args) or chosen != DEFAULT_SWEEP_DIR:
+        return args, Path(str(cfg.hydra.sweep.dir))
+    swept = {k: v for k, v in sweeps.items() if not k.startswith("hydra")}
+    folder = Path(SWEEPS_ROOT) / sweep_folder_name(config_dict(cfg), swept)
+    return [*args, f"hydra.sweep.dir={folder}"], folder
 
 
 def fail(message: str) -> None:
@@ -70,8 +225,8 @@ def fail(message: str) -> None:
 
 
 def cmd_list() -> int:
-    """Print what can be named on the command line."""
-    from omegaconf import OmegaConf
+    """Print what can be named on the command line (entry points of installed packages too)."""
+    from harness.plugins import plugin_entry_points
 
     def describe(group: str, name: str) -> str:
         path = CONFIG_DIR / group / f"{name}.yaml"
@@ -82,38 +237,63 @@ def cmd_list() -> int:
                 ("models", "model"), ("summarizers", "summarizer"), ("pricing profiles", "pricing"), ("fault injection", "faults"), ("experiments", "experiment")]
     for title, group in sections:
         names = options(group)
-        if not names:
+        plugins = {k: v for k, v in plugin_entry_points(group).items() if k not in names}
+        if not names and not plugins:
             continue
         print(f"{title} ({group}=NAME):")
         for name in names:
             print(describe(group, name))
+        for name, target in sorted(plugins.items()):
+            print(f"  {name:<22} {target} (entry point of an installed package)")
         print()
-    del OmegaConf
     return 0
+
+
+def _run_folder(*, _root_: Any) -> str:
+    """Resolver ``${ctxbench_run:}``: the run folder's name from the resolved config (identity.folder_name)."""
+    from harness.identity import folder_name
+
+    return folder_name(config_dict(_root_))
 
 
 def _register_resolvers() -> None:
     from omegaconf import OmegaConf
 
-    if not OmegaConf.has_resolver("ctxbench_dirname"):
+    if not OmegaConf.has_resolver("ctxbench_dirname"):  # the experiment presets' job folders
         OmegaConf.register_new_resolver(
             "ctxbench_dirname", lambda name: (name or "defaults").replace("/", "_").replace("=", "-").replace(",", "_")
         )
+    if not OmegaConf.has_resolver("ctxbench_run"):
+        OmegaConf.register_new_resolver("ctxbench_run", _run_folder)
+
+
+_STATE: dict[str, Path] = {}  # the folder of the run in progress (for the Ctrl-C line)
 
 
 def cmd_run(args: list[str]) -> int:
-    """Validate, then hand the overrides to Hydra."""
+    """Validate and compose, name the sweep folder, then hand the overrides to Hydra."""
+    fresh = FRESH in args
+    args = [a for a in args if a != FRESH]
     validate_overrides(args)
+    register_plugins(args)
+    cfg, sweeps = compose_checked(args)
+    sweep_dir: Path | None = None
+    if "-m" in args or "--multirun" in args:
+        args, sweep_dir = sweep_dir_override(args, cfg, sweeps)
+        _STATE["target"] = sweep_dir
+    else:
+        config_dict(cfg)  # a required value that is missing: one line now
     import hydra
     from hydra.core.hydra_config import HydraConfig
-
-    _register_resolvers()
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
     def job(cfg) -> None:
         from harness.runner import ConfigError, execute
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
+        _STATE.setdefault("target", run_dir)
+        if fresh:
+            print(clear_records(run_dir))
         existed_with_trials = (run_dir / "trials.jsonl").exists()
         try:
             execute(cfg, run_dir)
@@ -123,7 +303,12 @@ def cmd_run(args: list[str]) -> int:
             fail(str(exc))
 
     sys.argv = [sys.argv[0], *args]
-    job()
+    try:
+        job()
+    except KeyboardInterrupt:
+        return interrupted(_STATE.get("target"))
+    if sweep_dir is not None and sweep_dir.exists():
+        print_sweep_summary(sweep_dir)
     return 0
 
 
@@ -138,6 +323,44 @@ def _remove_empty_run_dir(run_dir: Path) -> None:
         while parent.resolve() != stop and stop in parent.resolve().parents and not any(parent.iterdir()):
             parent.rmdir()
             parent = parent.parent
+
+
+
+def recorded_trials(path: Path | None) -> int:
+    """Trial rows recorded at or below ``path`` (complete lines of every ``trials.jsonl``)."""
+    if path is None or not Path(path).exists():
+        return 0
+    files = [Path(path) / "trials.jsonl"] if (Path(path) / "trials.jsonl").exists() else Path(path).rglob("trials.jsonl")
+    return sum(line.endswith("\n") for f in files for line in f.read_text(encoding="utf-8").splitlines(keepends=True))
+
+
+def interrupted(target: Path | None) -> int:
+    """The one line after Ctrl-C; exit code 130."""
+    print(f"interrupted; {recorded_trials(target)} trials recorded; rerun the same command to resume", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def clear_records(run_dir: Path) -> str:
+    """``--fresh``: delete the records of this config's folder (not Hydra's ``.hydra`` nor the log); say what."""
+    if not run_dir.exists():
+        return f"--fresh: no earlier records in {run_dir}"
+    n = recorded_trials(run_dir)
+    removed = [p for p in run_dir.iterdir() if p.name != ".hydra" and not p.name.endswith(".log")]
+    for p in removed:
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+    if not removed:
+        return f"--fresh: no earlier records in {run_dir}"
+    return f"--fresh: deleted the earlier records of this config ({n} trials, steps, transcripts, summary, plots) in {run_dir}"
+
+
+def print_sweep_summary(sweep_dir: Path) -> None:
+    """The end-of-sweep table: one row per configuration of the sweep."""
+    from harness.report import end_of_run_lines
+
+    lines = end_of_run_lines([sweep_dir])
+    if lines:
+        print(f"\nsweep done; records in {sweep_dir}")
+        print("\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,4 +383,6 @@ def main(argv: list[str] | None = None) -> int:
         return handler(rest)
     except UsageError as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        return interrupted(_STATE.get("target"))
     return 0

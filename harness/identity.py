@@ -8,12 +8,16 @@ tokens, and drops ``suite.families``/``suite.name`` when ``task`` names the one 
 - ``config_id(identity)``: a short stable hash of the normalised identity;
 - ``flatten(identity)``: dotted keys (``hooks.completion_check``) to values;
 - ``differing_keys(identities)``: the dotted keys whose values differ between identities;
-- ``readable_name(flat, keys)``: ``strategy@budget`` plus ``key=value`` for the given keys.
+- ``readable_name(flat, keys)``: ``strategy@budget`` plus ``key=value`` for the given keys;
+- ``folder_name(config)``: a run's folder, ``headtail-25k-<hash>`` (``run_hash``: the normalised
+  identity plus the seed), so that the same config, however spelled, lands in the same folder;
+- ``sweep_folder_name(base, sweeps)``: a sweep's folder, ``strategy-headtail.none-<hash>``.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -109,3 +113,85 @@ def readable_name(flat: Mapping[str, Any], keys: Iterable[str] = ()) -> str:
     parts = [f"{flat.get('strategy.name', '?')}@{budget_text}"]
     parts += [f"{_short(k)}={_value(flat.get(k))}" for k in keys if k not in NAMED_KEYS]
     return " ".join(parts)
+
+
+# ---------------------------------------------------------------- run folders named by what ran
+
+FOLDER_CHARS = re.compile(r"[^A-Za-z0-9_.]+")
+DEFAULT_SUITE = "default"
+DEFAULT_MODEL = "scripted"
+SWEEP_IGNORED = ("progress", "workers", "latency_s")  # sweep keys that do not change what runs
+
+
+def run_key(config: Mapping[str, Any]) -> dict:
+    """What decides a run folder's records: the normalised identity plus the ``seed``."""
+    return {**normalise(config), "seed": config.get("seed", 0)}
+
+
+def run_hash(config: Mapping[str, Any]) -> str:
+    """A short stable hash of ``run_key(config)``: ``budget=25k``, ``25K`` and ``25000`` give the same."""
+    text = json.dumps(run_key(config), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def slug(text: Any) -> str:
+    """A folder-safe piece of a name: ``my_pkg.mod:Elide`` -> ``Elide``, ``a/b c`` -> ``a_b_c``."""
+    text = str(text).rsplit(":", 1)[-1]
+    return FOLDER_CHARS.sub("_", text).strip("_.") or "x"
+
+
+def readable_folder(config: Mapping[str, Any]) -> str:
+    """``headtail-25k`` plus the task (or a suite other than the default), a model other than the
+    reference agent, and a seed other than 0."""
+    from harness.budget import format_budget
+
+    data = normalise(config)
+    strategy = data.get("strategy") if isinstance(data.get("strategy"), Mapping) else {}
+    budget = data.get("budget")
+    parts = [slug(strategy.get("name") or strategy.get("_target_", "strategy")),
+             format_budget(budget) if isinstance(budget, int) else slug(budget)]
+    task, suite, model = data.get("task"), data.get("suite"), data.get("model")
+    if isinstance(task, Mapping) and task.get("name"):
+        parts.append(slug(task["name"]))
+    elif isinstance(suite, Mapping) and suite.get("name") not in (None, DEFAULT_SUITE):
+        parts.append(slug(suite["name"]))
+    if isinstance(model, Mapping) and model.get("name") not in (None, DEFAULT_MODEL):
+        parts.append(slug(model["name"]))
+    if config.get("seed", 0) not in (0, None):
+        parts.append(f"seed{config['seed']}")
+    return "-".join(parts)
+
+
+def folder_name(config: Mapping[str, Any]) -> str:
+    """The folder of a run: ``headtail-25k-<run_hash>``."""
+    return f"{readable_folder(config)}-{run_hash(config)}"
+
+
+def _sweep_value(key: str, value: str) -> Any:
+    """A sweep value as it is meant: budgets in tokens, the rest as typed."""
+    return _budget_tokens(value) if key == "budget" else value
+
+
+def sweep_folder_name(base: Mapping[str, Any], sweeps: Mapping[str, Iterable[str]]) -> str:
+    """The folder of a sweep: the swept keys and values, readable, plus a hash of them and the base config.
+
+    ``base`` is the config without the sweep (each swept key at its default); ``sweeps`` maps a swept
+    key to its values. The order of keys and values does not matter, nor how a budget is spelled.
+    """
+    from harness.budget import format_budget
+
+    def order(value: str) -> tuple:
+        loaded = json.loads(value)
+        return (0, loaded, "") if isinstance(loaded, (int, float)) and not isinstance(loaded, bool) else (1, 0, value)
+
+    swept = {k: sorted({json.dumps(_sweep_value(k, v), default=str) for v in vals}, key=order)
+             for k, vals in sweeps.items() if k not in SWEEP_IGNORED}
+    text = json.dumps({"base": run_key(base), "sweep": swept}, sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+    def shown(key: str, value: str) -> str:
+        loaded = json.loads(value)
+        return format_budget(loaded) if key == "budget" and isinstance(loaded, int) else slug(loaded)
+
+    readable = "_".join(f"{slug(k.split('/')[-1])}-{'.'.join(shown(k, v) for v in swept[k])}" for k in sorted(swept))
+    return f"{readable[:80] or 'sweep'}-{digest}"

@@ -23,6 +23,11 @@ from harness.cli import UsageError
 from harness.curves import BAND, CUT, MIN_STEPS, OVER, PINNED_SHARE, THRASH_REPEATS, THRASH_REREAD
 
 PLOTS = ("sawtooth.png", "cumulative_input.png", "pareto.png", "reread_cache.png")
+TERMINAL_WIDTH = 120
+REPORTS_ROOT = Path("results") / "reports"  # where a report of several runs goes when their common folder is not under results/
+OUTCOME_HEADERS = {"submitted": "submitted", "step_limit": "step_limit", "context_overflow": "overflow",
+                   "model_error": "model_err", "strategy_error": "strat_err"}
+REASON_CHARS = 200
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,12 +46,20 @@ def _load(paths: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def output_dir(paths: list[str], out: str | None) -> Path:
-    """Where ``report`` writes: ``--out``, else the one path, else the common parent of the paths."""
+    """Where ``report`` writes: ``--out``, else the one path, else the common parent of the paths when it
+    lies in a ``results/`` folder, else ``results/reports/<names of the runs>``."""
     if out:
-        return Path(out)
+        path = Path(out)
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"report: --out {out} is a file; give a folder (it is created if missing)")
+        return path
     if len(paths) == 1:
         return Path(paths[0])
-    return Path(os.path.commonpath([str(Path(p).resolve()) for p in paths]))
+    common = Path(os.path.commonpath([str(Path(p).resolve()) for p in paths]))
+    if "results" in common.parts:
+        return common
+    names = "+".join(Path(p).resolve().name for p in sorted(paths))
+    return REPORTS_ROOT / (names[:80] or "report")
 
 
 def write_report(paths: list[str], out: Path) -> tuple[pd.DataFrame, Path]:
@@ -124,13 +137,66 @@ def cmd_report(args: list[str]) -> int:
     ns = parser.parse_args(args)
     out = output_dir(ns.runs, ns.out)
     summary, md = write_report(ns.runs, out)
-    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_colwidth", 40):
-        print(analysis.main_table(summary).to_string(index=False))
-    print(f"\nwrote {md} and {out / 'plots'}/")
+    print("\n".join(end_of_run_lines(analysis.load_trials(ns.runs))))
+    print(f"\nwrote {md} (per configuration x family, every column) and {out / 'plots'}/")
     trials_ref = summary["reference_agent"].all()
     if trials_ref:
         print(f"note: these results come from the {analysis.REFERENCE_NOTE}.")
     return 0
+
+
+# ---------------------------------------------------------------- the table at the end of a run
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def config_table(trials: pd.DataFrame, width: int = TERMINAL_WIDTH) -> list[str]:
+    """One line per configuration: outcomes, success with its Wilson interval, mean tokens and cost.
+
+    Built from ``analysis.summarize(trials, by=CONFIG_KEYS)``; the config label is shortened to fit ``width``.
+    """
+    summary = analysis.summarize(trials, by=analysis.CONFIG_KEYS)
+    if summary.empty:
+        return []
+    label = summary["config"] if "config" in summary else summary["strategy"]
+    cells = {
+        **{head: summary[f"outcome_{o}"].astype(int).map(str) for o, head in OUTCOME_HEADERS.items()},
+        "success [95% CI]": [f"{int(k)}/{int(n)} [{lo:.2f}, {hi:.2f}]" for k, n, lo, hi in
+                             zip(summary["successes"], summary["trials"], summary["success_ci_low"],
+                                 summary["success_ci_high"])],
+        "input tok": summary["mean_total_input_tokens"].map(lambda v: f"{v:,.0f}"),
+        "cost $": summary["mean_cost"].map(lambda v: f"{v:.4f}"),
+    }
+    widths = {h: max(len(h), *(len(v) for v in col)) for h, col in cells.items()}
+    room = width - sum(widths.values()) - 2 * len(widths)
+    names = [_fit(str(v), max(room, 12)) for v in label]
+    name_width = max(len("config"), *(len(n) for n in names))
+    lines = ["config".ljust(name_width) + "".join("  " + h.rjust(widths[h]) for h in cells)]
+    for i, name in enumerate(names):
+        lines.append(name.ljust(name_width) + "".join("  " + list(cells[h])[i].rjust(widths[h]) for h in cells))
+    lines.append("input tok: mean per trial over all model calls (total_input_tokens); cost $: mean per trial; "
+                 "overflow = context_overflow")
+    return lines
+
+
+def failure_reasons(trials: pd.DataFrame) -> list[str]:
+    """One line per distinct reason a trial ended without submitting (``model_error x4: ...``), most frequent first."""
+    if trials.empty or "error" not in trials:
+        return []
+    failed = trials[(trials["outcome"] != "submitted") & trials["error"].notna() & (trials["error"].astype(str) != "")]
+    counts = failed.groupby(["outcome", "error"]).size().sort_values(ascending=False, kind="stable")
+    return [f"  {outcome} x{n}: {_fit(' '.join(str(error).split()), REASON_CHARS)}" for (outcome, error), n in counts.items()]
+
+
+def end_of_run_lines(trials: pd.DataFrame | list) -> list[str]:
+    """What a run, a sweep and ``report`` print: the per-configuration table, then the failure reasons."""
+    if not isinstance(trials, pd.DataFrame):
+        trials = analysis.load_trials(trials)
+    if trials.empty:
+        return []
+    reasons = failure_reasons(trials)
+    return [*config_table(trials), *(["why trials failed:", *reasons] if reasons else [])]
 
 
 def format_comparison(cmp: analysis.Comparison) -> str:

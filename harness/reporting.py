@@ -3,17 +3,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from harness.analysis import REFERENCE_NOTE, all_reference, load_steps, load_trials, summarize
 from harness.budget import format_budget
 from harness.loop import TrialSettings
 from harness.plots import cumulative_input_plot, token_curves
 
 
-def write_run_outputs(run_dir: Path, settings: TrialSettings) -> list[dict]:
-    """Write ``summary.csv``, ``plots/token_curve.png`` and ``plots/cumulative_input.png``; return all trial rows."""
+def write_run_outputs(run_dir: Path, settings: TrialSettings) -> pd.DataFrame:
+    """Write ``summary.csv``, ``plots/token_curve.png`` and ``plots/cumulative_input.png``; return every trial row."""
     trials = load_trials([run_dir])
     if trials.empty:
-        return []
+        return trials
     steps = load_steps([run_dir])
     summarize(trials).to_csv(run_dir / "summary.csv", index=False)
     if not steps.empty:
@@ -21,4 +23,4 @@ def write_run_outputs(run_dir: Path, settings: TrialSettings) -> list[dict]:
         title = f"strategy={settings.strategy_name} budget={format_budget(settings.budget)} model={settings.model_name}{reference}"
         token_curves(steps, trials, run_dir / "plots" / "token_curve.png", title)
         cumulative_input_plot(steps, trials, run_dir / "plots" / "cumulative_input.png")
-    return [{k: v for k, v in row.items()} for row in trials.to_dict("records")]
+    return trials

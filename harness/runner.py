@@ -6,8 +6,11 @@ Config problems raise ``ConfigError`` before anything is written.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
+import logging
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from harness.budget import BudgetError, format_budget, parse_budget
 from harness.cache_sim import get_profile
 from harness.hooks import Hooks
+from harness.identity import run_key
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import ModelError, PreflightError
 from harness.pricing import Pricing
@@ -29,6 +33,8 @@ IDENTITY_FILE = "identity.json"
 NOT_IDENTITY = ("trials", "progress", "workers", "latency_s")
 LABEL_KEYS = ("name", "cache_profile")  # keys of a spec that label it and are not constructor arguments
 DEFAULT_CACHE_PROFILE = "openai"
+PROGRESS_EVERY_S = 30.0  # without a terminal: a progress line at least this often (and at every tenth)
+log = logging.getLogger("ctxbench")  # Hydra writes it to ctxbench.log in the run folder
 
 
 class ConfigError(ValueError):
@@ -57,7 +63,13 @@ def _node(cfg: Any) -> dict:
 
 
 def build(spec: dict, what: str) -> Any:
-    """Instantiate a ``_target_`` spec (its ``name`` and ``cache_profile`` keys are labels, not arguments)."""
+    """Instantiate a ``_target_`` spec (its ``name`` and ``cache_profile`` keys are labels, not arguments).
+
+    A failure names the parameter whose value does not fit the constructor, when one can be told.
+    """
+    name = spec.get("name")
+    if name and str(name) not in what:
+        what = f"{what} {name}"
     spec = {k: v for k, v in spec.items() if k not in LABEL_KEYS}
     try:
         return instantiate(spec, _convert_="all")
@@ -65,7 +77,59 @@ def build(spec: dict, what: str) -> Any:
         cause = exc
         while cause.__cause__ is not None:
             cause = cause.__cause__
-        raise ConfigError(f"cannot build {what}: {cause}") from None
+        raise ConfigError(f"cannot build {what}: {bad_parameters(spec) or ''}{cause}") from None
+
+
+def _expected_type(param: inspect.Parameter, hints: dict) -> type | None:
+    """The plain type a constructor parameter wants: its annotation, else its default's type."""
+    hint = hints.get(param.name)
+    if hint in (int, float, bool, str):
+        return hint
+    default = param.default
+    if default is not inspect.Parameter.empty and isinstance(default, (int, float, bool, str)):
+        return type(default)
+    return None
+
+
+def _fits(value: Any, wanted: type) -> bool:
+    if wanted is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if wanted is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, wanted)
+
+
+def bad_parameters(spec: dict) -> str:
+    """``parameter keep='foo' is not an int (default 3); `` for values of the wrong type or unknown
+    parameters, else ``''``."""
+    import typing
+
+    from hydra.utils import get_class
+
+    try:
+        cls = get_class(str(spec.get("_target_")))
+        signature = inspect.signature(cls)
+    except Exception:  # not a class, or not importable: the cause says it
+        return ""
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # annotations that do not evaluate
+        hints = {}
+    notes = []
+    open_ended = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    for name, value in spec.items():
+        param = signature.parameters.get(name)
+        if param is None:
+            if not open_ended and name != "_target_":
+                known = ", ".join(signature.parameters) or "none"
+                notes.append(f"no parameter {name!r} (its parameters: {known})")
+            continue
+        wanted = _expected_type(param, hints)
+        if wanted is not None and value is not None and not _fits(value, wanted):
+            default = "" if param.default is inspect.Parameter.empty else f", default {param.default!r}"
+            article = "an" if wanted.__name__[0] in "aeiou" else "a"
+            notes.append(f"parameter {name}={value!r} is not {article} {wanted.__name__}{default}")
+    return "; ".join(notes) + ("; " if notes else "")
 
 
 def recorded_strategy_name(spec: dict) -> str:
@@ -115,16 +179,16 @@ def identity(cfg: DictConfig) -> dict:
 
 
 def check_identity(run_dir: Path, ident: dict) -> None:
-    """Refuse to mix two configs in one folder (resume needs the same config)."""
+    """Refuse to mix two configs in one folder (resume needs the same config, however it was spelled)."""
     path = run_dir / IDENTITY_FILE
     if not path.exists():
         return
-    old = json.loads(path.read_text())
-    if old != ident:
-        keys = sorted(k for k in set(old) | set(ident) if old.get(k) != ident.get(k))
+    old, new = run_key(json.loads(path.read_text())), run_key(ident)
+    if old != new:
+        keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         raise ConfigError(
             f"{run_dir} already holds a run of a different config (differs in: {', '.join(keys)}); "
-            "choose another folder with hydra.run.dir=..."
+            "choose another folder with hydra.run.dir=..., or start over with --fresh"
         )
 
 
@@ -253,9 +317,13 @@ def preflight(models: list[Any]) -> None:
 def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec: dict, model: Any, summarizer: Any,
          jobs: list[TrialJob], ident: dict, echo: Callable[[str], None]) -> list[dict]:
     writer = RunWriter(run_dir)
-    (run_dir / IDENTITY_FILE).write_text(json.dumps(ident, indent=1, sort_keys=True))
+    if not (run_dir / IDENTITY_FILE).exists():  # the first spelling of the config stays
+        (run_dir / IDENTITY_FILE).write_text(json.dumps(ident, indent=1, sort_keys=True))
     pending = [job for job in jobs if job.trial_id not in writer.done]
-    echo(banner(model, settings, len(pending), len(jobs) - len(pending), run_dir))
+    head = banner(model, settings, len(pending), len(jobs) - len(pending), run_dir)
+    echo(head)
+    log.info("config:\n%s", OmegaConf.to_yaml(cfg).rstrip())
+    log.info("%s", head)
     text_cache: dict[str, int] = {}
     rows: list[dict] = []
 
@@ -274,47 +342,84 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = [pool.submit(one, job) for job in pending]
-                for future in as_completed(futures):
-                    rows.append(_commit(writer, future.result(), progress))
+                try:
+                    for future in as_completed(futures):
+                        rows.append(_commit(writer, future.result(), progress))
+                except BaseException:  # Ctrl-C or a crash: start no further trial
+                    for future in futures:
+                        future.cancel()
+                    raise
+    except KeyboardInterrupt:
+        log.info("interrupted after %d trials of this session", len(rows))
+        raise
     finally:
         progress.close()
         writer.close()
     writer.canonicalize([job.trial_id for job in jobs])
-    from harness.reporting import write_run_outputs  # late import: pandas/matplotlib are slow to load
+    from harness.report import end_of_run_lines  # late import: pandas/matplotlib are slow to load
+    from harness.reporting import write_run_outputs
 
-    all_rows = write_run_outputs(run_dir, settings)
-    successes = sum(1 for r in all_rows if r["success"])
-    echo(f"done: {len(all_rows)} trials, {successes} succeeded; records in {run_dir}")
+    trials = write_run_outputs(run_dir, settings)
+    successes = int(trials["success"].astype(bool).sum()) if len(trials) else 0
+    lines = [f"done: {len(trials)} trials, {successes} succeeded; records in {run_dir}", *end_of_run_lines(trials)]
     if getattr(model, "is_reference", False):
-        echo("note: these results come from the scripted reference agent, not an LLM.")
+        lines.append("note: these results come from the scripted reference agent, not an LLM.")
+    for line in lines:
+        echo(line)
+        log.info("%s", line)
     return rows
+
+
+def trial_line(row: dict) -> str:
+    """One trial's outcome, for ctxbench.log."""
+    line = (f"trial {row['trial_id']}: {row['outcome']} success={bool(row['success'])} steps={row['steps']} "
+            f"input_tokens(all calls)={row.get('total_input_tokens', 0):,} cost=${row.get('cost', 0.0):.4f}")
+    return line + (f" error: {row['error']}" if row.get("error") else "")
 
 
 def _commit(writer: RunWriter, row: dict, progress: Any) -> dict:
     writer.trial(row)
+    log.info("%s", trial_line(row))
     progress.record(row)
     return row
 
 
 class _progress:
-    """tqdm bar with success and token counts so far (or nothing when disabled)."""
+    """tqdm bar with success and token counts so far; without a terminal, a progress line now and then.
+
+    Lines (on stderr) come at every tenth of the trials and at least every ``PROGRESS_EVERY_S`` seconds.
+    """
 
     def __init__(self, total: int, enabled: bool) -> None:
-        self.ok = self.tokens = 0
+        self.ok = self.tokens = self.done = 0
         self.cost = 0.0
+        self.total = total
         self.bar = None
-        if enabled and total:
+        self.lines = enabled and total > 0 and not sys.stderr.isatty()
+        self.last_line = time.monotonic()
+        if enabled and total and not self.lines:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, unit="trial", file=sys.stderr, dynamic_ncols=True)
+
+    def status(self) -> str:
+        return f"success {self.ok}/{self.done}, input {self.tokens:,} tok, ${self.cost:.4f}"
 
     def record(self, row: dict) -> None:
         self.ok += bool(row["success"])
         self.tokens += row["total_input_tokens"]
         self.cost += row["cost"]
+        self.done += 1
         if self.bar is not None:
-            self.bar.set_postfix_str(f"success {self.ok}/{self.bar.n + 1}, input {self.tokens:,} tok, ${self.cost:.4f}")
+            self.bar.set_postfix_str(self.status())
             self.bar.update(1)
+        elif self.lines and self._due():
+            print(f"progress: {self.done}/{self.total} trials; {self.status()}", file=sys.stderr, flush=True)
+            self.last_line = time.monotonic()
+
+    def _due(self) -> bool:
+        tenth = self.done * 10 // self.total > (self.done - 1) * 10 // self.total
+        return tenth or time.monotonic() - self.last_line >= PROGRESS_EVERY_S
 
     def close(self) -> None:
         if self.bar is not None:

@@ -1,8 +1,11 @@
 """The command line, end to end in subprocesses (offline, on the smoke suite)."""
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,9 +16,9 @@ VOLATILE = {"wall_s", "started_at", "latency_s", "run"}
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def harness(*args, cwd):
-    """Run ``python -m harness`` from this checkout (not whatever is installed)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def harness(*args, cwd, pythonpath=()):
+    """Run ``python -m harness`` from this checkout (not whatever is installed), ``pythonpath`` after it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *map(str, pythonpath)])}
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env=env)
 
@@ -28,6 +31,12 @@ def harness(*args, cwd):
     (["budget=lots"], "invalid budget 'lots'"),
     (["-m", "strategy=none,bogus"], "unknown strategy 'bogus'"),
     (["budget=8k,0"], "invalid budget '0'"),
+    (["strategy.nonexistent=3"], "strategy none has no parameter 'nonexistent' (its parameters: none)"),
+    (["strategy=headtail", "strategy.keep=3"], "strategy headtail has no parameter 'keep' (its parameters: min_recent_rounds)"),
+    (["hooks.nope=1"], "no config key 'hooks.nope' (keys under 'hooks': plan, completion_check, max_continues)"),
+    (["trials=[1,2"], "bad override: "),
+    (["strategy=headtail", "strategy.min_recent_rounds=foo"],
+     "cannot build strategy headtail: parameter min_recent_rounds='foo' is not an int, default 1"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, needle):
     result = harness("run", *args, cwd=tmp_path)
@@ -94,3 +103,86 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
 
     other = harness("run", "suite=smoke", "strategy=none", "progress=false", f"hydra.run.dir={a}", cwd=tmp_path)
     assert other.returncode == 2 and "different config" in other.stderr
+
+
+SMOKE1 = ["suite=smoke", "strategy=headtail", "trials=1", "progress=false"]
+
+
+def run_folders(tmp_path) -> list[str]:
+    return sorted(p.name for p in (tmp_path / "results" / "runs").iterdir())
+
+
+def test_folder_is_named_by_the_config_and_any_spelling_resumes(tmp_path):
+    first = harness("run", *SMOKE1, "budget=25k", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    (folder,) = run_folders(tmp_path)
+    assert re.fullmatch(r"headtail-25k-smoke-[0-9a-f]{10}", folder)
+    for spelling in (["budget=25K"], ["budget=25000"], []):  # [] = the default budget, 25k
+        again = harness("run", *SMOKE1, *spelling, cwd=tmp_path)
+        assert "trials to run: 0 (already recorded: 7)" in again.stdout, (spelling, again.stdout)
+    assert run_folders(tmp_path) == [folder]
+    other = harness("run", *SMOKE1, "budget=8k", cwd=tmp_path)
+    assert other.returncode == 0 and len(run_folders(tmp_path)) == 2
+
+    fresh = harness("run", "--fresh", *SMOKE1, cwd=tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    assert f"--fresh: deleted the earlier records of this config (7 trials" in fresh.stdout
+    assert "trials to run: 7 (already recorded: 0)" in fresh.stdout
+    explicit = harness("run", *SMOKE1, f"hydra.run.dir={tmp_path / 'mine'}", cwd=tmp_path)
+    assert explicit.returncode == 0 and (tmp_path / "mine" / "trials.jsonl").exists()
+
+
+def test_end_of_run_table_log_and_reasons(tmp_path):
+    result = harness("run", *SMOKE1, "faults=down", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()
+    head = next(i for i, line in enumerate(out) if line.startswith("config "))
+    assert out[head].split() == ["config", "submitted", "step_limit", "overflow", "model_err", "strat_err", "success",
+                                 "[95%", "CI]", "input", "tok", "cost", "$"]
+    assert out[head + 1].split()[:6] == ["headtail@25k", "0", "0", "0", "7", "0"]
+    assert "0/7 [0.00, 0.35]" in out[head + 1]
+    assert all(len(line) <= 120 for line in out[head:head + 2])
+    reasons = [line for line in out if line.startswith("  model_error x")]
+    assert reasons == ["  model_error x7: gave up after 3 attempts: InjectedFault: injected server_error"]
+
+    (run_dir,) = (tmp_path / "results" / "runs").iterdir()
+    log = (run_dir / "ctxbench.log").read_text()
+    assert "config:" in log and "_target_: strategies.headtail.HeadTail" in log
+    assert log.count(": model_error success=False") == 7 and "error: gave up after 3 attempts" in log
+    assert "model_err" in log  # the table too
+
+
+def test_progress_without_a_terminal_is_lines(tmp_path):
+    result = harness("run", "suite=smoke", "trials=1", cwd=tmp_path)  # progress=true, stderr is a pipe
+    assert result.returncode == 0, result.stderr
+    assert "\r" not in result.stderr
+    assert re.search(r"^progress: 7/7 trials; success \d+/7, input [\d,]+ tok, \$0\.0000$", result.stderr, re.M)
+
+
+def test_ctrl_c_is_one_line_exit_130_and_resumes(tmp_path):
+    args = [sys.executable, "-m", "harness", "run", *SMOKE1, "latency_s=0.2"]
+    proc = subprocess.Popen(args, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        rows = list((tmp_path / "results" / "runs").glob("*/trials.jsonl"))
+        if rows and rows[0].read_text().count("\n") >= 1:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert re.fullmatch(r"interrupted; [1-6] trials recorded; rerun the same command to resume\n", err), err
+    again = harness("run", *SMOKE1, cwd=tmp_path)
+    assert again.returncode == 0 and "already recorded: 0)" not in again.stdout
+
+
+def test_report_prints_a_table_per_configuration_and_refuses_a_file_as_out(tmp_path):
+    fixture = ROOT / "results" / "fixtures" / "smoke-1500"
+    result = harness("report", str(fixture / "none"), str(fixture / "headtail"), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("config ") and all(len(line) <= 120 for line in lines if not line.startswith("wrote"))
+    (tmp_path / "afile").write_text("x")
+    bad = harness("report", str(fixture / "none"), "--out", str(tmp_path / "afile"), cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "is a file" in bad.stderr

@@ -1,5 +1,6 @@
-"""Hydra sweeps: basic, joblib and submitit launchers; one readable folder per job."""
+"""Hydra sweeps: basic, joblib and submitit launchers; one readable folder per job, named by its config."""
 import importlib.util
+import re
 
 import pytest
 
@@ -22,7 +23,22 @@ def test_sweep_writes_one_folder_per_job(tmp_path, launcher):
                      *launcher, f"hydra.sweep.dir={sweep}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir() and not p.name.startswith("."))
-    assert jobs == ["budget-3k_strategy-headtail_suite-smoke", "budget-3k_strategy-none_suite-smoke"]
+    assert [re.sub(r"-[0-9a-f]{10}$", "-<hash>", j) for j in jobs] == ["headtail-3k-smoke-<hash>", "none-3k-smoke-<hash>"]
     for job in jobs:
         rows = read_jsonl(sweep / job / "trials.jsonl")
-        assert rows and {r["strategy"] for r in rows} == {job.split("strategy-")[1].split("_suite")[0]}
+        assert rows and {r["strategy"] for r in rows} == {job.split("-")[0]}
+    assert "sweep done" in result.stdout and "success [95% CI]" in result.stdout
+
+
+def test_sweep_folder_is_named_by_the_sweep_and_a_rerun_resumes(tmp_path):
+    """No hydra.sweep.dir: results/sweeps/<swept keys>-<hash>; the same sweep spelled differently resumes there."""
+    common = ["suite=smoke", "trials=1", "progress=false"]
+    first = harness("run", "-m", "strategy=none,headtail", "budget=3k,8k", *common, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    sweeps = list((tmp_path / "results" / "sweeps").iterdir())
+    assert len(sweeps) == 1 and re.fullmatch(r"budget-3k\.8k_strategy-headtail\.none-[0-9a-f]{10}", sweeps[0].name)
+    assert len([p for p in sweeps[0].iterdir() if (p / "trials.jsonl").exists()]) == 4
+    again = harness("run", "-m", "budget=8000,3K", "strategy=headtail,none", *common, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert list((tmp_path / "results" / "sweeps").iterdir()) == sweeps
+    assert again.stdout.count("trials to run: 0 (already recorded: 7)") == 4
