@@ -150,7 +150,8 @@ class ToolResultClearer:
     ``tool_call_id`` (``result_key``: ids repeat across turns on some servers), and reused byte
     for byte on every later step, so the prefix cache breaks once per batch and never again
     for that message. Error results and results of ``exclude_tools`` are never cleared; the
-    ``keep`` most recent tool results (of any kind) are never cleared.
+    ``keep`` most recent tool results (of any kind) are never cleared, nor the results of the
+    newest round, which the agent has not seen yet.
 
     ``messages`` is the append-only history or a slice of it; ``start`` is the history
     position of the slice's first message.
@@ -195,8 +196,9 @@ class ToolResultClearer:
         """``(offset, tool result)`` that a new batch would clear (oldest first)."""
         tools = [(offset, m) for offset, m in enumerate(messages) if m.get("role") == "tool"]
         older = tools[: max(0, len(tools) - self.keep)]
+        unseen = set(unseen_results(messages))  # a round of parallel calls can outnumber ``keep``
         return [(offset, m) for offset, m in older if result_key(start + offset, m) not in self.placeholders
-                and not is_error(m) and m.get("_tool", "") not in self.exclude_tools]
+                and offset not in unseen and not is_error(m) and m.get("_tool", "") not in self.exclude_tools]
 
     def clear_batch(self, messages: list[dict], ctx: Any, method: str, start: int = 0) -> list[dict]:
         """Clear every candidate in one batch (if it frees at least ``clear_at_least`` tokens); log it."""
@@ -221,3 +223,15 @@ class ToolResultClearer:
         ctx.log("compaction", method=method, tier="clear_tool_results", cleared=len(batch), tokens_freed=freed,
                 total_cleared=len(self.placeholders))
         return self.apply(messages, start)
+
+
+def unseen_results(messages: list[dict]) -> list[int]:
+    """Positions of the tool results after the last assistant message: the agent has not seen them yet.
+
+    With parallel calls one round can hold more results than a strategy's ``keep``; clearing or
+    offloading any of them would take away what the agent never read.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return [i for i in range(index + 1, len(messages)) if messages[i].get("role") == "tool"]
+    return []

@@ -2,7 +2,9 @@
 
 Sources: Manus's "file system as context" (seed 004, 四、把文件系统当上下文) and seed 003's
 FileMemory. A tool result bigger than ``threshold`` tokens, once it is older than the
-``keep_recent`` most recent results, is written to the trial's store; the context keeps
+``keep_recent`` most recent results and not a result of the newest round (the agent has not
+seen those yet: with parallel calls a round can hold more results than ``keep_recent``), is
+written to the trial's store; the context keeps
 its id, the call that produced it (and the resource, for a read), and a preview. The agent gets ``read_memory(id)`` to
 bring the full text back. The replacement is decided once and frozen, so the prefix
 cache breaks once per offloaded result. Error results are never offloaded.
@@ -13,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from strategies._common import ResultKey, clip, result_key
+from strategies._common import ResultKey, clip, result_key, unseen_results
 from strategies.base import BaseStrategy, ToolError
 
 MEMORY_ID = re.compile(r"^mem-\d{4,12}$")
@@ -100,9 +102,10 @@ class Offload(BaseStrategy):
         return replaced
 
     def prepare(self, messages: list[dict]) -> list[dict]:
-        """Replace big, older results by their frozen placeholders."""
+        """Replace big, older results by their frozen placeholders (never a result not seen yet)."""
         tool_positions = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
         recent = set(tool_positions[-self.keep_recent:]) if self.keep_recent else set()
+        recent |= set(unseen_results(messages))
         out = list(messages)
         for index in tool_positions:
             message = messages[index]

@@ -108,3 +108,34 @@ def test_sliding_window_fixed_count():
     assert len(out) == 1 + 2  # the orphan tool at the cut is dropped; assistant + its result stay
     with pytest.raises(ValueError):
         SlidingWindow(max_messages=0)
+
+
+def test_offload_never_offloads_a_result_the_agent_has_not_seen():
+    """With parallel calls a round holds more results than keep_recent: all of them are still unseen."""
+    from strategies.offload import Offload
+    from tests.helpers import SYSTEM, TASK, FakeContext, call
+
+    offload = Offload(threshold=10, keep_recent=1)
+    offload.bind(FakeContext(budget=100_000))
+    calls = [call(f"c{i}", "read", page=i) for i in range(4)]
+    history = [dict(SYSTEM), dict(TASK), {"role": "assistant", "content": "", "tool_calls": calls}]
+    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "word " * 50, "_tool": "read", "_args": {"page": i}}
+                for i in range(4)]
+    assert offload.prepare(history) == history, "the four results of the newest round are not seen yet"
+    history += [{"role": "assistant", "content": "noted", "tool_calls": [call("c9", "read", page=9)]},
+                {"role": "tool", "tool_call_id": "c9", "content": "tiny", "_tool": "read", "_args": {"page": 9}}]
+    out = offload.prepare(history)
+    assert all(out[i]["content"].startswith("[offloaded to memory") for i in range(3, 7)), "seen: now offloaded"
+
+
+def test_clearing_never_clears_a_result_the_agent_has_not_seen():
+    from strategies.clear_tool_results import ClearToolResults
+    from tests.helpers import SYSTEM, TASK, FakeContext, call
+
+    clear = ClearToolResults(keep=1, trigger=10)
+    clear.bind(FakeContext(budget=100))
+    calls = [call(f"c{i}", "read", page=i) for i in range(4)]
+    history = [dict(SYSTEM), dict(TASK), {"role": "assistant", "content": "", "tool_calls": calls}]
+    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "word " * 50, "_tool": "read", "_args": {"page": i}}
+                for i in range(4)]
+    assert clear.prepare(history) == history, "over the trigger, but all four results are unseen"

@@ -105,8 +105,10 @@ def test_offload_keeps_a_result_with_a_lone_surrogate_exactly():
     offload = bound(Offload(threshold=10, keep_recent=0))
     text = "odd \ud800 text " + "word " * 100
     history = [dict(SYSTEM), dict(TASK), {"role": "assistant", "content": "", "tool_calls": [call("c1", "read")]},
-               {"role": "tool", "tool_call_id": "c1", "content": text, "_tool": "read", "_args": {}}]
+               {"role": "tool", "tool_call_id": "c1", "content": text, "_tool": "read", "_args": {}},
+               {"role": "assistant", "content": "", "tool_calls": [call("c2", "read")]},  # c1 has been seen now
+               {"role": "tool", "tool_call_id": "c2", "content": "ok", "_tool": "read", "_args": {}}]
     out = offload.prepare(history)
     validate_projection(out, history[0])
-    assert out[-1]["content"].startswith("[offloaded to memory: id=mem-0001")
+    assert out[3]["content"].startswith("[offloaded to memory: id=mem-0001")
     assert offload.call("read_memory", {"id": "mem-0001"}) == text

@@ -126,7 +126,9 @@ def test_clear_only_above_trigger_and_respects_clear_at_least_and_excludes():
     assert strategy.prepare(messages) == messages
     strategy, ctx = bound(lambda: ClearToolResults(trigger="2k", keep=0), 100_000)
     out = strategy.prepare(messages)
-    assert all(m["content"].startswith("[cleared:") for m in out if m["role"] == "tool")
+    results = [m for m in out if m["role"] == "tool"]
+    assert all(m["content"].startswith("[cleared:") for m in results[:-1])
+    assert not results[-1]["content"].startswith("[cleared:"), "keep=0, but the newest result is not seen yet"
     with pytest.raises(ValueError):
         ClearToolResults(trigger="lots")
 
