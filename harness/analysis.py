@@ -47,6 +47,16 @@ OPTIONAL_MEANS = ("sim_cached_tokens", "reasoning_tokens", "summarizer_cached_to
 REFERENCE_NOTE = "scripted reference agent, not an LLM"
 
 
+def reference_note(trials: pd.DataFrame) -> str:
+    """``REFERENCE_NOTE`` naming the profile(s) of the trials (``agent_profile``; older rows: unknown)."""
+    if "agent_profile" not in trials:
+        return REFERENCE_NOTE
+    profiles = sorted({str(p) for p in trials["agent_profile"].dropna()})
+    if not profiles:
+        return REFERENCE_NOTE
+    return f"scripted reference agent (profile {', '.join(profiles)}), not an LLM"
+
+
 # ---------------------------------------------------------------- loading
 
 def run_dirs(paths: Iterable[str | Path]) -> list[Path]:
@@ -693,8 +703,13 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
             "regression": bool(reasons), "reasons": "; ".join(reasons),
         })
     if all_reference(base) and all_reference(cand):
-        notes.append(f"all trials come from the {REFERENCE_NOTE}: it is deterministic, so repeated trials of an "
-                     "instance are not independent evidence")
+        note = reference_note(pd.concat([base, cand]))
+        if "realistic" in note:
+            notes.append(f"all trials come from the {note}: its trials of one instance vary but share the "
+                         "instance's ground truth; more instances are stronger evidence than more trials")
+        else:
+            notes.append(f"all trials come from the {note}: under the perfect profile repeated trials of an "
+                         "instance are identical, not independent evidence")
     return Comparison(pd.DataFrame(rows), ["stratum"] if strata else [], _side_label(fb[0], compared, strata),
                       _side_label(fc[0], compared, strata), tolerance, alpha, notes)
 

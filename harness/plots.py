@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from harness.analysis import REFERENCE_NOTE, all_reference, config_label, cumulative_input  # noqa: E402
+from harness.analysis import all_reference, config_label, cumulative_input, reference_note  # noqa: E402
 from harness.budget import format_budget  # noqa: E402
 from harness.curves import NEAR, THRASH_REREAD  # noqa: E402
 
@@ -22,7 +22,7 @@ SHAPE_STYLE = {"sawtooth": "-", "monotonic": "-", "pinned": "-", "flat": ":", "s
 
 
 def _suffix(trials: pd.DataFrame) -> str:
-    return f" — {REFERENCE_NOTE}" if all_reference(trials) else ""
+    return f" — {reference_note(trials)}" if all_reference(trials) else ""
 
 
 def _save(fig, path: Path) -> Path:

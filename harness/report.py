@@ -93,8 +93,8 @@ def render_markdown(trials: pd.DataFrame, summary: pd.DataFrame, by_config: pd.D
     for note in notes or []:
         lines += [f"> **{note.split(':', 1)[0]}**:{note.split(':', 1)[1]}", ""]
     if analysis.all_reference(trials):
-        lines += [f"> All {len(trials)} trials come from the **{analysis.REFERENCE_NOTE}**: the numbers measure what each",
-                  "> strategy preserves and costs for a deterministic policy, not the quality of a model.", ""]
+        lines += [f"> All {len(trials)} trials come from the **{analysis.reference_note(trials)}**: the numbers measure "
+                  "what each", "> strategy preserves and costs for a scripted policy, not the quality of a model.", ""]
     lines += [f"Runs: {', '.join(paths)} ({trials['run_dir'].nunique()} run folders, {len(trials)} trials).", ""]
     lines += ["## Per configuration x family", "", analysis.markdown_table(analysis.main_table(summary)),
               "Config: `strategy@budget` plus the settings that tell configurations apart (full identity: `config_id` "
@@ -137,11 +137,11 @@ def cmd_report(args: list[str]) -> int:
     ns = parser.parse_args(args)
     out = output_dir(ns.runs, ns.out)
     summary, md = write_report(ns.runs, out)
-    print("\n".join(end_of_run_lines(analysis.load_trials(ns.runs))))
+    trials = analysis.load_trials(ns.runs)
+    print("\n".join(end_of_run_lines(trials)))
     print(f"\nwrote {md} (per configuration x family, every column) and {out / 'plots'}/")
-    trials_ref = summary["reference_agent"].all()
-    if trials_ref:
-        print(f"note: these results come from the {analysis.REFERENCE_NOTE}.")
+    if summary["reference_agent"].all():
+        print(f"note: these results come from the {analysis.reference_note(trials)}.")
     return 0
 
 

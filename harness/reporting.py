@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.analysis import REFERENCE_NOTE, all_reference, load_steps, load_trials, summarize
+from harness.analysis import all_reference, reference_note, load_steps, load_trials, summarize
 from harness.budget import format_budget
 from harness.loop import TrialSettings
 from harness.plots import cumulative_input_plot, token_curves
@@ -19,7 +19,7 @@ def write_run_outputs(run_dir: Path, settings: TrialSettings) -> pd.DataFrame:
     steps = load_steps([run_dir])
     summarize(trials).to_csv(run_dir / "summary.csv", index=False)
     if not steps.empty:
-        reference = f" — {REFERENCE_NOTE}" if all_reference(trials) else ""
+        reference = f" — {reference_note(trials)}" if all_reference(trials) else ""
         title = f"strategy={settings.strategy_name} budget={format_budget(settings.budget)} model={settings.model_name}{reference}"
         token_curves(steps, trials, run_dir / "plots" / "token_curve.png", title)
         cumulative_input_plot(steps, trials, run_dir / "plots" / "cumulative_input.png")

@@ -363,7 +363,9 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
     successes = int(trials["success"].astype(bool).sum()) if len(trials) else 0
     lines = [f"done: {len(trials)} trials, {successes} succeeded; records in {run_dir}", *end_of_run_lines(trials)]
     if getattr(model, "is_reference", False):
-        lines.append("note: these results come from the scripted reference agent, not an LLM.")
+        from harness.analysis import reference_note
+
+        lines.append(f"note: these results come from the {reference_note(trials)}.")
     for line in lines:
         echo(line)
         log.info("%s", line)

@@ -40,6 +40,16 @@ class ReadTracker:
         return round(self.rereads / self.reads, 4) if self.reads else 0.0
 
 
+def agent_profile(model: Any) -> str | None:
+    """The reference agent's profile name, through wrappers (fault injection, latency) that keep the inner model."""
+    while model is not None:
+        profile = getattr(model, "profile", None)
+        if profile is not None:
+            return str(getattr(profile, "name", profile))
+        model = getattr(model, "inner", None)
+    return None
+
+
 def identity_columns(trial: Any) -> dict:
     """Who ran what: trial, run, strategy, budget, task instance, model."""
     settings, instance = trial.settings, trial.instance
@@ -56,6 +66,7 @@ def identity_columns(trial: Any) -> dict:
         "trial": trial.trial_index,
         "model": settings.model_name,
         "reference_agent": trial.is_reference,
+        "agent_profile": agent_profile(trial.model) if trial.is_reference else None,
     }
 
 
