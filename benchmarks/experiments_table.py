@@ -16,7 +16,7 @@ Numbers come from the trial rows (``harness.analysis.load_trials``); nothing is 
 ``--run`` runs each preset's sweep in this process (the same configs and folder names as
 ``python -m harness run -m experiment=NAME``) into ``--results``; ``--check`` compares the
 generated blocks with a committed file, apart from wall-time columns, and exits 1 when they differ
-(tests/test_docs_current.py does the same).
+(tests/test_docs_*.py do the same, one file per doc).
 """
 from __future__ import annotations
 
@@ -449,6 +449,16 @@ def sweep_points(name: str) -> list[list[str]]:
     for key, value in params.items():
         points = [p + [f"{key}={v}"] for p in points for v in _sweep_values(str(value))]
     return points
+
+
+def run_for(path: Path, results: Path) -> None:
+    """Run what the generated blocks of ``path`` need (their presets, the main job) into ``results``."""
+    names = [m.group(1) for m in BLOCK.finditer(path.read_text())]
+    for name in names:
+        if name in PRESETS:
+            run_preset(name, results)
+        elif name == "quickstart":
+            run_quickstart(results)
 
 
 def run_all(results: Path) -> None:
