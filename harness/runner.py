@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -30,7 +30,7 @@ from harness.records import RunWriter
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
-NOT_IDENTITY = ("trials", "progress", "workers", "latency_s")
+NOT_IDENTITY = ("trials", "progress", "workers", "latency_s", "max_cost")
 LABEL_KEYS = ("name", "cache_profile")  # keys of a spec that label it and are not constructor arguments
 DEFAULT_CACHE_PROFILE = "openai"
 PROGRESS_EVERY_S = 30.0  # without a terminal: a progress line at least this often (and at every tenth)
@@ -286,6 +286,7 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
     run_dir = Path(run_dir)
     settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
     jobs, _ = plan(cfg)
+    max_cost_from(cfg)  # a bad max_cost: one line before anything is written
     model = build(model_spec, "model")
     summarizer = build(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
     build(strategy_spec, "strategy")  # fail early on bad parameters
@@ -335,20 +336,14 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
 
     progress = _progress(len(pending), bool(cfg.get("progress", True)))
     workers = max(1, int(cfg.get("workers", 1)))
+    spend = CostLimit(max_cost_from(cfg), *recorded_cost(run_dir, {job.trial_id for job in jobs}))
+
+    def commit(row: dict) -> None:
+        rows.append(_commit(writer, row, progress))
+        spend.add(row)
+
     try:
-        if workers == 1:
-            for job in pending:
-                rows.append(_commit(writer, one(job), progress))
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(one, job) for job in pending]
-                try:
-                    for future in as_completed(futures):
-                        rows.append(_commit(writer, future.result(), progress))
-                except BaseException:  # Ctrl-C or a crash: start no further trial
-                    for future in futures:
-                        future.cancel()
-                    raise
+        started = _run_jobs(pending, one, commit, workers, spend.reached)
     except KeyboardInterrupt:
         log.info("interrupted after %d trials of this session", len(rows))
         raise
@@ -366,10 +361,91 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
         from harness.analysis import reference_note
 
         lines.append(f"note: these results come from the {reference_note(trials)}.")
+    if started < len(pending):
+        lines.append(spend.stop_line())
     for line in lines:
         echo(line)
         log.info("%s", line)
     return rows
+
+
+def _run_jobs(pending: list[TrialJob], one: Callable[[TrialJob], dict], commit: Callable[[dict], None],
+              workers: int, stop: Callable[[], bool]) -> int:
+    """Run ``pending`` (``workers`` at a time), committing each row; start no job once ``stop()``.
+
+    Returns how many jobs were started (``len(pending)`` unless ``stop`` ended the run early).
+    Trials in flight when ``stop()`` turns true still finish and are recorded.
+    """
+    started = 0
+    if workers == 1:
+        for job in pending:
+            if stop():
+                break
+            started += 1
+            commit(one(job))
+        return started
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        queue = iter(pending)
+        in_flight: set = set()
+        try:
+            while True:
+                while len(in_flight) < workers and not stop() and (job := next(queue, None)) is not None:
+                    in_flight.add(pool.submit(one, job))
+                    started += 1
+                if not in_flight:
+                    return started
+                finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    commit(future.result())
+        except BaseException:  # Ctrl-C or a crash: start no further trial
+            for future in in_flight:
+                future.cancel()
+            raise
+
+
+def max_cost_from(cfg: DictConfig) -> float | None:
+    """The config's ``max_cost`` in USD (None: no limit); ``ConfigError`` unless a positive number."""
+    value = cfg.get("max_cost")
+    if value is None:
+        return None
+    try:
+        limit = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"max_cost={value!r} must be a number of USD (or null)") from None
+    if not limit > 0:
+        raise ConfigError(f"max_cost={value} must be > 0 (or null for no limit)")
+    return limit
+
+
+def recorded_cost(run_dir: Path, trial_ids: set[str]) -> tuple[float, int]:
+    """USD cost and number of the trials of ``trial_ids`` already recorded in ``run_dir/trials.jsonl``."""
+    from harness.records import TRIALS, read_jsonl
+
+    rows = [r for r in read_jsonl(Path(run_dir) / TRIALS) if r.get("trial_id") in trial_ids]
+    return sum(float(r.get("cost") or 0.0) for r in rows), len(rows)
+
+
+@dataclass
+class CostLimit:
+    """``max_cost``: the accumulated cost of the recorded trials (earlier sessions included) against a limit."""
+
+    limit: float | None
+    spent: float = 0.0
+    trials: int = 0
+
+    def add(self, row: dict) -> None:
+        """Count one recorded trial."""
+        self.spent += float(row.get("cost") or 0.0)
+        self.trials += 1
+
+    def reached(self) -> bool:
+        """True once the recorded trials cost ``limit`` or more (never without a limit)."""
+        return self.limit is not None and self.spent >= self.limit
+
+    def stop_line(self) -> str:
+        """The one line that says why the run stopped early."""
+        return (f"stopped: max_cost ${self.limit:.2f} reached after {self.trials} trials (${self.spent:.4f}); "
+                "rerun with a higher max_cost to resume")
 
 
 def trial_line(row: dict) -> str:
