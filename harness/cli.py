@@ -1,7 +1,8 @@
 """Command line: ``python -m harness {run,list} ...``.
 
-Hydra parses ``key=value`` only, so the subcommand (and ``--fresh``) is taken off ``sys.argv``
-before Hydra sees the rest. ``run`` validates group names, budgets and every override first
+Hydra parses ``key=value`` only, so the subcommand (and ``--fresh``, ``--dry-run``) is taken off
+``sys.argv`` before Hydra sees the rest. ``--dry-run`` stops after the checks: harness/dryrun.py
+prints the plan and the reference agent's estimate, and Hydra never runs. ``run`` validates group names, budgets and every override first
 (composing the config once with Hydra's compose API), so that a typo gives one clear line,
 exit code 2, and no output folder.
 
@@ -26,8 +27,10 @@ EXIT_INTERRUPTED = 130
 USAGE = """usage: python -m harness COMMAND [ARGS]
 
 commands:
-  run [--fresh] [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
+  run [--fresh] [--dry-run] [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
                                   a rerun of the same config resumes; --fresh deletes its records and starts over
+                                  --dry-run: trial count, jobs and an estimate of tokens and cost; nothing is run
+                                  max_cost=USD: start no trial once the recorded trials cost that much
   list                  strategies, task families, suites, models, pricing profiles and experiment presets
   report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
   compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
@@ -272,8 +275,10 @@ _STATE: dict[str, Path] = {}  # the folder of the run in progress (for the Ctrl-
 
 def cmd_run(args: list[str]) -> int:
     """Validate and compose, name the sweep folder, then hand the overrides to Hydra."""
-    fresh = FRESH in args
-    args = [a for a in args if a != FRESH]
+    from harness.dryrun import DRY_RUN
+
+    fresh, dry = FRESH in args, DRY_RUN in args
+    args = [a for a in args if a not in (FRESH, DRY_RUN)]
     validate_overrides(args)
     register_plugins(args)
     cfg, sweeps = compose_checked(args)
@@ -283,6 +288,8 @@ def cmd_run(args: list[str]) -> int:
         _STATE["target"] = sweep_dir
     else:
         config_dict(cfg)  # a required value that is missing: one line now
+    if dry:
+        return dry_run(args, cfg, sweeps, sweep_dir)
     import hydra
     from hydra.core.hydra_config import HydraConfig
 
@@ -310,6 +317,17 @@ def cmd_run(args: list[str]) -> int:
     if sweep_dir is not None and sweep_dir.exists():
         print_sweep_summary(sweep_dir)
     return 0
+
+
+def dry_run(args: list[str], cfg: Any, sweeps: dict[str, list[str]], sweep_dir: Path | None) -> int:
+    """``--dry-run``: the plan and the reference agent's estimate (harness/dryrun.py); a config error is one line."""
+    from harness.dryrun import dry_run as print_plan
+    from harness.runner import ConfigError
+
+    try:
+        return print_plan(args, cfg, sweeps, sweep_dir)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _remove_empty_run_dir(run_dir: Path) -> None:

@@ -1,0 +1,216 @@
+"""``python -m harness run ... --dry-run``: what a run or sweep would do and roughly cost, without running it.
+
+For each planned configuration it prints the trial count, the folder it would write, and an
+ESTIMATE of input, cached and output tokens and USD cost under the chosen pricing profile. The
+estimate comes from the reference agent (``model=scripted``, the configured profile if the run is
+the reference agent, else ``realistic``): it runs one trial per task instance of the same
+suite/task/strategy/budget/seeds into a temporary folder outside the results tree, and scales the
+mean per-trial figures by the planned trial count. The reference agent batches like a capable LLM
+but is not one: a real model's figures will differ. Nothing is written under ``results/``.
+"""
+from __future__ import annotations
+
+import itertools
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+REFERENCE_MODEL = "scripted"
+DRY_RUN = "--dry-run"
+
+
+@dataclass
+class Estimate:
+    """Token and cost figures of a configuration's planned trials (mean per trial x trial count)."""
+
+    trials: int
+    input_tokens: float = 0.0
+    cached_tokens: float = 0.0
+    output_tokens: float = 0.0
+    cost: float = 0.0
+
+    def __add__(self, other: "Estimate") -> "Estimate":
+        return Estimate(self.trials + other.trials, self.input_tokens + other.input_tokens,
+                        self.cached_tokens + other.cached_tokens, self.output_tokens + other.output_tokens,
+                        self.cost + other.cost)
+
+    def line(self) -> str:
+        """``estimate: input 12,345 tok (cached 6,000), output 789 tok, cost $0.0123``."""
+        return (f"estimate: input {self.input_tokens:,.0f} tok (cached {self.cached_tokens:,.0f}), "
+                f"output {self.output_tokens:,.0f} tok, cost ${self.cost:.4f}")
+
+
+def scaled(rows: list[dict], trials: int) -> Estimate:
+    """The mean per-trial figures of ``rows`` (all model calls of a trial) times ``trials``."""
+    n = max(len(rows), 1)
+    mean = lambda key: sum(float(r.get(key) or 0) for r in rows) / n  # noqa: E731
+    return Estimate(trials, mean("total_input_tokens") * trials, mean("total_cached_tokens") * trials,
+                    mean("total_output_tokens") * trials, mean("cost") * trials)
+
+
+# ---------------------------------------------------------------- the planned jobs
+
+def plain_overrides(args: list[str]) -> list[str]:
+    """The overrides of ``args`` that are not sweeps (``a=1,2``), as typed."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    overrides = [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
+    return [o.input_line for o in OverridesParser.create().parse_overrides(overrides) if not o.is_sweep_override()]
+
+
+def sweep_params(cfg: DictConfig, sweeps: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The swept keys and values: an experiment preset's ``hydra.sweeper.params``, then the command line's."""
+    from harness.cli import _sweep_values
+
+    preset = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
+    params = {str(k): _sweep_values(str(v)) for k, v in preset.items()}
+    params.update({k: v for k, v in sweeps.items() if v})
+    return params
+
+
+def planned_jobs(args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]],
+                 multirun: bool) -> list[tuple[list[str], DictConfig]]:
+    """Each job of the run or sweep: its swept overrides and its composed config (Hydra's cartesian order)."""
+    from harness.cli import _compose
+
+    if not multirun:
+        return [([], cfg)]
+    params = sweep_params(cfg, sweeps)
+    plain = plain_overrides(args)
+    combos = itertools.product(*[[f"{k}={v}" for v in values] for k, values in params.items()])
+    return [(list(combo), _compose(plain + list(combo))) for combo in combos]
+
+
+def override_dirname(job_cfg: DictConfig, overrides: list[str]) -> str:
+    """Hydra's ``hydra.job.override_dirname`` of a job with ``overrides`` (sorted, excluded keys left out)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    conf = OmegaConf.select(job_cfg, "hydra.job.config.override_dirname") or {}
+    exclude = set(conf.get("exclude_keys") or [])
+    lines = sorted(o.input_line for o in OverridesParser.create().parse_overrides(overrides)
+                   if o.key_or_group not in exclude)
+    return str(conf.get("item_sep", ",")).join(lines).replace("=", str(conf.get("kv_sep", "=")))
+
+
+def job_folder(job_cfg: DictConfig, sweep_dir: Path | None, overrides: list[str] = ()) -> str:
+    """The folder the job would write (the run's, or the sweep's subfolder), as far as it can be told now."""
+    from harness.cli import config_dict
+    from harness.identity import folder_name
+
+    if sweep_dir is None:
+        try:
+            return str(job_cfg.hydra.run.dir)
+        except Exception:  # an interpolation only Hydra's runtime resolves
+            return f"results/runs/{folder_name(config_dict(job_cfg))}"
+    subdir = OmegaConf.to_container(job_cfg.hydra.sweep, resolve=False).get("subdir")
+    if subdir == "${ctxbench_run:}":
+        return str(sweep_dir / folder_name(config_dict(job_cfg)))
+    if subdir == "${ctxbench_dirname:${hydra.job.override_dirname}}":  # the experiment presets' fixed names
+        name = override_dirname(job_cfg, list(overrides)) or "defaults"
+        return str(sweep_dir / name.replace("/", "_").replace("=", "-").replace(",", "_"))
+    return f"{sweep_dir}/<{subdir}>"
+
+
+# ---------------------------------------------------------------- the reference agent's token profile
+
+def is_reference(cfg: DictConfig) -> bool:
+    """True when the configured model is the reference agent (no API is called)."""
+    target = str(OmegaConf.select(cfg, "model._target_") or "")
+    return target.startswith("harness.models.scripted")
+
+
+def reference_config(cfg: DictConfig, cache_profile: str) -> DictConfig:
+    """``cfg`` with the reference agent as model (and summarizer), one trial per instance, no faults or latency.
+
+    The pricing, cache profile, suite, task, strategy, budget, hooks and seed stay the configured ones.
+    """
+    from harness.cli import CONFIG_DIR, config_dict
+
+    data = config_dict(cfg)
+    if not is_reference(cfg):
+        data["model"] = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "model" / f"{REFERENCE_MODEL}.yaml"))
+        data["summarizer"] = None
+    data.update(trials=1, faults=None, latency_s=0, progress=False, workers=1, max_cost=None,
+                cache_profile=cache_profile)
+    return OmegaConf.create(data)
+
+
+def reference_rows(ref_cfg: DictConfig) -> list[dict]:
+    """Run the reference agent on every planned instance once, in a temporary folder; its trial rows."""
+    from harness.loop import run_trial
+    from harness.records import RunWriter
+    from harness.runner import _node, build, plan, settings_from
+
+    with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as tmp:
+        settings, strategy_spec, model_spec = settings_from(ref_cfg, Path(tmp))
+        jobs, _ = plan(ref_cfg)
+        model = build(model_spec, "model")
+        summarizer = build(_node(ref_cfg.summarizer), "summarizer") if ref_cfg.get("summarizer") else None
+        writer = RunWriter(Path(tmp))
+        try:
+            return [run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.take_instance(),
+                              strategy=build(strategy_spec, "strategy"), model=model, summarizer=summarizer,
+                              settings=settings, writer=writer) for job in jobs]
+        finally:
+            writer.close()
+
+
+def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
+    """The job's planned trial count, its estimate, and its trial settings (pricing, cache profile)."""
+    from harness.runner import build, max_cost_from, plan, settings_from
+
+    settings, strategy_spec, _ = settings_from(job_cfg, Path("dry-run"))
+    jobs, _ = plan(job_cfg)
+    build(strategy_spec, "strategy")  # bad parameters: one line, as a real run says it
+    max_cost_from(job_cfg)
+    rows = reference_rows(reference_config(job_cfg, settings.cache_profile.name))
+    return len(jobs), scaled(rows, len(jobs)), settings
+
+
+# ---------------------------------------------------------------- the printout
+
+def pricing_line(pricing: Any) -> str:
+    """``pricing: openai-like (USD per 1M tokens: input 2.00, cached input 0.50, output 8.00)``."""
+    return (f"pricing: {pricing.name} (USD per 1M tokens: input {pricing.input:.2f}, "
+            f"cached input {pricing.cached_input:.2f}, output {pricing.output:.2f})")
+
+
+def note_lines(cfg: DictConfig, pricing_name: str) -> list[str]:
+    """What the estimate is (and is not)."""
+    profile = OmegaConf.select(cfg, "model.profile") if is_reference(cfg) else None
+    if is_reference(cfg):
+        return [f"note: model {cfg.model.get('name', REFERENCE_MODEL)} is the reference agent (profile {profile}), "
+                "not an LLM: the run is free (no API is called);",
+                f"      the figures are its own token profile, priced as if with pricing {pricing_name}."]
+    return [f"note: ESTIMATE from the reference agent (model={REFERENCE_MODEL}, profile realistic) on the same tasks, "
+            f"priced with pricing {pricing_name};",
+            "      it batches like a capable LLM but is not one: the configured model's tokens and cost will differ."]
+
+
+def dry_run(args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]], sweep_dir: Path | None,
+            echo: Any = print) -> int:
+    """Print the plan and the estimate of ``python -m harness run ARGS``; write nothing; return 0."""
+    jobs = planned_jobs(args, cfg, sweeps, sweep_dir is not None)
+    estimates = [estimate(job_cfg) for _, job_cfg in jobs]  # a config error: one line before any output
+    echo("dry run: nothing is run or written")
+    if sweep_dir is not None:
+        echo(f"sweep: {len(jobs)} jobs -> {sweep_dir}")
+    total, pricing = None, None
+    plain = plain_overrides(args)
+    for i, ((overrides, job_cfg), (n, est, settings)) in enumerate(zip(jobs, estimates), 1):
+        pricing = settings.pricing
+        label = " ".join(overrides) or "(no swept keys)"
+        head = f"job {i}/{len(jobs)}: {label}" if sweep_dir is not None else "run"
+        echo(f"{head} -> {job_folder(job_cfg, sweep_dir, plain + overrides)}")
+        echo(f"  {settings.strategy_name}@{job_cfg.budget} model {settings.model_name}: {n} trials; {est.line()}")
+        total = est if total is None else total + est
+    if total is not None and len(jobs) > 1:
+        echo(f"total: {total.trials} trials; {total.line()}")
+    if pricing is not None:
+        echo(pricing_line(pricing))
+        for line in note_lines(jobs[0][1], pricing.name):
+            echo(line)
+    return 0
