@@ -186,3 +186,43 @@ def test_report_prints_a_table_per_configuration_and_refuses_a_file_as_out(tmp_p
     (tmp_path / "afile").write_text("x")
     bad = harness("report", str(fixture / "none"), "--out", str(tmp_path / "afile"), cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "is a file" in bad.stderr
+
+
+# ---------------------------------------------------------------- --dry-run and max_cost (issue 14 §6)
+
+def test_dry_run_writes_nothing_and_estimates(tmp_path):
+    result = harness("run", "suite=smoke", "trials=2", "model=openai", "pricing=openai-like", "--dry-run", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "14 trials" in out and "pricing: openai-like" in out
+    assert re.search(r"estimate: input [\d,]+ tok \(cached [\d,]+\), output [\d,]+ tok, cost \$0\.\d{4}", out)
+    assert "reference agent" in out and "not one" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sweep_dry_run_lists_its_jobs(tmp_path):
+    result = harness("run", "-m", "suite=smoke", "strategy=none,headtail", "--dry-run", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    jobs = [line for line in result.stdout.splitlines() if line.startswith("job ")]
+    assert [j.split(" -> ")[0] for j in jobs] == ["job 1/2: strategy=none", "job 2/2: strategy=headtail"]
+    assert "/none-25k-smoke-" in jobs[0] and "/headtail-25k-smoke-" in jobs[1]
+    assert sum("estimate:" in line for line in result.stdout.splitlines()) == 3  # two jobs and the total
+    assert "the run is free" in result.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_max_cost_stops_early_and_a_higher_one_resumes(tmp_path):
+    args = ("run", "suite=smoke", "trials=2", "pricing=openai-like", "hydra.run.dir=out", "progress=false")
+    first = harness(*args, "max_cost=0.03", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    stop = [line for line in first.stdout.splitlines() if line.startswith("stopped: max_cost $0.03 reached after")]
+    assert len(stop) == 1 and "rerun with a higher max_cost to resume" in stop[0]
+    n = len(records(tmp_path / "out", "trials.jsonl"))
+    assert 0 < n < 14
+    same = harness(*args, "max_cost=0.03", cwd=tmp_path)
+    assert same.returncode == 0 and "stopped: max_cost" in same.stdout
+    assert len(records(tmp_path / "out", "trials.jsonl")) == n
+    more = harness(*args, "max_cost=100", cwd=tmp_path)
+    assert more.returncode == 0, more.stderr
+    assert "stopped" not in more.stdout and f"already recorded: {n}" in more.stdout
+    assert len(records(tmp_path / "out", "trials.jsonl")) == 14
