@@ -19,6 +19,7 @@ from harness.view_data import CUT, KEPT, Slot, StepView, TrialView, load_run
 from harness.view_svg import token_curve
 
 PREVIEW = 160  # characters of a message shown before "show all"
+RANGES_LIMIT = 160  # characters of the refs cut at earlier steps
 BODY_LIMIT = 20_000  # characters of a message body written at all (the rest is counted)
 CSS = """
 body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222}
@@ -30,6 +31,7 @@ section.step{border-left:3px solid #ddd;margin:8px 0;padding-left:8px}
 section.step.break{border-left-color:#e08a00}
 .msg{margin:2px 0;padding:2px 4px;border-radius:3px}
 .msg pre,.tool pre{white-space:pre-wrap;margin:2px 0;font-size:12px}
+summary>pre{display:inline}
 .mark{font-size:11px;padding:0 4px;border-radius:3px;margin-right:4px;color:#fff}
 .m-kept{background:#888}.m-cut{background:#a31515}.m-replaced{background:#7a3fb0}
 .m-offloaded{background:#1f6fb2}.m-summary{background:#176b17}.m-inserted{background:#c77700}
@@ -126,7 +128,9 @@ class Renderer:
                  f"({len(new)} newly)</summary>"]
         lines.extend(self.message(anchor, slot, "msg cut") for slot in new)
         if old:
-            lines.append(f'<div class="ref">cut earlier: {escape(_ranges(old))}</div>')
+            ranges = _ranges(old)
+            ranges = ranges if len(ranges) <= RANGES_LIMIT else ranges[:RANGES_LIMIT].rsplit(",", 1)[0] + ", …"
+            lines.append(f'<div class="ref">{len(old)} cut earlier: {escape(ranges)}</div>')
         lines.append("</details>")
         return "\n".join(lines)
 
