@@ -1,7 +1,7 @@
 """The token curve of one trial as an inline SVG (no library, no script).
 
 Request tokens per step (blue), the full history's tokens (grey, from steps.jsonl
-``history_tokens``), the budget (red dashed), steps with strategy events (green ticks)
+``history_tokens``, clipped at the top of the axis), the budget (red dashed), steps with strategy events (green ticks)
 and cache breaks (orange rings). Each point links to its step's section.
 """
 from __future__ import annotations
@@ -45,8 +45,9 @@ def token_curve(anchor: str, steps: Sequence[int], tokens: Sequence[int | None],
                 budget: int | None, events: Sequence[str], breaks: Sequence[str | None]) -> str:
     """The SVG of one trial; ``anchor`` prefixes the step sections' ids (``{anchor}-s{index}``)."""
     count = len(steps)
-    values = [v for v in (*tokens, *history, budget or 0) if v]
-    top = max(values, default=1) * 1.05
+    values = [v for v in (*tokens, budget or 0) if v]
+    top = max(values, default=1) * 1.25
+    history = [min(v, top) if v is not None else None for v in history]  # the axis is the request's: history is clipped
     parts = _axes(top, count, steps)
     if budget:
         y = _scale(budget, top)
