@@ -34,6 +34,7 @@ commands:
   list                  strategies, task families, suites, models, pricing profiles and experiment presets
   report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
   compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
+  view RUN [TRIAL] [--out FILE]        one static HTML file: trials, token curves, each request marked against the history
 
 your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, an entry point in the group
 ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs]

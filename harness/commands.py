@@ -16,7 +16,14 @@ def _compare(args: list[str]) -> int:
     return cmd_compare(args)
 
 
+def _view(args: list[str]) -> int:
+    from harness.view import cmd_view
+
+    return cmd_view(args)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "report": _report,    # report RUN... [--out DIR]: summary.md, summary.csv, plots/
     "compare": _compare,  # compare BASE CAND [--fail-on-regression] [--tolerance 0.10]
+    "view": _view,        # view RUN [TRIAL] [--out FILE]: one static HTML file (RUN/view.html)
 }

@@ -1,0 +1,278 @@
+"""``python -m harness view RUN [TRIAL] [--out FILE]``: one static, self-contained HTML file.
+
+It shows the trial list with outcomes; per trial the token curve (harness/view_svg.py);
+per step the prepared request as the model saw it, marked against the full history
+(harness/view_data.py: kept, cut, replaced, offloaded, summary, inserted), the tool calls
+and results, strategy events and cache breaks. No server, no network, no script library:
+long messages are folded into ``<details>`` (a few lines of inline script only expand or
+collapse them all). A message body is written in full once, where it first appears;
+later appearances show a preview and link to it.
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Iterable
+
+from harness.view_data import CUT, KEPT, Slot, StepView, TrialView, load_run
+from harness.view_svg import token_curve
+
+PREVIEW = 160  # characters of a message shown before "show all"
+RANGES_LIMIT = 160  # characters of the refs cut at earlier steps
+BODY_LIMIT = 20_000  # characters of a message body written at all (the rest is counted)
+CSS = """
+body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
+td:first-child,th:first-child{text-align:left}
+.ok{color:#176b17}.fail{color:#a31515}
+section.trial{border-top:2px solid #444;margin-top:24px}
+section.step{border-left:3px solid #ddd;margin:8px 0;padding-left:8px}
+section.step.break{border-left-color:#e08a00}
+.msg{margin:2px 0;padding:2px 4px;border-radius:3px}
+.msg pre,.tool pre{white-space:pre-wrap;margin:2px 0;font-size:12px}
+summary>pre{display:inline}
+.mark{font-size:11px;padding:0 4px;border-radius:3px;margin-right:4px;color:#fff}
+.m-kept{background:#888}.m-cut{background:#a31515}.m-replaced{background:#7a3fb0}
+.m-offloaded{background:#1f6fb2}.m-summary{background:#176b17}.m-inserted{background:#c77700}
+.msg.cut{text-decoration:line-through;opacity:.7}
+.role{font-weight:bold}.ref{color:#666;font-family:monospace}
+svg.curve text{font-size:10px;fill:#444}svg.curve .frame{fill:none;stroke:#bbb}
+svg.curve .tokens{stroke:#1f6fb2;stroke-width:1.5}svg.curve .history{stroke:#aaa;stroke-dasharray:2 2}
+svg.curve .budget{stroke:#a31515;stroke-dasharray:6 3}svg.curve .budget-label{fill:#a31515}
+svg.curve .event{stroke:#2a9d2a;stroke-opacity:.35}svg.curve .point{fill:#1f6fb2}
+svg.curve .break{fill:none;stroke:#e08a00;stroke-width:2}
+.legend span{margin-right:12px}.event-line{color:#2a7d2a}.break-line{color:#b36b00}
+"""
+SCRIPT = """
+function setAll(open){document.querySelectorAll('details').forEach(function(d){d.open=open;});}
+"""
+
+
+def _text(message: dict) -> str:
+    """A message's content as text, with its tool calls appended."""
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False) if content else ""
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        text += f"\n→ {fn.get('name')}({fn.get('arguments', '')})"
+    return text.strip()
+
+
+def _body(text: str) -> str:
+    """``<pre>`` of the text, folded behind a preview when long, cut at ``BODY_LIMIT``."""
+    if len(text) <= PREVIEW:
+        return f"<pre>{escape(text)}</pre>"
+    shown = text[:BODY_LIMIT]
+    more = f"\n… {len(text) - BODY_LIMIT:,} more characters not written" if len(text) > BODY_LIMIT else ""
+    return (f"<details><summary><pre>{escape(text[:PREVIEW])}… ({len(text):,} chars, show all)</pre></summary>"
+            f"<pre>{escape(shown + more)}</pre></details>")
+
+
+class Renderer:
+    """Writes the HTML of trials; remembers which message bodies it already wrote."""
+
+    def __init__(self) -> None:
+        self.shown: set[str] = set()
+
+    def message(self, trial: str, slot: Slot, classes: str = "msg") -> str:
+        """One message with its mark; full body the first time, a preview and a link after."""
+        anchor = f"{trial}-{slot.ref}"
+        role = escape(str(slot.message.get("role", "?")))
+        tool = f" {escape(str(slot.message['_tool']))}" if slot.message.get("_tool") else ""
+        stands = ""
+        if slot.stands_for:
+            verb = "replaced by" if "cut" in classes.split() else "stands for"
+            stands = f' <span class="ref">({verb} <a href="#{trial}-{slot.stands_for}">{slot.stands_for}</a>)</span>'
+        head = (f'<span class="mark m-{slot.mark}">{slot.mark}</span><span class="ref">{slot.ref}</span> '
+                f'<span class="role">{role}</span>{tool}{stands}')
+        text = _text(slot.message)
+        if slot.ref in self.shown:
+            preview = escape(text[:PREVIEW].replace("\n", " ")) + ("…" if len(text) > PREVIEW else "")
+            return f'<div class="{classes}" data-mark="{slot.mark}">{head} <a href="#{anchor}">↑</a> <span class="ref">{preview}</span></div>'
+        self.shown.add(slot.ref)
+        return f'<div class="{classes}" id="{escape(anchor)}" data-mark="{slot.mark}">{head}{_body(text)}</div>'
+
+    def step(self, trial: TrialView, anchor: str, view: StepView, previous: set[str]) -> str:
+        """One step section: header, events, request, newly cut messages, tool calls."""
+        row = view.row
+        over = " over budget" if row.get("over_budget") else ""
+        brk = f' <span class="break-line">cache break: {escape(str(view.cache_break))}</span>' if view.cache_break else ""
+        marks = {}
+        for slot in view.request:
+            marks[slot.mark] = marks.get(slot.mark, 0) + 1
+        counts = ", ".join(f"{n} {mark}" for mark, n in marks.items())
+        parts = [f'<section class="step{" break" if view.cache_break else ""}" id="{anchor}-s{view.index}" data-step="{view.step}">',
+                 f"<h4>step {view.step}: {view.tokens or 0:,} request tokens{over}; history {view.history_size} messages"
+                 f" ({row.get('history_tokens', '?')} tokens); request {len(view.request)} messages ({counts}){brk}</h4>"]
+        for event in view.events:
+            parts.append(f'<div class="event-line">{escape(_event_line(event))}</div>')
+        parts.append("<details open><summary>prepared request</summary>")
+        parts.extend(self.message(anchor, slot) for slot in view.request)
+        parts.append("</details>")
+        parts.append(self._cut(anchor, view, previous))
+        if view.tools:
+            parts.append("<div><b>tool calls</b></div>")
+            parts.extend(self._tool(anchor, trial, event) for event in view.tools)
+        parts.append("</section>")
+        return "\n".join(parts)
+
+    def _cut(self, anchor: str, view: StepView, previous: set[str]) -> str:
+        """The history messages this request lacks: the newly cut ones in full, the rest as refs."""
+        if not view.cut:
+            return ""
+        new = [slot for slot in view.cut if slot.ref in previous or slot.ref not in self.shown]
+        new_refs = {slot.ref for slot in new}
+        old = [slot.ref for slot in view.cut if slot.ref not in new_refs]
+        lines = [f'<details class="cut-list"><summary>cut from the history: {len(view.cut)} messages '
+                 f"({len(new)} newly)</summary>"]
+        lines.extend(self.message(anchor, slot, "msg cut") for slot in new)
+        if old:
+            ranges = _ranges(old)
+            ranges = ranges if len(ranges) <= RANGES_LIMIT else ranges[:RANGES_LIMIT].rsplit(",", 1)[0] + ", …"
+            lines.append(f'<div class="ref">{len(old)} cut earlier: {escape(ranges)}</div>')
+        lines.append("</details>")
+        return "\n".join(lines)
+
+    def _tool(self, anchor: str, trial: TrialView, event: dict) -> str:
+        """One tool call: name, arguments, error flag, and its result (the message)."""
+        args = escape(json.dumps(event.get("args"), ensure_ascii=False)[:400])
+        error = ' <span class="fail">error</span>' if event.get("is_error") else ""
+        ref = event.get("ref")
+        result = trial.messages.get(ref, {}) if ref else {}
+        link = f' → <a href="#{anchor}-{ref}">{ref}</a>' if ref else ""
+        text = _text(result)
+        preview = escape(text[:PREVIEW].replace("\n", " ")) + ("…" if len(text) > PREVIEW else "")
+        return (f'<div class="tool"><b>{escape(str(event.get("name")))}</b>(<code>{args}</code>){error}{link}'
+                f' <span class="ref">{preview}</span></div>')
+
+
+def _ranges(refs: Iterable[str]) -> str:
+    """``m3-m7, m9``: refs compressed into runs of consecutive numbers."""
+    numbers = sorted(int(r[1:]) for r in refs if r[1:].isdigit())
+    runs: list[str] = []
+    for n in numbers:
+        if runs and runs[-1].endswith(f"m{n - 1}") and "-" in runs[-1]:
+            runs[-1] = runs[-1].rsplit("-", 1)[0] + f"-m{n}"
+        elif runs and runs[-1] == f"m{n - 1}":
+            runs[-1] += f"-m{n}"
+        else:
+            runs.append(f"m{n}")
+    return ", ".join(runs)
+
+
+def _event_line(event: dict) -> str:
+    """A strategy, summarizer, hook or sub-agent event as one line."""
+    kind = event.get("event")
+    if kind == "strategy":
+        return f"strategy: {event.get('name')} {json.dumps(event.get('data') or {}, ensure_ascii=False)}"
+    if kind == "summarizer":
+        return f"summarizer call on {len(event.get('request') or [])} messages: {str(event.get('reply') or '')[:200]}"
+    if kind == "hook":
+        return f"hook {event.get('name')}: accepted={event.get('accepted')} {event.get('gaps') or ''}"
+    if kind == "tool":
+        return f"sub-agent {event.get('subagent')} tool {event.get('name')}"
+    return f"{kind}: {json.dumps({k: v for k, v in event.items() if k != 'event'}, ensure_ascii=False)[:200]}"
+
+
+def _anchor(trial_id: str) -> str:
+    """An HTML id for a trial."""
+    return "t-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in trial_id)
+
+
+def trial_table(trials: list[TrialView]) -> str:
+    """The trial list with outcomes."""
+    head = ("<tr><th>trial</th><th>success</th><th>outcome</th><th>score</th><th>steps</th><th>input tokens</th>"
+            "<th>peak context</th><th>over budget</th><th>compactions</th><th>cache breaks</th></tr>")
+    rows = []
+    for t in trials:
+        r = t.row
+        ok = r.get("success")
+        rows.append(f'<tr><td><a href="#{_anchor(t.trial_id)}">{escape(t.trial_id)}</a></td>'
+                    f'<td class="{"ok" if ok else "fail"}">{"yes" if ok else "no"}</td><td>{escape(str(r.get("outcome")))}</td>'
+                    f'<td>{r.get("score", "")}</td><td>{r.get("steps", len(t.steps))}</td><td>{r.get("input_tokens", 0):,}</td>'
+                    f'<td>{r.get("peak_context", 0):,}</td><td>{r.get("over_budget_steps", "")}</td>'
+                    f'<td>{r.get("compactions", "")}</td><td>{r.get("cache_breaks", "")}</td></tr>')
+    return f'<table class="trials">{head}{"".join(rows)}</table>'
+
+
+def trial_section(renderer: Renderer, trial: TrialView) -> str:
+    """One trial: header, token curve, steps."""
+    anchor = _anchor(trial.trial_id)
+    r = trial.row
+    steps = trial.steps
+    curve = token_curve(anchor, [s.step for s in steps], [s.tokens for s in steps],
+                        [s.row.get("history_tokens") for s in steps], r.get("budget") or trial.start.get("budget"),
+                        [", ".join(e.get("name", e.get("event", "")) for e in s.events) for s in steps],
+                        [s.cache_break for s in steps])
+    legend = ('<div class="legend"><span style="color:#1f6fb2">— request tokens</span><span style="color:#999">'
+              '··· full history</span><span style="color:#a31515">- - budget</span><span class="event-line">| strategy event'
+              '</span><span class="break-line">○ cache break</span></div>')
+    header = (f'<h2>{escape(trial.trial_id)}</h2><p>{escape(str(r.get("strategy")))} @ {r.get("budget", 0):,} tokens; '
+              f'{escape(str(r.get("family")))}; outcome {escape(str(r.get("outcome")))}; '
+              f'{"success" if r.get("success") else "failure"}; {len(steps)} steps</p>')
+    body, previous = [], set()
+    for view in steps:
+        body.append(renderer.step(trial, anchor, view, previous))
+        previous = {slot.ref for slot in view.request}
+    return f'<section class="trial" id="{anchor}">{header}{curve}{legend}{"".join(body)}</section>'
+
+
+def render(run_dir: Path, trials: list[TrialView]) -> str:
+    """The whole HTML document."""
+    renderer = Renderer()
+    sections = "\n".join(trial_section(renderer, t) for t in trials)
+    title = escape(f"ctxbench view: {Path(run_dir).name}")
+    marks = " ".join(f'<span class="mark m-{m}">{m}</span>' for m in (KEPT, CUT, "replaced", "offloaded", "summary", "inserted"))
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>"
+            f"<h1>{title}</h1><p>{len(trials)} trials. Marks against the full history: {marks}. "
+            '<button type="button" onclick="setAll(true)">expand all</button> '
+            '<button type="button" onclick="setAll(false)">collapse all</button></p>'
+            f"{trial_table(trials)}\n{sections}</body></html>\n")
+
+
+def write_view(run_dir: Path, trial: str | None = None, out: Path | None = None) -> Path:
+    """Write the view of a run (or of one trial) and return its path."""
+    run_dir = Path(run_dir)
+    trials = load_run(run_dir, trial)
+    if out is None:
+        out = run_dir / ("view.html" if trial is None else f"view-{trials[0].trial_id}.html")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(run_dir, trials), encoding="utf-8")
+    return out
+
+
+def parse_args(args: list[str]) -> tuple[Path, str | None, Path | None]:
+    """``RUN [TRIAL] [--out FILE]``; ``UsageError`` otherwise."""
+    from harness.cli import UsageError
+
+    out, positional, rest = None, [], list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--out" or arg.startswith("--out="):
+            value = arg.split("=", 1)[1] if "=" in arg else (rest.pop(0) if rest else None)
+            if not value:
+                raise UsageError("view: --out needs a file name")
+            out = Path(value)
+        elif arg.startswith("-"):
+            raise UsageError(f"view: unknown option {arg!r} (usage: view RUN [TRIAL] [--out FILE])")
+        else:
+            positional.append(arg)
+    if not 1 <= len(positional) <= 2:
+        raise UsageError("usage: python -m harness view RUN [TRIAL] [--out FILE]")
+    return Path(positional[0]), (positional[1] if len(positional) == 2 else None), out
+
+
+def cmd_view(args: list[str]) -> int:
+    """The ``view`` command: write the HTML file and print its path."""
+    from harness.cli import UsageError
+
+    run_dir, trial, out = parse_args(args)
+    try:
+        path = write_view(run_dir, trial, out)
+    except (FileNotFoundError, LookupError) as exc:
+        raise UsageError(str(exc)) from None
+    print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB)")
+    return 0
