@@ -213,23 +213,23 @@ def sawtooth_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
     agent = steps[steps["kind"] == "agent"]
     strategies = sorted(trials["strategy"].unique())
     budgets = sorted(trials["budget"].unique())
-    fig, axes = _figure(len(strategies), len(budgets), 7.4 * len(budgets), 2.8 * len(strategies) + 0.8, sharex=True)
+    fig, axes = _figure(len(strategies), len(budgets), 7.4 * len(budgets), 3.0 * len(strategies) + 0.8)
     for i, strategy in enumerate(strategies):
         for j, budget in enumerate(budgets):
             ax = axes[i, j]
             cell = trials[(trials["strategy"] == strategy) & (trials["budget"] == budget)]
             if cell.empty:
-                ax.set_axis_off()
+                ax.remove()  # no trials of this strategy at this budget
                 continue
             _plot_curves(ax, agent, cell, lambda r: f"{r['instance_id']} t{r['trial']} ({'ok' if r['success'] else 'fail'})")
             _budget_line(ax, budget, targets_budget(strategy), band=True)
             ax.set_title(wrap(_cell_title(strategy, budget, cell), 4.0, 9), fontsize=9)
             ax.set_ylabel("request tokens")
+            ax.set_xlabel("agent step")
+            ax.tick_params(labelbottom=True)  # a panel above a missing one keeps its step numbers
             _tokens_axis(ax)
             ax.grid(alpha=0.3)
             _legend_outside(ax, fontsize=6)
-        for ax in axes[-1, :]:
-            ax.set_xlabel("agent step")
     _suptitle(fig, "Token curves: prepared-request tokens per agent step (red: budget, band ±10%; grey dotted: a "
                    "budget the strategy does not aim at; colour: task family)" + _suffix(trials))
     return fig
