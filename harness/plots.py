@@ -1,10 +1,20 @@
 """Matplotlib figures of runs, written as PNG files (the data comes from harness.analysis).
 
-Every figure states its units, draws the budget where one applies, and says in its title when
+Every figure states its units, draws the budget where one applies (dashed grey and labelled "budget
+(not targeted)" for a strategy that does not aim at one, such as ``none``), and says in its title when
 all trials come from the scripted reference agent (not an LLM).
+
+Layout rules (tests/test_plots_layout.py checks them on the experiment presets): figures use
+matplotlib's constrained layout and are saved with a tight bounding box; legends sit outside the
+axes; long titles are wrapped, never clipped; a configuration whose label is long is drawn under a
+short code (``C1``, ``C2`` …) and a key under the figure lists the full configuration; curves that
+coincide are drawn once and the legend says "N identical curves"; a task family has one colour in
+every figure (``FAMILY_COLORS``).
 """
 from __future__ import annotations
 
+import textwrap
+import zlib
 from pathlib import Path
 
 import matplotlib
@@ -13,24 +23,97 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from harness.analysis import all_reference, config_label, cumulative_input, reference_note  # noqa: E402
 from harness.budget import format_budget  # noqa: E402
 from harness.curves import NEAR, THRASH_REREAD  # noqa: E402
 
 SHAPE_STYLE = {"sawtooth": "-", "monotonic": "-", "pinned": "-", "flat": ":", "short": ":"}
+FAMILY_COLORS = {  # one colour per task family, the same in every figure
+    "code_review": "#1f77b4", "invoice_audit": "#ff7f0e", "brand_report": "#2ca02c", "people_tracker": "#d62728",
+    "call_budget": "#9467bd", "failure_memory": "#8c564b", "callback_search": "#e377c2",
+}
+SPARE_COLORS = ["#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
+UNTARGETED = ("none",)  # strategies that never aim at the budget (plus every ``pitfall_*`` anti-pattern)
+SHORT_LABEL = 22  # configuration labels longer than this are drawn as C1, C2 … with a key under the figure
+KEY_CHARS = 150  # a key entry is cut here (the full identity: ``config`` / ``config_id`` in summary.csv)
+LEGEND_ROWS = 8  # a panel legend lists at most this many curves; more are summarised per family
+LINESTYLES = ["-", "--", "-.", ":"]
+DPI = 110
 
 
-def _suffix(trials: pd.DataFrame) -> str:
-    return f" — {reference_note(trials)}" if all_reference(trials) else ""
+def family_color(family: str) -> str:
+    """The fixed colour of a task family (``FAMILY_COLORS``; an unknown family gets a stable spare colour)."""
+    return FAMILY_COLORS.get(family) or SPARE_COLORS[zlib.crc32(str(family).encode()) % len(SPARE_COLORS)]
 
 
-def _save(fig, path: Path) -> Path:
+def targets_budget(strategy: str) -> bool:
+    """Whether a strategy aims at the budget (``none`` and the ``pitfall_*`` anti-patterns do not)."""
+    return str(strategy) not in UNTARGETED and not str(strategy).startswith("pitfall_")
+
+
+def short_labels(labels: list[str]) -> list[str]:
+    """The labels as drawn: unchanged when all are short and distinct, else ``C1``, ``C2`` … in order."""
+    if all(len(l) <= SHORT_LABEL for l in labels) and len(set(labels)) == len(labels):
+        return list(labels)
+    return [f"C{i + 1}" for i in range(len(labels))]
+
+
+def wrap(text: str, width_in: float, fontsize: float = 10) -> str:
+    """``text`` wrapped to fit ``width_in`` inches at ``fontsize`` points (about 0.55 em per character)."""
+    chars = max(20, int(width_in * 72 / (0.55 * fontsize)))
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+
+
+def _suffix(trials: pd.DataFrame | None) -> str:
+    return f" — {reference_note(trials)}" if trials is not None and all_reference(trials) else ""
+
+
+def _figure(nrows: int, ncols: int, width: float, height: float, **kwargs) -> tuple[Figure, np.ndarray]:
+    """A figure in constrained layout (suptitle, outside legends and the key get their own room)."""
+    return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
+
+
+def _suptitle(fig: Figure, text: str, fontsize: float = 10) -> None:
+    fig.suptitle(wrap(text, fig.get_figwidth() * 0.95, fontsize), fontsize=fontsize)
+
+
+def _save(fig: Figure, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.1)
     plt.close(fig)
     return path
+
+
+def _legend_outside(ax, fontsize: float = 7, **kwargs) -> None:
+    """The axes' legend to the right of the axes, so that it covers no curve."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
+
+
+def _config_key(fig: Figure, shorts: list[str], fulls: list[str]) -> None:
+    """Under the figure: which configuration each short code stands for (nothing when no code was needed)."""
+    if shorts == fulls:
+        return
+    blank = [Line2D([], [], linestyle="none") for _ in shorts]
+    entries = [f"{s} = {textwrap.shorten(f, KEY_CHARS, placeholder=' …')}" for s, f in zip(shorts, fulls)]
+    fig.legend(blank, entries, loc="outside lower center", fontsize=7, handlelength=0, handletextpad=0,
+               title="configurations (full identity: config / config_id in summary.csv)", title_fontsize=7,
+               alignment="left")
+
+
+def _budget_line(ax, budget: float, targeted: bool, band: bool = False) -> None:
+    """The budget: red dashed (with the ±NEAR band when asked); grey dotted, "not targeted", when the strategy ignores it."""
+    if not targeted:
+        ax.axhline(budget, color="grey", linestyle=":", linewidth=1.1,
+                   label=f"budget {format_budget(int(budget))} (not targeted)")
+        return
+    ax.axhline(budget, color="red", linestyle="--", linewidth=1.2, label=f"budget {format_budget(int(budget))}")
+    if band:
+        ax.axhspan(budget * (1 - NEAR), budget * (1 + NEAR), color="red", alpha=0.07)
 
 
 def _labels(summary: pd.DataFrame) -> list[str]:
@@ -54,114 +137,176 @@ def _k(value: float, _=None) -> str:
     return f"{value / 1000:,.1f}K" if abs(value) < 10_000 and value % 1000 else f"{value / 1000:,.0f}K"
 
 
-def token_curves(steps: pd.DataFrame, trials: pd.DataFrame, path: Path, title: str = "") -> Path:
-    """Prepared-request tokens per step, one line per trial, a panel per family, budget as a dashed line."""
+# ------------------------------------------------------------------------------------- token curves
+
+def _trial_curve(agent: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
+    return agent[(agent["trial_id"] == row["trial_id"]) & (agent["run_dir"] == row["run_dir"])].sort_values("step")
+
+
+def distinct_curves(curves: list[tuple[str, str, pd.DataFrame]]) -> list[tuple[list[str], str, pd.DataFrame]]:
+    """Group ``(label, family, curve)`` by identical step/token values: ``(labels, family, curve)`` per distinct curve."""
+    groups: dict[tuple, tuple[list[str], str, pd.DataFrame]] = {}
+    for label, family, curve in curves:
+        key = (family, tuple(curve["step"]), tuple(curve["request_tokens"]))
+        groups.setdefault(key, ([], family, curve))[0].append(label)
+    return list(groups.values())
+
+
+def _plot_curves(ax, agent: pd.DataFrame, cell: pd.DataFrame, label_of) -> None:
+    """One line per distinct trial curve, coloured by family; coinciding curves drawn once and counted in the legend."""
+    curves = [(label_of(row), row["family"], _trial_curve(agent, row)) for _, row in cell.iterrows()]
+    drawn = distinct_curves(curves)
+    per_family: dict[str, int] = {}
+    for labels, family, curve in drawn:
+        k = per_family.get(family, 0)
+        per_family[family] = k + 1
+        label = labels[0] if len(labels) == 1 else f"{labels[0]} +{len(labels) - 1}: {len(labels)} identical curves"
+        ax.plot(curve["step"], curve["request_tokens"], linewidth=1.2, color=family_color(family),
+                linestyle=LINESTYLES[k % len(LINESTYLES)], label=label if len(drawn) <= LEGEND_ROWS else None)
+    if len(drawn) > LEGEND_ROWS:
+        for family in sorted(per_family):
+            n = int((cell["family"] == family).sum())
+            ax.plot([], [], color=family_color(family), label=f"{family}: {n} trials, {per_family[family]} distinct curves")
+
+
+def _budgets(ax, cell: pd.DataFrame, band: bool = False) -> None:
+    """The budget line(s) of the trials in ``cell``: targeted when any of their strategies aims at the budget."""
+    for budget, group in cell.groupby("budget"):
+        _budget_line(ax, budget, any(targets_budget(s) for s in group["strategy"].unique()), band=band)
+
+
+def token_curves_figure(steps: pd.DataFrame, trials: pd.DataFrame, title: str = "") -> Figure:
+    """Prepared-request tokens per step, one line per trial, a panel per family, the budget line."""
     agent = steps[steps["kind"] == "agent"]
     families = sorted(trials["family"].unique())
-    fig, axes = plt.subplots(len(families), 1, figsize=(9, 3.4 * len(families)), squeeze=False)
+    fig, axes = _figure(len(families), 1, 10, 3.2 * len(families) + (0.6 if title else 0.2))
     for ax, family in zip(axes[:, 0], families):
-        for _, row in trials[trials["family"] == family].iterrows():
-            curve = agent[(agent["trial_id"] == row["trial_id"]) & (agent["run_dir"] == row["run_dir"])].sort_values("step")
-            shape = row.get("curve_shape") or "?"
-            label = f"{row['trial_id']} ({row['outcome']}{', ok' if row['success'] else ''}; {shape})"
-            ax.plot(curve["step"], curve["request_tokens"], linewidth=1.2, label=label)
-        for budget in sorted(trials.loc[trials["family"] == family, "budget"].unique()):
-            ax.axhline(budget, color="red", linestyle="--", linewidth=1, label=f"budget {format_budget(int(budget))} tokens")
-        ax.set_title(f"{family}: prepared-request tokens per agent step")
+        cell = trials[trials["family"] == family]
+        _plot_curves(ax, agent, cell, lambda r: f"{r['trial_id']} ({r['outcome']}{', ok' if r['success'] else ''}; "
+                                                f"{r.get('curve_shape') or '?'})")
+        _budgets(ax, cell)
+        ax.set_title(f"{family}: prepared-request tokens per agent step", fontsize=10)
         ax.set_xlabel("agent step (model call)")
         ax.set_ylabel("request tokens")
         _tokens_axis(ax)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        _legend_outside(ax)
     if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return _save(fig, path)
+        _suptitle(fig, title)
+    return fig
 
 
-def sawtooth(steps: pd.DataFrame, trials: pd.DataFrame, path: Path) -> Path:
+def token_curves(steps: pd.DataFrame, trials: pd.DataFrame, path: Path, title: str = "") -> Path:
+    """``token_curves_figure`` saved as a PNG at ``path``."""
+    return _save(token_curves_figure(steps, trials, title), path)
+
+
+def _cell_title(strategy: str, budget: float, cell: pd.DataFrame) -> str:
+    shapes = cell["curve_shape"].value_counts() if "curve_shape" in cell else pd.Series(dtype=int)
+    thrash = int(cell["thrashing"].fillna(False).astype(bool).sum()) if "thrashing" in cell else 0
+    text = f"{strategy} @ {format_budget(int(budget))}: " + ", ".join(f"{s} {n}" for s, n in shapes.items())
+    return text + (f", THRASHING {thrash}" if thrash else "")
+
+
+def sawtooth_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
     """Token curve of every trial, one panel per strategy (rows) x budget (columns), budget line and band."""
     agent = steps[steps["kind"] == "agent"]
     strategies = sorted(trials["strategy"].unique())
     budgets = sorted(trials["budget"].unique())
-    fig, axes = plt.subplots(len(strategies), len(budgets), figsize=(4.6 * len(budgets) + 0.5, 3.0 * len(strategies) + 0.6),
-                             squeeze=False, sharex=True)
+    fig, axes = _figure(len(strategies), len(budgets), 7.4 * len(budgets), 3.0 * len(strategies) + 0.8)
     for i, strategy in enumerate(strategies):
         for j, budget in enumerate(budgets):
             ax = axes[i, j]
             cell = trials[(trials["strategy"] == strategy) & (trials["budget"] == budget)]
             if cell.empty:
-                ax.set_axis_off()
+                ax.remove()  # no trials of this strategy at this budget
                 continue
-            for _, row in cell.iterrows():
-                curve = agent[(agent["trial_id"] == row["trial_id"]) & (agent["run_dir"] == row["run_dir"])].sort_values("step")
-                ok = "ok" if row["success"] else "fail"
-                ax.plot(curve["step"], curve["request_tokens"], linewidth=1.1, linestyle=SHAPE_STYLE.get(row.get("curve_shape"), "-"),
-                        label=f"{row['instance_id']} t{row['trial']} ({ok})")
-            ax.axhline(budget, color="red", linestyle="--", linewidth=1.2, label="budget")
-            ax.axhspan(budget * (1 - NEAR), budget * (1 + NEAR), color="red", alpha=0.07)
-            shapes = cell["curve_shape"].value_counts() if "curve_shape" in cell else pd.Series(dtype=int)
-            shape_text = ", ".join(f"{s} {n}" for s, n in shapes.items())
-            thrash = int(cell["thrashing"].astype(bool).sum()) if "thrashing" in cell else 0
-            ax.set_title(f"{strategy} @ {format_budget(int(budget))}: {shape_text}" + (f", THRASHING {thrash}" if thrash else ""),
-                         fontsize=9)
+            _plot_curves(ax, agent, cell, lambda r: f"{r['instance_id']} t{r['trial']} ({'ok' if r['success'] else 'fail'})")
+            _budget_line(ax, budget, targets_budget(strategy), band=True)
+            ax.set_title(wrap(_cell_title(strategy, budget, cell), 4.0, 9), fontsize=9)
             ax.set_ylabel("request tokens")
+            ax.set_xlabel("agent step")
+            ax.tick_params(labelbottom=True)  # a panel above a missing one keeps its step numbers
             _tokens_axis(ax)
             ax.grid(alpha=0.3)
-            if len(cell) <= 6:
-                ax.legend(fontsize=6, loc="upper left")
-        for ax in axes[-1, :]:
-            ax.set_xlabel("agent step")
-    fig.suptitle("Token curves: prepared-request tokens per agent step (red: budget, band ±10%)" + _suffix(trials), fontsize=10)
-    fig.tight_layout()
-    return _save(fig, path)
+            _legend_outside(ax, fontsize=6)
+    _suptitle(fig, "Token curves: prepared-request tokens per agent step (red: budget, band ±10%; grey dotted: a "
+                   "budget the strategy does not aim at; colour: task family)" + _suffix(trials))
+    return fig
 
 
-def cumulative_input_plot(steps: pd.DataFrame, trials: pd.DataFrame, path: Path) -> Path:
+def sawtooth(steps: pd.DataFrame, trials: pd.DataFrame, path: Path) -> Path:
+    """``sawtooth_figure`` saved as a PNG at ``path``."""
+    return _save(sawtooth_figure(steps, trials), path)
+
+
+def cumulative_input_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
     """Mean cumulative input tokens (all model calls) by step, one line per configuration, a panel per budget."""
     cum = cumulative_input(steps, trials)
     budgets = sorted(trials["budget"].unique())
-    fig, axes = plt.subplots(1, len(budgets), figsize=(5.2 * len(budgets) + 0.5, 4.0), squeeze=False)
+    names = ["config"] if "config" in cum else ["strategy", "params"]
+    fulls = [str(n[0]) if len(n) == 1 or n[1] == "-" else f"{n[0]} [{n[1]}]"
+             for n in cum.groupby(names).size().index.to_flat_index().map(lambda n: n if isinstance(n, tuple) else (n,))]
+    shorts = dict(zip(fulls, short_labels(fulls)))
+    fig, axes = _figure(1, len(budgets), 6.4 * len(budgets) + 1.5, 4.4)
     for ax, budget in zip(axes[0], budgets):
         part = cum[cum["budget"] == budget]
-        names = ["config"] if "config" in part else ["strategy", "params"]
         for name, g in part.groupby(names):
             # carry each trial's total forward after it ended, then average over trials
             wide = g.pivot_table(index="step", columns=["run_dir", "trial_id"], values="cum_input_tokens").sort_index().ffill()
             name = name if isinstance(name, tuple) else (name,)
-            label = name[0] if len(name) == 1 or name[1] == "-" else f"{name[0]} [{name[1]}]"
-            style = ["-", "--", "-.", ":"][len(ax.lines) % 4]
-            ax.plot(wide.index, wide.mean(axis=1), linewidth=1.8, linestyle=style, label=f"{label} ({wide.shape[1]} trials)")
+            full = str(name[0]) if len(name) == 1 or name[1] == "-" else f"{name[0]} [{name[1]}]"
+            style = LINESTYLES[len(ax.lines) % len(LINESTYLES)]
+            ax.plot(wide.index, wide.mean(axis=1), linewidth=1.8, linestyle=style,
+                    label=f"{shorts[full]} ({wide.shape[1]} trials)")
         ax.set_title(f"budget {format_budget(int(budget))}", fontsize=10)
         ax.set_xlabel("step")
         ax.set_ylabel("cumulative input tokens (mean over trials)")
         _tokens_axis(ax)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle("Cumulative input tokens per step (all calls: agent, summarizer, sub-agents, stop hook)" + _suffix(trials),
-                 fontsize=10)
-    fig.tight_layout()
-    return _save(fig, path)
+        _legend_outside(ax)
+    _config_key(fig, list(shorts.values()), list(shorts))
+    _suptitle(fig, "Cumulative input tokens per step (all calls: agent, summarizer, sub-agents, stop hook)" + _suffix(trials))
+    return fig
 
 
-def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None = None) -> Path:
+def cumulative_input_plot(steps: pd.DataFrame, trials: pd.DataFrame, path: Path) -> Path:
+    """``cumulative_input_figure`` saved as a PNG at ``path``."""
+    return _save(cumulative_input_figure(steps, trials), path)
+
+
+def _pareto_front(points: np.ndarray) -> list[int]:
+    """Rows no other point beats: at most as many tokens and at least the success, better on one."""
+    return [i for i, (x, y) in enumerate(points)
+            if not any((x2 <= x and y2 >= y) and (x2 < x or y2 > y) for x2, y2 in points)]
+
+
+def _label_spots(s: pd.DataFrame) -> dict[tuple[float, float], list[int]]:
+    """Rows grouped by where their label goes: closer than 4% of the x range on the same success share one label."""
+    spots: dict = {}
+    span = max(float(s["mean_total_input_tokens"].max() - s["mean_total_input_tokens"].min()), 1.0)
+    for i, row in s.sort_values("mean_total_input_tokens").iterrows():
+        x, y = row["mean_total_input_tokens"], round(row["success_rate"], 3)
+        spot = next((k for k in spots if k[1] == y and abs(k[0] - x) < 0.04 * span), (x, y))
+        spots.setdefault(spot, []).append(i)
+    return spots
+
+
+def pareto_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = None) -> Figure:
     """Success rate (Wilson 95%) vs mean input tokens of all calls (bootstrap 95%), one point per configuration.
 
     The Pareto frontier is drawn; a configuration that did not hold its budget (some agent request
     above it, ``held_budget`` false) has a hollow marker ("exceeded budget" in the legend).
     """
-    fig, ax = plt.subplots(figsize=(8, 5.2))
+    fig, axes = _figure(1, 1, 10, 5.6)
+    ax = axes[0, 0]
     s = config_summary.reset_index(drop=True)
+    fulls = _labels(s)
+    shorts = short_labels(fulls)
     colors = plt.cm.tab10(np.linspace(0, 1, 10))
     strategies = sorted(s["strategy"].unique())
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     budgets = sorted(s["budget"].unique())
-    labels_at: dict = {}  # configurations closer than 4% of the x range on the same success share one label
-    span = max(float(s["mean_total_input_tokens"].max() - s["mean_total_input_tokens"].min()), 1.0)
-    for i, row in s.sort_values("mean_total_input_tokens").iterrows():
-        x, y = row["mean_total_input_tokens"], round(row["success_rate"], 3)
-        spot = next((k for k in labels_at if k[1] == y and abs(k[0] - x) < 0.04 * span), (x, y))
-        labels_at.setdefault(spot, []).append(i)
     for _, row in s.iterrows():
         x, y = row["mean_total_input_tokens"], row["success_rate"]
         xerr = [[max(0.0, x - row["total_input_tokens_ci_low"])], [max(0.0, row["total_input_tokens_ci_high"] - x)]]
@@ -171,13 +316,11 @@ def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None
         held = bool(row.get("held_budget", True))
         ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=color, capsize=3, markersize=7, alpha=0.8,
                     markerfacecolor=color if held else "none", markeredgewidth=1.0 if held else 1.8)
-    for (x, y), names in labels_at.items():  # one label per spot: coinciding configurations are listed together
-        ax.annotate("\n".join(_labels(s)[i] for i in names),
-                    (x, y), textcoords="offset points", xytext=(7, -4), fontsize=8, va="top")
-    # Pareto frontier: no other configuration is at least as good on both axes and better on one
+    for (x, y), rows in _label_spots(s).items():  # one label per spot: coinciding configurations are listed together
+        ax.annotate(", ".join(shorts[i] for i in rows) if shorts != fulls else "\n".join(shorts[i] for i in rows),
+                    (x, y), textcoords="offset points", xytext=(7, -4), fontsize=8, va="top", annotation_clip=True)
     points = s[["mean_total_input_tokens", "success_rate"]].to_numpy()
-    front = [i for i, (x, y) in enumerate(points)
-             if not any((x2 <= x and y2 >= y) and (x2 < x or y2 > y) for x2, y2 in points)]
+    front = _pareto_front(points)
     if len(front) > 1:
         fp = points[sorted(front, key=lambda i: points[i][0])]
         ax.plot(fp[:, 0], fp[:, 1], color="grey", linestyle=":", linewidth=1, label="Pareto frontier")
@@ -187,42 +330,55 @@ def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None
         ax.plot([], [], markers[budgets.index(budget) % len(markers)], color="black", label=f"budget {format_budget(int(budget))}")
     if "held_budget" in s and not s["held_budget"].fillna(True).astype(bool).all():
         ax.plot([], [], "o", color="black", markerfacecolor="none", markeredgewidth=1.8, label="exceeded budget (hollow)")
-    ax.set_xlabel("mean input tokens per trial (all calls: agent, summarizer, sub-agents, stop hook; bars: bootstrap 95%)")
+    ax.set_xlabel(wrap("mean input tokens per trial (all calls: agent, summarizer, sub-agents, stop hook; "
+                       "bars: bootstrap 95%)", 9.0, 10))
     ax.set_ylabel("success rate (bars: Wilson 95%)")
     ax.set_ylim(-0.05, 1.1)
+    ax.margins(x=0.12)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_k))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    note = _suffix(trials) if trials is not None else ""
-    ax.set_title("Success vs input tokens per configuration (up and left is better)" + note, fontsize=10)
-    fig.tight_layout()
-    return _save(fig, path)
+    _legend_outside(ax, fontsize=8)
+    _config_key(fig, shorts, fulls)
+    _suptitle(fig, "Success vs input tokens per configuration (up and left is better)" + _suffix(trials))
+    return fig
 
 
-def reread_cache(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None = None) -> Path:
+def pareto(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None = None) -> Path:
+    """``pareto_figure`` saved as a PNG at ``path``."""
+    return _save(pareto_figure(config_summary, trials), path)
+
+
+def reread_cache_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = None) -> Figure:
     """Bars of re-read rate (15% thrashing line) and cache-hit ratio per configuration."""
     s = config_summary.reset_index(drop=True)
-    labels = _labels(s)
-    fig, axes = plt.subplots(1, 2, figsize=(max(8, 1.1 * len(s) * 2), 4.4))
+    fulls = _labels(s)
+    shorts = short_labels(fulls)
+    fig, axes = _figure(1, 2, max(9.0, 0.9 * len(s) * 2 + 2), 4.6)
+    axes = axes[0]
     x = np.arange(len(s))
     bars = axes[0].bar(x, s["reread_rate"] * 100, color="tab:orange")
     axes[0].bar_label(bars, labels=[f"{v:.0%}" for v in s["reread_rate"]], fontsize=8)
-    axes[0].axhline(THRASH_REREAD * 100, color="red", linestyle="--", linewidth=1, label="15%: loosen the budget first")
+    axes[0].axhline(THRASH_REREAD * 100, color="red", linestyle="--", linewidth=1)
     axes[0].set_ylabel("re-read rate (% of reads)")
-    axes[0].set_title("Re-read rate (mean over trials)", fontsize=10)
-    axes[0].legend(fontsize=8)
+    axes[0].set_title(f"Re-read rate (mean over trials; red dashed: {THRASH_REREAD:.0%}, loosen the budget first)",
+                      fontsize=10)
     bars = axes[1].bar(x, s["cache_hit_ratio"] * 100, color="tab:blue")
     axes[1].bar_label(bars, labels=[f"{v:.0%}" for v in s["cache_hit_ratio"]], fontsize=8)
     axes[1].set_ylabel("cache-hit ratio (% of input tokens cached)")
     axes[1].set_title("Cache-hit ratio (cached / input tokens)", fontsize=10)
     for ax in axes:
-        ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
-        ax.set_ylim(0, 105)
+        ax.set_xticks(x, shorts, rotation=30 if shorts == fulls else 0, ha="right" if shorts == fulls else "center",
+                      fontsize=8)
+        ax.set_ylim(0, 112)
         ax.grid(alpha=0.3, axis="y")
-    note = _suffix(trials) if trials is not None else ""
-    fig.suptitle("Re-reads and prefix-cache hits per configuration" + note, fontsize=10)
-    fig.tight_layout()
-    return _save(fig, path)
+    _config_key(fig, shorts, fulls)
+    _suptitle(fig, "Re-reads and prefix-cache hits per configuration" + _suffix(trials))
+    return fig
+
+
+def reread_cache(config_summary: pd.DataFrame, path: Path, trials: pd.DataFrame | None = None) -> Path:
+    """``reread_cache_figure`` saved as a PNG at ``path``."""
+    return _save(reread_cache_figure(config_summary, trials), path)
 
 
 def trial_curve(curve: pd.DataFrame, events: pd.DataFrame, budget: int, ax=None, title: str = ""):
