@@ -31,6 +31,7 @@ from harness.tokens import REPLY_PRIMER, TokenCounter
 from harness.trial_context import MessageTable, TrialContext
 from harness.trial_row import ReadTracker, trial_row
 from strategies.base import ToolError
+from tasks.base import rate_limited_message
 
 OUTCOMES = ("submitted", "step_limit", "context_overflow", "model_error", "strategy_error")
 NO_TOOL_CALL = (
@@ -113,6 +114,7 @@ class Trial:
         self.answer: dict | None = None
         self.steps = 0
         self.continues = 0
+        self.rate_limited = 0
         self.peak_context = 0
         self.budget = BudgetTracker(settings.budget)
         self.previous = Prepared()
@@ -293,6 +295,7 @@ class Trial:
     def execute_tools(self, calls: list[tuple[str, str, Any]], request: list[dict], reply: dict) -> None:
         """Run every tool call of the reply, append the results, and end the trial on ``submit``."""
         submitted = False
+        task_calls = 0
         for call_id, name, raw in calls:
             args: dict = {}
             resource = None
@@ -301,11 +304,25 @@ class Trial:
             except ValueError as exc:
                 content, is_error = f"ERROR: could not parse the arguments of {name}: {exc}. Fix the JSON and call again.", True
             else:
-                content, is_error, resource, accepted = self.execute_one(name, args, request, reply)
-                submitted = submitted or accepted
+                task_calls += self.is_task_call(name)
+                if self.is_task_call(name) and self.over_call_limit(task_calls):
+                    content, is_error = rate_limited_message(self.instance.max_calls_per_turn), True
+                    self.rate_limited += 1
+                else:
+                    content, is_error, resource, accepted = self.execute_one(name, args, request, reply)
+                    submitted = submitted or accepted
             self.append_result(call_id, name, args, content, is_error, resource)
         if submitted:
             self.end("submitted", self.error)
+
+    def is_task_call(self, name: str) -> bool:
+        """Whether ``name`` is one of the task's own tools (not ``submit``, not a strategy tool)."""
+        return name != "submit" and name not in self.strategy_tool_names
+
+    def over_call_limit(self, task_calls: int) -> bool:
+        """Whether the ``task_calls``-th task call of this turn exceeds the task's per-turn limit."""
+        limit = getattr(self.instance, "max_calls_per_turn", None)
+        return limit is not None and task_calls > limit
 
     def execute_one(self, name: str, args: dict, request: list[dict], reply: dict) -> tuple[str, bool, Any, bool]:
         """Run one parsed call: ``(content, is_error, resource, submitted)``."""

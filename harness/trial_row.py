@@ -126,6 +126,7 @@ def context_columns(trial: Any) -> dict:
         "rereads": trial.reads.rereads,
         "reread_rate": trial.reads.rate,
         "max_resource_reads": trial.reads.max_per_resource,
+        "rate_limited_calls": trial.rate_limited,
         "peak_context": trial.peak_context,
         "over_budget_steps": trial.budget.over_steps,
         "max_budget_ratio": trial.budget.max_ratio,

@@ -76,6 +76,12 @@ def tool_schema(name: str, description: str, properties: dict[str, Any], require
     }
 
 
+def rate_limited_message(limit: int) -> str:
+    """The result of a call beyond a task's per-turn limit (starts with ``harness.models.profiles.RATE_LIMITED``)."""
+    return (f"ERROR: rate limited: at most {limit} tool calls per turn; this call was not executed. "
+            "Retry it in a later turn.")
+
+
 class TaskInstance(ABC):
     """One generated task: prompts, tools, grader and reference policy.
 
@@ -91,6 +97,11 @@ class TaskInstance(ABC):
     user_prompt: str
     tools: list[dict]
     answer_schema: dict
+    max_calls_per_turn: int | None = None
+    """A documented limit on the task-tool calls one reply may make (``None``: no limit). The loop
+    answers each call beyond it with ``rate_limited_message`` and does not execute it; the call
+    counts as a failed call in the records (``is_error``) and never reaches ``call``, so a task's
+    own state and grader do not see it. Say the limit in the task's prompt."""
 
     @abstractmethod
     def call(self, name: str, args: dict) -> ToolResult:

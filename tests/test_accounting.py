@@ -84,3 +84,37 @@ def test_a_changed_target_is_recorded_as_the_class_that_ran(tmp_path):
     rows = execute(cfg, tmp_path, echo=lambda _: None)
     assert rows and all(r["strategy"] == "strategies.headtail.HeadTail" for r in rows)
     assert all(r["strategy_class"] == "strategies.headtail.HeadTail" for r in rows)
+
+
+def test_a_per_turn_call_limit_rejects_the_extra_calls_without_executing_them(tmp_path):
+    """A task's max_calls_per_turn: calls beyond it get the rate-limited result, never reach the task,
+    count as failed calls, and the batching agent re-issues them and still succeeds."""
+    from tasks.base import rate_limited_message
+
+    instance = InvoiceAudit(pages=20).generate(0)
+    instance.max_calls_per_turn = 2
+    executed = []
+    original = instance.call
+
+    def counting_call(name, args):
+        executed.append((name, args.get("page")))
+        return original(name, args)
+
+    instance.call = counting_call
+    writer = RunWriter(tmp_path)
+    settings = TrialSettings(budget=100_000, max_steps=40, strategy_name="x", strategy_params={}, model_name="scripted")
+    row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=NoManagement(),
+                    model=ScriptedModel(profile="realistic"), summarizer=None, settings=settings, writer=writer)
+    writer.close()
+    events = read_jsonl(tmp_path / "transcripts" / "t.jsonl")
+    limited = [e for e in events if e.get("event") == "tool" and e["is_error"]]
+    assert row["rate_limited_calls"] == len(limited) > 0
+    bodies = {e["ref"]: e["message"]["content"] for e in events if e.get("event") == "message"}
+    assert all(bodies[e["ref"]] == rate_limited_message(2) for e in limited)
+    per_step: dict[int, int] = {}
+    for e in events:
+        if e.get("event") == "tool" and not e["is_error"] and e["name"] != "submit":
+            per_step[e["step"]] = per_step.get(e["step"], 0) + 1
+    assert max(per_step.values()) <= 2, "no turn executes more than the limit"
+    assert len(executed) == sum(per_step.values()), "rejected calls never reach the task"
+    assert row["success"] and sorted({p for _, p in executed}) == list(range(1, 21)), "every page read in the end"
