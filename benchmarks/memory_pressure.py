@@ -1,0 +1,75 @@
+"""How much memory the tasks demand of an agent that batches: history per family, both profiles.
+
+    python benchmarks/memory_pressure.py [--suite default|long] [--instances 2]
+
+Runs strategy ``none`` (budget 1M, so nothing is cut) on every family of the suite with the
+reference agent under ``perfect`` (one call per step) and ``realistic`` (batches every call
+whose arguments it knows), and prints per family: agent steps, peak request, final history,
+and the largest growth of the history in one round (a task whose information arrives in one
+round gives a strategy nothing to manage). Issue 13's targets, read off the output: with the
+batching agent, history past 40K at default size and past 120K at long size, across many rounds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def run(suite: str, profile: str, instances: int, out: Path) -> list[dict]:
+    """Trial rows of ``none`` on ``suite`` under ``profile``; each row gains ``max_round_growth``."""
+    from hydra import compose, initialize_config_dir
+
+    from harness.cli import CONFIG_DIR, _register_resolvers
+    from harness.runner import execute
+
+    _register_resolvers()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"suite={suite}", f"suite.instances={instances}", "strategy=none",
+                                           "budget=1M", "trials=1", f"model.profile={profile}", "progress=false",
+                                           "model.context_window=10000000"])
+    execute(cfg, out, echo=lambda _: None)
+    steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    for row in rows:
+        history = [s["history_tokens"] for s in steps if s["trial_id"] == row["trial_id"] and s["kind"] == "agent"]
+        row["max_round_growth"] = max((b - a for a, b in zip(history, history[1:])), default=0)
+    return rows
+
+
+def table(rows_by_profile: dict[str, list[dict]]) -> str:
+    """Per family and profile: steps, peak request, final history, largest one-round growth (means)."""
+    header = "| family | profile | steps | peak request | final history | largest one-round growth |"
+    lines = [header, "|---|---|---|---|---|---|"]
+    families = sorted({r["family"] for rows in rows_by_profile.values() for r in rows})
+    for family in families:
+        for profile, rows in rows_by_profile.items():
+            f = [r for r in rows if r["family"] == family]
+            mean = lambda key: sum(r[key] for r in f) / len(f)  # noqa: E731
+            lines.append(f"| {family} | {profile} | {mean('steps'):.0f} | {mean('peak_context'):,.0f} | "
+                         f"{mean('final_history_tokens'):,.0f} | {mean('max_round_growth'):,.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the memory-pressure table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default="default")
+    parser.add_argument("--instances", type=int, default=2)
+    args = parser.parse_args(argv)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for profile in ("perfect", "realistic"):
+            results[profile] = run(args.suite, profile, args.instances, Path(tmp) / profile)
+    print(f"## strategy none, budget 1M, suite {args.suite} ({args.instances} instances; reference agent, not an LLM)\n")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
