@@ -272,6 +272,24 @@ def strategy_zoo(results: Path) -> str:
         "requests was larger than the budget (`over_budget_steps` > 0).")
 
 
+def discrimination(results: Path) -> str:
+    """Family x strategy x budget success of the strategy_zoo sweep, and which strategies fail where ``none`` succeeds."""
+    t = _trials("strategy_zoo", results)
+    t["budget_label"] = t["budget"].map(lambda b: f"{int(b) // 1000}k")
+    strategies = [s for s in ZOO if s in set(t["strategy"])]
+    rows = []
+    for family in sorted(set(t["family"])):
+        for budget in ("8k", "25k"):
+            g = t[(t["family"] == family) & (t["budget_label"] == budget)]
+            rate = {s: g[g["strategy"] == s]["success"].mean() for s in strategies}
+            worse = [s for s in strategies[1:] if rate[s] < rate["none"]]
+            rows.append([family, budget, *[f"{int(g[g['strategy'] == s]['success'].sum())}/{len(g[g['strategy'] == s])}"
+                                           for s in strategies], str(len(worse))])
+    return _table(["family", "budget", *[f"`{s}`" for s in strategies], "strategies below `none`"], rows) + (
+        f"\n\n{NOTE_REALISTIC} A family discriminates when strategies fail where `none` succeeds; the last column "
+        "counts the strategies whose success rate is below `none`'s in that family and budget.")
+
+
 def zoo_summary(results: Path) -> dict[tuple[str, str], tuple[int, int, float]]:
     """(strategy, budget) -> (successes, trials, mean input tokens of all calls) of a strategy_zoo sweep."""
     t = _trials("strategy_zoo", results)
@@ -380,7 +398,7 @@ def quickstart(results: Path) -> str:
     return "```console\n$ .venv/bin/python -m harness run " + " ".join(QUICKSTART) + "\n" + path.read_text() + "\n```"
 
 
-TABLES = {"quickstart": quickstart, "attention_model": attention_model, "calibration": calibration, "review44": review44, "strategy_zoo": strategy_zoo, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
+TABLES = {"discrimination": discrimination, "quickstart": quickstart, "attention_model": attention_model, "calibration": calibration, "review44": review44, "strategy_zoo": strategy_zoo, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
           "compression_six": compression_six, "status_bar": status_bar, "cache_pitfalls": cache_pitfalls}
 
 
@@ -451,10 +469,13 @@ def sweep_points(name: str) -> list[list[str]]:
     return points
 
 
+DERIVED = {"discrimination": "strategy_zoo"}  # tables computed from another preset's sweep
+
+
 def run_for(path: Path, results: Path) -> None:
     """Run what the generated blocks of ``path`` need (their presets, the main job) into ``results``."""
     names = [m.group(1) for m in BLOCK.finditer(path.read_text())]
-    for name in names:
+    for name in dict.fromkeys(DERIVED.get(n, n) for n in names):
         if name in PRESETS:
             run_preset(name, results)
         elif name == "quickstart":
