@@ -499,7 +499,7 @@ def run_preset(name: str, results: Path) -> None:
 
     for point in sweep_points(name):
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            cfg = compose("config", overrides=[f"experiment={name}", *point, "progress=false"])
+            cfg = compose("config", overrides=[f"experiment={name}", *point, "progress=false", "plots=false"])
         job = ",".join(sorted(point)).replace("/", "_").replace("=", "-").replace(",", "_")
         with open_dict(cfg):
             cfg.pop("hydra", None)

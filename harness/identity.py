@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 IDENTITY_FILE = "identity.json"
-NOT_CONFIG = ("seed", "trials", "progress", "workers", "latency_s", "max_cost", "hydra")
+NOT_CONFIG = ("seed", "trials", "progress", "plots", "workers", "latency_s", "max_cost", "hydra")
 SIZE_KEYS = ("suite", "task")  # identity keys that decide which tasks, at which size, are run
 HASH_CHARS = 10
 NAMED_KEYS = ("strategy.name", "budget")  # already in the ``strategy@budget`` part of a name
@@ -120,7 +120,7 @@ def readable_name(flat: Mapping[str, Any], keys: Iterable[str] = ()) -> str:
 FOLDER_CHARS = re.compile(r"[^A-Za-z0-9_.]+")
 DEFAULT_SUITE = "default"
 DEFAULT_MODEL = "scripted"
-SWEEP_IGNORED = ("progress", "workers", "latency_s", "max_cost")  # sweep keys that do not change what runs
+SWEEP_IGNORED = ("progress", "plots", "workers", "latency_s", "max_cost")  # sweep keys that do not change what runs
 
 
 def run_key(config: Mapping[str, Any]) -> dict:

@@ -11,14 +11,15 @@ from harness.loop import TrialSettings
 from harness.plots import cumulative_input_plot, token_curves
 
 
-def write_run_outputs(run_dir: Path, settings: TrialSettings) -> pd.DataFrame:
-    """Write ``summary.csv``, ``plots/token_curve.png`` and ``plots/cumulative_input.png``; return every trial row."""
+def write_run_outputs(run_dir: Path, settings: TrialSettings, plots: bool = True) -> pd.DataFrame:
+    """Write ``summary.csv`` and (unless ``plots`` is false) ``plots/token_curve.png`` and
+    ``plots/cumulative_input.png``; return every trial row."""
     trials = load_trials([run_dir])
     if trials.empty:
         return trials
-    steps = load_steps([run_dir])
     summarize(trials).to_csv(run_dir / "summary.csv", index=False)
-    if not steps.empty:
+    steps = load_steps([run_dir]) if plots else None
+    if steps is not None and not steps.empty:
         reference = f" — {reference_note(trials)}" if all_reference(trials) else ""
         title = f"strategy={settings.strategy_name} budget={format_budget(settings.budget)} model={settings.model_name}{reference}"
         token_curves(steps, trials, run_dir / "plots" / "token_curve.png", title)

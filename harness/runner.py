@@ -30,7 +30,7 @@ from harness.records import RunWriter
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
-NOT_IDENTITY = ("trials", "progress", "workers", "latency_s", "max_cost")
+NOT_IDENTITY = ("trials", "progress", "plots", "workers", "latency_s", "max_cost")
 LABEL_KEYS = ("name", "cache_profile")  # keys of a spec that label it and are not constructor arguments
 DEFAULT_CACHE_PROFILE = "openai"
 PROGRESS_EVERY_S = 30.0  # without a terminal: a progress line at least this often (and at every tenth)
@@ -354,7 +354,7 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
     from harness.report import end_of_run_lines  # late import: pandas/matplotlib are slow to load
     from harness.reporting import write_run_outputs
 
-    trials = write_run_outputs(run_dir, settings)
+    trials = write_run_outputs(run_dir, settings, plots=bool(cfg.get("plots", True)))
     successes = int(trials["success"].astype(bool).sum()) if len(trials) else 0
     lines = [f"done: {len(trials)} trials, {successes} succeeded; records in {run_dir}", *end_of_run_lines(trials)]
     if getattr(model, "is_reference", False):
