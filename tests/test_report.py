@@ -80,3 +80,14 @@ def test_notebook_executes_on_the_fixture(name, monkeypatch):
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs), "no figure shown"
+
+
+def test_plots_false_writes_records_and_summary_but_no_plots(tmp_path):
+    from harness.runner import execute
+    from tests.helpers import compose
+
+    for plots, folder in ((False, tmp_path / "without"), (True, tmp_path / "with")):
+        execute(compose("suite=smoke", "task=invoice_audit", "trials=1", "progress=false", f"plots={str(plots).lower()}"),
+                folder, echo=lambda _: None)
+        assert (folder / "summary.csv").exists() and (folder / "trials.jsonl").exists()
+        assert (folder / "plots" / "token_curve.png").exists() == plots
