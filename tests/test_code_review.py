@@ -87,3 +87,21 @@ def test_summary_keeps_findings_and_progress_but_not_file_texts():
                f"[assistant]: Reviewed {path}: clean\nFindings so far: none\nProgress: last reviewed: {path} (1 of 8 files)")
     summary = policy.summarize(history)
     assert f"last reviewed: {path}" in summary and "remaining files: " in summary and "def " not in summary
+
+
+def test_the_clean_off_by_one_template_is_correct_in_its_own_context():
+    """Issue 13 §3: a clean function that skips row 0 must say why (raw csv.reader rows, header first) and
+    do what its docstring says; it must not read objects' ``.quantity`` (the case reviewers called a real bug)."""
+    import csv
+    import io
+    import random
+
+    from tasks.code_review import _t_off_by_one
+
+    name, lines = _t_off_by_one(random.Random(0), "reply", "clean")
+    source = "\n".join(lines)
+    assert ".quantity" not in source and "header" in lines[1]
+    namespace: dict = {}
+    exec(source, namespace)  # noqa: S102 - generated template code, run on a CSV it documents
+    rows = list(csv.reader(io.StringIO("id,name,quantity\n1,a,3\n2,b,4\n")))
+    assert namespace[name](rows) == 7, "sums every record's quantity, the header skipped"
