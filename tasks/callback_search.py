@@ -140,23 +140,33 @@ class CallbackSearch(TaskFamily):
         self.grep_cap = self.check_knob("grep_cap", grep_cap, 5, 1000)
 
     def generate(self, seed: int) -> "CallbackSearchInstance":
-        """The codebase for ``seed``."""
+        """The codebase for ``seed``: source modules with the target, its decoys and its call sites, tests, docs."""
         rng = random.Random(f"callback_search:{seed}")
         target_name = rng.choice(TARGET_NAMES)
         target_path = f"src/payment/{rng.choice(TARGET_FILES)}.py"
-        legacy_name = target_name + "_v1"
-        legacy_path = "src/payment/legacy_gateway.py"
+        legacy_name, legacy_path = target_name + "_v1", "src/payment/legacy_gateway.py"
         n_docs, n_tests = 3, max(2, self.files // 12)
-        n_src = self.files - n_docs - n_tests
-        # module paths: fixed planted ones first, then generated names
+        paths, planted, callers = self._module_paths(rng, target_path, legacy_path, self.files - n_docs - n_tests)
+        modules = {path: self._module_functions(rng, path) for path in paths}
+        _plant_callbacks(rng, modules, target_name, target_path, legacy_name, legacy_path)
+        module = target_path[4:-3].replace("/", ".")
+        imports, sites = _plant_call_sites(rng, modules, callers, module, target_name)
+        _plant_mention(rng, modules, [p for p in paths if p not in planted], target_name)
+        files = {path: _render_module(path, modules[path], imports.get(path, [])) for path in paths}
+        files.update(_test_files(rng, n_tests, module, target_name, legacy_name))
+        files.update(_doc_files(target_name, target_path, legacy_name, legacy_path))
+        return CallbackSearchInstance(self, seed, dict(sorted(files.items())), target_path, target_name,
+                                      sorted(sites, key=lambda s: (s["file"], s["function"])))
+
+    @staticmethod
+    def _module_paths(rng: random.Random, target_path: str, legacy_path: str,
+                      n_src: int) -> tuple[list[str], list[str], list[tuple]]:
+        """Source module paths (the planted ones first, then generated names), the planted ones, and the callers."""
         planted = [target_path, legacy_path, "src/notify/handlers.py", "src/notify/sms.py"]
         planted += [f"src/{p}/{m}.py" for p, m, *_ in CALLBACK_DISTRACTORS]
         callers = rng.sample(CALLER_SPECS, rng.randint(2, 4))
         planted += [f"src/{p}/{m}.py" for p, m, *_ in callers]
-        paths: list[str] = []
-        for path in planted:
-            if path not in paths:
-                paths.append(path)
+        paths: list[str] = list(dict.fromkeys(planted))
         pool = [f"src/{p}/{m}{suffix}.py" for suffix in ("", "_v2", "_utils", "_service", "_models", "_tasks")
                 for p, ms in PACKAGES.items() for m in ms]
         rng.shuffle(pool)
@@ -165,80 +175,107 @@ class CallbackSearch(TaskFamily):
                 break
             if path not in paths:
                 paths.append(path)
-        modules: dict[str, list[str]] = {}
-        for path in paths:
-            package = path.split("/")[1]
-            funcs = []
-            for _ in range(self.functions_per_file):
-                funcs.append(_function(rng, package, f"{rng.choice(VERBS)}_{rng.choice(NOUNS[package])}"))
-            modules[path] = funcs
+        return paths, planted, callers
 
-        def insert(path: str, text: str) -> None:
-            funcs = modules[path]
-            funcs.insert(rng.randrange(len(funcs) + 1), text)
+    def _module_functions(self, rng: random.Random, path: str) -> list[str]:
+        """The ordinary generated functions of one module."""
+        package = path.split("/")[1]
+        return [_function(rng, package, f"{rng.choice(VERBS)}_{rng.choice(NOUNS[package])}")
+                for _ in range(self.functions_per_file)]
 
-        insert(target_path, _target_function(target_name))
-        insert(legacy_path, _legacy_function(legacy_name, target_name, target_path))
-        insert("src/notify/handlers.py", _notify_handler())
-        insert("src/notify/sms.py", _notify_caller())
-        for p, m, name, doc in CALLBACK_DISTRACTORS:
-            insert(f"src/{p}/{m}.py", f"def {name}(*args, **kwargs):\n    \"\"\"{doc}\"\"\"\n    hooks.fire(\"{name}\", *args, **kwargs)\n    return True\n")
-        module = target_path[4:-3].replace("/", ".")
-        imports: dict[str, list[str]] = {}
-        sites = []
-        aliased = rng.random() < 0.6
-        for index, (p, m, func, arg) in enumerate(callers):
-            path = f"src/{p}/{m}.py"
-            if index == 0 and aliased:
-                imports.setdefault(path, []).append(f"from {module} import {target_name} as apply_gateway_event")
-                call = f"apply_gateway_event({arg})"
-            elif index % 2:
-                imports.setdefault(path, []).append(f"from {module.rsplit('.', 1)[0]} import {module.rsplit('.', 1)[1]}")
-                call = f"{module.rsplit('.', 1)[1]}.{target_name}({arg})"
-            else:
-                imports.setdefault(path, []).append(f"from {module} import {target_name}")
-                call = f"{target_name}({arg})"
-            insert(path, _caller_function(func, arg, call))
-            sites.append({"file": path, "function": func})
-        # mentions that are not calls: a comment and a log string in some other src file
-        others = [p for p in paths if p not in planted]
-        mention_path = rng.choice(others)
-        insert(mention_path, (f"def audit_gateway_events(events):\n    \"\"\"Count gateway events; the webhook calls "
-                              f"{target_name} for them, not this.\"\"\"\n    # NOTE: never call {target_name}() from "
-                              f"here: it is not idempotent\n    logger.info(\"audit: %d events (see {target_name})\", "
-                              "len(events))\n    return len(events)\n"))
-        files: dict[str, str] = {}
-        for path in paths:
-            package = path.split("/")[1]
-            header = [f'"""{package}.{path.rsplit("/", 1)[1][:-3]}: generated module of the Shoply backend."""',
-                      "from __future__ import annotations", "", "import logging",
-                      "from datetime import timedelta", "from decimal import Decimal", "",
-                      "from common import clock, config, db, hooks, metrics, money, retry"]
-            header += imports.get(path, [])
-            header += ["", "logger = logging.getLogger(__name__)", "", ""]
-            files[path] = "\n".join(header) + "\n\n".join(modules[path])
-        for i in range(n_tests):
-            name = "tests/payment/test_callbacks.py" if i == 0 else f"tests/{rng.choice(list(PACKAGES))}/test_{rng.choice(VERBS)}_{i}.py"
-            body = [f"from {module} import {target_name}", f"from payment.legacy_gateway import {legacy_name}", "", ""]
-            if i == 0:
-                body += [f"def test_{target_name}_marks_order_paid(fake_gateway):",
-                         f"    assert {target_name}(fake_gateway.event('paid'))['status'] == 'paid'", "", "",
-                         f"def test_{legacy_name}_still_parses_old_payloads(fake_gateway):",
-                         f"    assert {legacy_name}(fake_gateway.legacy_event())", ""]
-            else:
-                body = [f"def test_{rng.choice(VERBS)}_{j}():\n    assert {rng.randint(1, 9)} + {j} > 0\n" for j in range(6)]
-            files[name] = "\n".join(body)
-        files["docs/payment.md"] = (
+
+def _insert(rng: random.Random, modules: dict[str, list[str]], path: str, text: str) -> None:
+    """Insert a function at a random place of a module."""
+    funcs = modules[path]
+    funcs.insert(rng.randrange(len(funcs) + 1), text)
+
+
+def _plant_callbacks(rng: random.Random, modules: dict[str, list[str]], target_name: str, target_path: str,
+                     legacy_name: str, legacy_path: str) -> None:
+    """The target callback, its deprecated twin, the notify callback and the named distractors."""
+    _insert(rng, modules, target_path, _target_function(target_name))
+    _insert(rng, modules, legacy_path, _legacy_function(legacy_name, target_name, target_path))
+    _insert(rng, modules, "src/notify/handlers.py", _notify_handler())
+    _insert(rng, modules, "src/notify/sms.py", _notify_caller())
+    for p, m, name, doc in CALLBACK_DISTRACTORS:
+        _insert(rng, modules, f"src/{p}/{m}.py", f"def {name}(*args, **kwargs):\n    \"\"\"{doc}\"\"\"\n    "
+                f"hooks.fire(\"{name}\", *args, **kwargs)\n    return True\n")
+
+
+def _plant_call_sites(rng: random.Random, modules: dict[str, list[str]], callers: list[tuple], module: str,
+                      target_name: str) -> tuple[dict[str, list[str]], list[dict]]:
+    """The call sites (the answer): plain, aliased and module-qualified calls; their imports and sites."""
+    imports: dict[str, list[str]] = {}
+    sites = []
+    aliased = rng.random() < 0.6
+    package, leaf = module.rsplit(".", 1)
+    for index, (p, m, func, arg) in enumerate(callers):
+        path = f"src/{p}/{m}.py"
+        if index == 0 and aliased:
+            imports.setdefault(path, []).append(f"from {module} import {target_name} as apply_gateway_event")
+            call = f"apply_gateway_event({arg})"
+        elif index % 2:
+            imports.setdefault(path, []).append(f"from {package} import {leaf}")
+            call = f"{leaf}.{target_name}({arg})"
+        else:
+            imports.setdefault(path, []).append(f"from {module} import {target_name}")
+            call = f"{target_name}({arg})"
+        _insert(rng, modules, path, _caller_function(func, arg, call))
+        sites.append({"file": path, "function": func})
+    return imports, sites
+
+
+def _plant_mention(rng: random.Random, modules: dict[str, list[str]], others: list[str], target_name: str) -> None:
+    """Mentions of the target that are not calls (a comment, a log string) in some other source file."""
+    _insert(rng, modules, rng.choice(others), (
+        f"def audit_gateway_events(events):\n    \"\"\"Count gateway events; the webhook calls "
+        f"{target_name} for them, not this.\"\"\"\n    # NOTE: never call {target_name}() from "
+        f"here: it is not idempotent\n    logger.info(\"audit: %d events (see {target_name})\", "
+        "len(events))\n    return len(events)\n"))
+
+
+def _render_module(path: str, functions: list[str], imports: list[str]) -> str:
+    """One source module: its header, its imports, its functions."""
+    package = path.split("/")[1]
+    header = [f'"""{package}.{path.rsplit("/", 1)[1][:-3]}: generated module of the Shoply backend."""',
+              "from __future__ import annotations", "", "import logging",
+              "from datetime import timedelta", "from decimal import Decimal", "",
+              "from common import clock, config, db, hooks, metrics, money, retry"]
+    header += imports
+    header += ["", "logger = logging.getLogger(__name__)", "", ""]
+    return "\n".join(header) + "\n\n".join(functions)
+
+
+def _test_files(rng: random.Random, n_tests: int, module: str, target_name: str, legacy_name: str) -> dict[str, str]:
+    """The test files: the payment callback tests (which call the target but are not call sites), then filler."""
+    files = {}
+    for i in range(n_tests):
+        name = ("tests/payment/test_callbacks.py" if i == 0
+                else f"tests/{rng.choice(list(PACKAGES))}/test_{rng.choice(VERBS)}_{i}.py")
+        body = [f"from {module} import {target_name}", f"from payment.legacy_gateway import {legacy_name}", "", ""]
+        if i == 0:
+            body += [f"def test_{target_name}_marks_order_paid(fake_gateway):",
+                     f"    assert {target_name}(fake_gateway.event('paid'))['status'] == 'paid'", "", "",
+                     f"def test_{legacy_name}_still_parses_old_payloads(fake_gateway):",
+                     f"    assert {legacy_name}(fake_gateway.legacy_event())", ""]
+        else:
+            body = [f"def test_{rng.choice(VERBS)}_{j}():\n    assert {rng.randint(1, 9)} + {j} > 0\n" for j in range(6)]
+        files[name] = "\n".join(body)
+    return files
+
+
+def _doc_files(target_name: str, target_path: str, legacy_name: str, legacy_path: str) -> dict[str, str]:
+    """The three docs: one names the target (and its deprecated twin), two are background."""
+    return {
+        "docs/payment.md": (
             f"# Payments\n\nThe gateway posts to `/webhooks/payment`; `{target_name}` in `{target_path}` handles the "
             f"callback. The old `{legacy_name}` in `{legacy_path}` is deprecated.\n\nSee also the notify callbacks "
-            "(`handle_callback`) for SMS delivery reports.\n")
-        files["docs/architecture.md"] = "# Architecture\n\n" + "\n".join(
-            f"- `src/{p}/`: {', '.join(ms)}" for p, ms in PACKAGES.items()) + "\n\nCallbacks are registered with `register_callback`.\n"
-        files["docs/runbook.md"] = ("# Runbook\n\nIf payment callbacks fail, check the gateway signature secret and "
-                                    "replay with the retry job.\n")
-        ordered = dict(sorted(files.items()))
-        return CallbackSearchInstance(self, seed, ordered, target_path, target_name,
-                                      sorted(sites, key=lambda s: (s["file"], s["function"])))
+            "(`handle_callback`) for SMS delivery reports.\n"),
+        "docs/architecture.md": "# Architecture\n\n" + "\n".join(
+            f"- `src/{p}/`: {', '.join(ms)}" for p, ms in PACKAGES.items()) + "\n\nCallbacks are registered with `register_callback`.\n",
+        "docs/runbook.md": ("# Runbook\n\nIf payment callbacks fail, check the gateway signature secret and "
+                            "replay with the retry job.\n"),
+    }
 
 
 def _function(rng: random.Random, package: str, name: str) -> str:
