@@ -117,6 +117,14 @@ def drop_orphans(messages: list[dict]) -> list[dict]:
     return kept
 
 
+def last_assistant_index(messages: list[dict]) -> int | None:
+    """Position of the last assistant message (``None`` when there is none): where the newest round starts."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "assistant":
+            return index
+    return None
+
+
 def strip_private(message: dict) -> dict:
     """A copy of ``message`` without the harness's private ``_`` keys."""
     if not any(key.startswith("_") for key in message):

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from harness.budget import parse_budget
-from harness.conversation import parse_arguments
+from harness.conversation import last_assistant_index, parse_arguments
 
 
 def resolve_tokens(value: Any, budget: int, what: str) -> int:
@@ -231,7 +231,7 @@ def unseen_results(messages: list[dict]) -> list[int]:
     With parallel calls one round can hold more results than a strategy's ``keep``; clearing or
     offloading any of them would take away what the agent never read.
     """
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "assistant":
-            return [i for i in range(index + 1, len(messages)) if messages[i].get("role") == "tool"]
-    return []
+    start = last_assistant_index(messages)
+    if start is None:
+        return []
+    return [i for i in range(start + 1, len(messages)) if messages[i].get("role") == "tool"]

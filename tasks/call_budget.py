@@ -53,7 +53,7 @@ from collections import Counter
 from harness.conversation import iter_calls, parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
-                              rate_limited, rate_limited_calls, reply, status_counts, submit, tool_texts, tools_used)
+                              is_rate_limited, rate_limited_calls, reply, status_counts, submit, tool_texts, tools_used)
 
 MAX_CALLS = 3
 STANDARD_OFFER = 15
@@ -387,7 +387,7 @@ class CallBudgetPolicy:
     def _note(messages, state, counts, merchants) -> str:
         lines, called = [], []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
-            if rate_limited(text):
+            if is_rate_limited(text):
                 continue
             header, disp = HEADER.search(text), DISPOSITION.search(text)
             if header:

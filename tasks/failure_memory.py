@@ -54,7 +54,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
-                              make_call, rate_limited, rate_limited_calls, reply, submit, tools_used)
+                              make_call, is_rate_limited, rate_limited_calls, reply, submit, tools_used)
 
 DATASETS = ("refunds", "chargebacks", "credits")
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
@@ -604,7 +604,7 @@ class FailureMemoryPolicy:
     def _note(self, messages: list[dict], k: dict, findings: dict) -> str:
         lines = []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
-            if rate_limited(text):
+            if is_rate_limited(text):
                 continue
             if text.startswith("ERROR: query_api"):
                 lines.append("FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
@@ -676,7 +676,7 @@ class FailureMemoryPolicy:
 def _rate_limited_ticket(messages: list[dict], ticket: str) -> bool:
     """Whether the latest visible ``read_ticket`` call for ``ticket`` was rate limited (not executed)."""
     results = [e.result for e in exchanges(messages) if e.name == "read_ticket" and str(e.args.get("ticket_id")) == ticket]
-    return bool(results) and results[-1] is not None and rate_limited(results[-1])
+    return bool(results) and is_rate_limited(results[-1])
 
 
 def _answer(findings: dict) -> dict:

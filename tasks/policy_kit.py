@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from harness.conversation import iter_calls, parse_arguments
+from harness.conversation import iter_calls, last_assistant_index, parse_arguments
 from harness.summarizer import SUMMARY_HEADINGS
 
 
@@ -316,37 +316,33 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
 
 
 # ---------------------------------------------------------------------------------------------
-# Batched turns (profile ``realistic``): results the task did not execute.
+# Batched turns (profile ``realistic``): parallel calls, and results the task did not execute.
+# Helpers for a family policy's optional ``parallel_calls`` hook (harness/models/profiles.py) and for
+# rounds that hold several results, some of which a task may have rejected as rate limited. Under
+# the ``perfect`` profile no round holds more than one call and no result is rate limited.
 # ---------------------------------------------------------------------------------------------
 
-from harness.models.profiles import RATE_LIMITED  # noqa: E402  (a call beyond a turn's limit: not done, not a failure)
+from harness.models.profiles import RATE_LIMITED, call_identity  # noqa: E402
 
 
-
-def rate_limited(text: str) -> bool:
+def is_rate_limited(text: str | None) -> bool:
     """Whether a tool result says its call was rate limited: not executed, to be made again later.
 
     Such a call is neither a failure of the approach (never note it as a broken tool) nor a
     placed call (never count it against a per-resource limit).
     """
-    return text.startswith(RATE_LIMITED)
+    return text is not None and text.startswith(RATE_LIMITED)
+
+
+def latest_exchanges(messages: list[dict]) -> list[Exchange]:
+    """The calls of the last assistant message with their visible results (the newest round)."""
+    start = last_assistant_index(messages)
+    return [] if start is None else exchanges(messages[start:])
 
 
 def rate_limited_calls(messages: list[dict]) -> list[Exchange]:
-    """The calls of the latest assistant turn whose results say they were rate limited, in order."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "assistant":
-            return [e for e in exchanges(messages[index:]) if e.result is not None and rate_limited(e.result)]
-    return []
-
-
-# --- batching helpers (profile ``realistic``: parallel calls, rate-limited turns) -----------------------------
-# Appended for callback_search and people_tracker (branch fam-search); see harness/models/profiles.py.
-
-
-def is_rate_limited(text: str | None) -> bool:
-    """Whether a tool result (or none) says its call was rejected by a per-turn rate limit (``rate_limited``)."""
-    return text is not None and rate_limited(text)
+    """The calls of the newest round whose results say they were rate limited, in order."""
+    return [e for e in latest_exchanges(messages) if is_rate_limited(e.result)]
 
 
 def call_key(name: str, args: dict) -> tuple[str, str]:
@@ -372,48 +368,29 @@ def deferred_calls(messages: Iterable[dict]) -> set[tuple[str, str]]:
     return limited
 
 
-def rate_limited_notes(messages: list[dict]) -> list[str]:
-    """One note per call of the newest round that was rate limited: not done, to be issued again.
+def deferred_args(messages: Iterable[dict], tool: str, arg: str) -> set:
+    """The values of argument ``arg`` of the visible ``tool`` calls that are rate limited and not yet done."""
+    return {json.loads(args).get(arg) for name, args in deferred_calls(messages) if name == tool}
 
-    Empty when nothing of the newest round was rate limited (so a policy's replies do not
-    change when no task limits its calls).
-    """
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "assistant":
-            return [f"Not done (rate limited): {e.name} {json.dumps(e.args, sort_keys=True)}; I will issue it again."
-                    for e in exchanges(messages[index:]) if is_rate_limited(e.result)]
-    return []
+
+def rate_limited_notes(messages: list[dict]) -> list[str]:
+    """One note per call of the newest round that was rate limited (none when nothing was)."""
+    return [f"Not done (rate limited): {e.name} {json.dumps(e.args, sort_keys=True)}; I will issue it again."
+            for e in rate_limited_calls(messages)]
+
+
+def rate_limit_note(messages: list[dict]) -> str:
+    """One line naming the calls of the newest round that were rate limited ('' when none were)."""
+    limited = rate_limited_calls(messages)
+    if not limited:
+        return ""
+    calls = ", ".join(f"{e.name}({', '.join(f'{k}={v}' for k, v in sorted(e.args.items()))})" for e in limited)
+    return f"Rate limited, not done; issuing again: {calls}"
 
 
 def real_failures(history_text: str) -> list[str]:
     """``failed_attempts`` without rate-limited calls: those were not attempts of the tool, only deferred."""
     return [line for line in failed_attempts(history_text) if RATE_LIMITED not in line]
-
-
-def deferred_args(messages: Iterable[dict], tool: str, arg: str) -> set:
-    """The values of argument ``arg`` of the visible ``tool`` calls that are rate limited and not yet done."""
-    return {json.loads(args).get(arg) for name, args in deferred_calls(messages) if name == tool}
-
-# --- Batching and rate limits (profile ``realistic``; fam-readers) ----------------------------------------------
-# Helpers for a family policy's optional ``parallel_calls`` hook (harness/models/profiles.py) and for rounds that
-# hold several results, some of which a task may have rejected as rate limited. Under the ``perfect`` profile no
-# round holds more than one call and no result is rate limited, so these helpers then agree with ``next_page``.
-
-def latest_exchanges(messages: list[dict]) -> list[Exchange]:
-    """The calls of the last assistant message with their visible results (the newest round)."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "assistant":
-            return exchanges(messages[index:])
-    return []
-
-
-def rate_limit_note(messages: list[dict]) -> str:
-    """A line naming the calls of the newest round that were rate limited ('' when none were)."""
-    limited = [e for e in latest_exchanges(messages) if is_rate_limited(e.result)]
-    if not limited:
-        return ""
-    calls = ", ".join(f"{e.name}({', '.join(f'{k}={v}' for k, v in sorted(e.args.items()))})" for e in limited)
-    return f"Rate limited, not done; issuing again: {calls}"
 
 
 def _page_number(value: Any) -> int | None:
@@ -441,17 +418,11 @@ def pending_pages(messages: Iterable[dict], tool: str, covered: set[int], total:
     return [(plan[p], p) for p in sorted(plan)]
 
 
-def message_call_key(call: dict) -> tuple[str, str]:
-    """A call's identity: its tool name and its (canonical JSON) arguments."""
-    function = call.get("function") or {}
-    return str(function.get("name")), str(function.get("arguments"))
-
-
 def other_calls(calls: Iterable[dict], first: dict) -> list[dict]:
     """``calls`` without ``first`` and without repeats, in order (what ``parallel_calls`` returns)."""
-    seen, kept = {message_call_key(first)}, []
+    seen, kept = {call_identity(first)}, []
     for call in calls:
-        if message_call_key(call) not in seen:
-            seen.add(message_call_key(call))
+        if call_identity(call) not in seen:
+            seen.add(call_identity(call))
             kept.append(call)
     return kept

@@ -22,7 +22,7 @@ from strategies.headtail import HeadTail
 from strategies.none import NoManagement
 from tasks.call_budget import MAX_CALLS, CallBudget, CallBudgetPolicy
 from tasks.failure_memory import FailureMemory, FailureMemoryPolicy
-from tasks.policy_kit import make_call, rate_limited
+from tasks.policy_kit import make_call, is_rate_limited
 
 CB_SMOKE = dict(merchants=4, noise=2)
 FM_SMOKE = dict(tickets=3, ticket_messages=2, rows=12, page_rows=6)
@@ -132,7 +132,7 @@ def test_call_budget_offers_a_visible_counter_offer_and_skips_settled_merchants(
 def test_call_budget_rate_limited_calls_are_made_again_and_not_counted():
     instance = CallBudget(**CB_SMOKE).generate(0)
     messages = play(start(instance), instance, batch(start(instance)), 1, limit=2)
-    assert sum(rate_limited(m["content"]) for m in messages if m["role"] == "tool") == 2
+    assert sum(is_rate_limited(m["content"]) for m in messages if m["role"] == "tool") == 2
     policy = CallBudgetPolicy()
     _, _, counts = policy._state(messages)
     assert sorted(counts.elements()) == ["M01", "M02"]

@@ -189,13 +189,13 @@ class ProfiledPolicy:
         more = getattr(self.policy, "parallel_calls", None)
         if size <= 1 or not callable(more):
             return [first]
-        calls, seen = [first], {_key(first)}
+        calls, seen = [first], {call_identity(first)}
         for call in more(view, tools, first):
             if len(calls) >= size:
                 break
-            if _key(call) not in seen and _name(call) not in FINAL_TOOLS:
+            if call_identity(call) not in seen and _name(call) not in FINAL_TOOLS:
                 calls.append(call)
-                seen.add(_key(call))
+                seen.add(call_identity(call))
         if self.profile.shuffle:
             rng.shuffle(calls)
         return calls
@@ -274,6 +274,7 @@ def _name(call: dict) -> str:
     return str((call.get("function") or {}).get("name") or "")
 
 
-def _key(call: dict) -> tuple[str, str]:
+def call_identity(call: dict) -> tuple[str, str]:
+    """A tool call's identity: its name and its arguments text (two identical calls are one)."""
     function = call.get("function") or {}
     return str(function.get("name")), str(function.get("arguments"))
