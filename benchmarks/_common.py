@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def compose(*overrides: str):
-    """The run config for ``overrides``, composed without starting a Hydra job."""
+def compose(*overrides: str, hydra_config: bool = False):
+    """The run config for ``overrides``, composed without starting a Hydra job (``hydra_config``: keep ``hydra``)."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
@@ -19,7 +19,7 @@ def compose(*overrides: str):
 
     _register_resolvers()
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        return hydra_compose(config_name="config", overrides=list(overrides))
+        return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra_config)
 
 
 def timed_run(*overrides: str) -> tuple[float, list[dict]]:

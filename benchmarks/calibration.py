@@ -24,8 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, compose  # noqa: E402  (puts the repository on sys.path)
 
 CALIBRATION = ROOT.parent / "shared" / "calibration"
 FIELDS = ("steps", "input_tokens", "reads", "rereads", "success")
@@ -68,15 +67,9 @@ def llm_row(directory: Path, folder: str) -> dict:
 
 def run_reference(overrides: list[str], profile: str, trials: int, out: Path) -> list[dict]:
     """Run the reference agent with ``overrides`` under ``profile``; its trial rows."""
-    from hydra import compose, initialize_config_dir
-
-    from harness.cli import CONFIG_DIR, _register_resolvers
     from harness.runner import execute
 
-    _register_resolvers()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[*overrides, f"trials={trials}", f"model.profile={profile}",
-                                           "progress=false"])
+    cfg = compose(*overrides, f"trials={trials}", f"model.profile={profile}", "progress=false")
     execute(cfg, out, echo=lambda _: None)
     return [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
 

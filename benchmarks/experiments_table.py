@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _common import compose  # noqa: E402  (composes a run config without a Hydra job)
 from harness.analysis import load_trials, run_dirs  # noqa: E402
 
 RESULTS = ROOT / "results" / "experiments"
@@ -374,15 +375,11 @@ RUNS = "results/runs"  # the CLI writes a run to RUNS/<folder_name of its config
 
 def run_quickstart(results: Path) -> list[str]:
     """Run the README's main job (``run strategy=headtail budget=25k``) into ``results/quickstart``; its lines."""
-    from hydra import compose, initialize_config_dir
-
-    from harness.cli import CONFIG_DIR, _register_resolvers, config_dict
+    from harness.cli import config_dict
     from harness.identity import folder_name
     from harness.runner import execute
 
-    _register_resolvers()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[*QUICKSTART, "progress=false"])
+    cfg = compose(*QUICKSTART, "progress=false")
     lines: list[str] = []
     execute(cfg, results / "quickstart", echo=lines.append)
     text = "\n".join(lines).replace(str(results / "quickstart"), f"{RUNS}/{folder_name(config_dict(cfg))}")
@@ -454,14 +451,11 @@ PRESETS = ("review44", "invoice_layers", "compression_six", "status_bar", "cache
 
 def sweep_points(name: str) -> list[list[str]]:
     """The override lists of every job of preset ``name`` (cartesian over its sweeper params)."""
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from harness.cli import CONFIG_DIR, _register_resolvers, _sweep_values
+    from harness.cli import _sweep_values
 
-    _register_resolvers()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[f"experiment={name}"], return_hydra_config=True)
+    cfg = compose(f"experiment={name}", hydra_config=True)
     params = OmegaConf.to_container(cfg.hydra.sweeper.params) or {}
     points: list[list[str]] = [[]]
     for key, value in params.items():
@@ -491,15 +485,12 @@ def run_all(results: Path) -> None:
 
 def run_preset(name: str, results: Path) -> None:
     """Run every job of preset ``name`` into ``results/NAME/<job>`` (the folder names of ``run -m``)."""
-    from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 
-    from harness.cli import CONFIG_DIR
     from harness.runner import execute
 
     for point in sweep_points(name):
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            cfg = compose("config", overrides=[f"experiment={name}", *point, "progress=false", "plots=false"])
+        cfg = compose(f"experiment={name}", *point, "progress=false", "plots=false")
         job = ",".join(sorted(point)).replace("/", "_").replace("=", "-").replace(",", "_")
         with open_dict(cfg):
             cfg.pop("hydra", None)

@@ -13,26 +13,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import compose  # noqa: E402  (puts the repository on sys.path)
 
 
 def run(suite: str, profile: str, instances: int, out: Path) -> list[dict]:
     """Trial rows of ``none`` on ``suite`` under ``profile``; each row gains ``max_round_growth``."""
-    from hydra import compose, initialize_config_dir
-
-    from harness.cli import CONFIG_DIR, _register_resolvers
     from harness.runner import execute
 
-    _register_resolvers()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[f"suite={suite}", f"suite.instances={instances}", "strategy=none",
-                                           "budget=1M", "trials=1", f"model.profile={profile}", "progress=false",
-                                           "model.context_window=10000000"])
+    cfg = compose(f"suite={suite}", f"suite.instances={instances}", "strategy=none", "budget=1M", "trials=1",
+                  f"model.profile={profile}", "progress=false", "model.context_window=10000000")
     execute(cfg, out, echo=lambda _: None)
     steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
