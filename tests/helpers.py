@@ -16,11 +16,12 @@ TASK = {"role": "user", "content": "Do the task."}
 class FakeContext:
     """A StrategyContext for unit tests: real token counting, recorded events, canned summaries."""
 
-    def __init__(self, budget: int, tools: list[dict] | None = None, summary: str = "Key findings:\n- x") -> None:
+    def __init__(self, budget: int, tools: list[dict] | None = None, summary: str = "Key findings:\n- x",
+                 counter: TokenCounter | None = None, store: Path | None = None) -> None:
         self.budget = budget
-        self.counter = TokenCounter()
+        self.counter = counter or TokenCounter()
         self.tools = tools or []
-        self.store = Path(tempfile.mkdtemp(prefix="ctxbench-store-"))
+        self.store = store or Path(tempfile.mkdtemp(prefix="ctxbench-store-"))
         self.events: list[tuple[str, dict]] = []
         self.summaries: list[list[dict]] = []
         self.summary = summary

@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 
 from harness.conversation import check_tool_order, split_head, split_rounds, validate_projection
 from harness.runner import build
-from harness.tokens import REPLY_PRIMER, TokenCounter
+from tests.helpers import FakeContext
+from harness.tokens import TokenCounter
 from strategies.base import NOTE_ALLOWANCE, BaseStrategy, ToolError, budget_guarantee
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "strategy"
@@ -54,24 +55,11 @@ TEXT_CACHE: dict[str, int] = {}  # token counts shared by every context (as the 
 ODD = st.lists(st.sampled_from(["a", " ", "\n", '"', "\\", "中", "\ud800", "\udfff", "- [ ] x"]), max_size=6).map("".join)
 
 
-class FuzzContext:
-    """A StrategyContext: real token counting, a deterministic summarizer and sub-agent."""
+class FuzzContext(FakeContext):
+    """``FakeContext`` with a shared token cache, a cleaned-up store, a summary naming its pages and a sub-agent."""
 
     def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.counter = TokenCounter(TEXT_CACHE)
-        self.tools: list[dict] = []
-        self.store = Path(tempfile.mkdtemp(dir=STORES.name))
-        self.events: list[tuple[str, dict]] = []
-
-    def count_tokens(self, messages: list[dict]) -> int:
-        return self.counter.messages(messages)
-
-    def count_message(self, message: dict) -> int:
-        return self.counter.message(message)
-
-    def request_overhead(self) -> int:
-        return self.counter.tools(self.tools) + REPLY_PRIMER
+        super().__init__(budget, counter=TokenCounter(TEXT_CACHE), store=Path(tempfile.mkdtemp(dir=STORES.name)))
 
     def summarize(self, messages: list[dict], instructions: str = "") -> str:
         pages = [m["_args"]["page"] for m in messages if m.get("role") == "tool" and "_args" in m]
@@ -79,9 +67,6 @@ class FuzzContext:
 
     def run_subagent(self, task: str, max_steps: int = 60, strategy: Any = None, budget: int | None = None) -> str:
         return f"conclusion on {task[:20]}"
-
-    def log(self, event: str, **data: Any) -> None:
-        self.events.append((event, data))
 
 
 def fresh(name: str, budget: int) -> Any:
