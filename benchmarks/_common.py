@@ -22,6 +22,12 @@ def compose(*overrides: str, hydra_config: bool = False):
         return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra_config)
 
 
+def suite_knobs(suite: str, family: str) -> list[str]:
+    """The ``task.KNOB=VALUE`` overrides that size ``family`` alone (``task=NAME``) as ``suite`` sizes it."""
+    knobs = compose(f"suite={suite}").suite.families[family]
+    return [f"task.{key}={value}" for key, value in knobs.items() if key != "_target_"]
+
+
 def timed_run(*overrides: str) -> tuple[float, list[dict]]:
     """Run a config into a temporary folder; return (seconds, rows)."""
     from harness.runner import execute

@@ -3,11 +3,13 @@
     python benchmarks/memory_pressure.py [--suite default|long] [--instances 2]
 
 Runs strategy ``none`` (budget 1M, so nothing is cut) on every family of the suite with the
-reference agent under ``perfect`` (one call per step) and ``realistic`` (batches every call
-whose arguments it knows), and prints per family: agent steps, peak request, final history,
-and the largest growth of the history in one round (a task whose information arrives in one
-round gives a strategy nothing to manage). Issue 13's targets, read off the output: with the
-batching agent, history past 40K at default size and past 120K at long size, across many rounds.
+reference agent under ``perfect`` (one call per step), ``realistic`` (batches up to 8 calls whose
+arguments it knows) and ``greedy`` (every such call in one turn, up to the task's own
+``max_calls_per_turn``), and prints per family: agent steps, peak request, final history, the
+largest growth of the history in one round and its share of the final history (a task whose
+information arrives in one round gives a strategy nothing to manage). Issue 13's targets, read
+off the output: with the batching agents, history past 40K at default size and past 120K at
+long size, across many rounds (largest round a small share of the final history).
 """
 from __future__ import annotations
 
@@ -16,15 +18,16 @@ import json
 import tempfile
 from pathlib import Path
 
-from _common import compose  # noqa: E402  (puts the repository on sys.path)
+from _common import compose, suite_knobs  # noqa: E402  (puts the repository on sys.path)
 
 
-def run(suite: str, profile: str, instances: int, out: Path) -> list[dict]:
-    """Trial rows of ``none`` on ``suite`` under ``profile``; each row gains ``max_round_growth``."""
+def run(suite: str, profile: str, instances: int, out: Path, family: str | None = None) -> list[dict]:
+    """Trial rows of ``none`` on ``suite`` (or its ``family`` alone) under ``profile``; rows gain ``max_round_growth``."""
     from harness.runner import execute
 
+    only = [f"task={family}", *suite_knobs(suite, family)] if family else []
     cfg = compose(f"suite={suite}", f"suite.instances={instances}", "strategy=none", "budget=1M", "trials=1",
-                  f"model.profile={profile}", "progress=false", "model.context_window=10000000")
+                  f"model.profile={profile}", "progress=false", "model.context_window=10000000", *only)
     execute(cfg, out, echo=lambda _: None)
     steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
@@ -36,15 +39,16 @@ def run(suite: str, profile: str, instances: int, out: Path) -> list[dict]:
 
 def table(rows_by_profile: dict[str, list[dict]]) -> str:
     """Per family and profile: steps, peak request, final history, largest one-round growth (means)."""
-    header = "| family | profile | steps | peak request | final history | largest one-round growth |"
-    lines = [header, "|---|---|---|---|---|---|"]
+    header = "| family | profile | steps | peak request | final history | largest one-round growth | its share |"
+    lines = [header, "|---|---|---|---|---|---|---|"]
     families = sorted({r["family"] for rows in rows_by_profile.values() for r in rows})
     for family in families:
         for profile, rows in rows_by_profile.items():
             f = [r for r in rows if r["family"] == family]
             mean = lambda key: sum(r[key] for r in f) / len(f)  # noqa: E731
             lines.append(f"| {family} | {profile} | {mean('steps'):.0f} | {mean('peak_context'):,.0f} | "
-                         f"{mean('final_history_tokens'):,.0f} | {mean('max_round_growth'):,.0f} |")
+                         f"{mean('final_history_tokens'):,.0f} | {mean('max_round_growth'):,.0f} | "
+                         f"{mean('max_round_growth') / max(1.0, mean('final_history_tokens')):.0%} |")
     return "\n".join(lines)
 
 
@@ -53,11 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="default")
     parser.add_argument("--instances", type=int, default=2)
+    parser.add_argument("--profiles", default="perfect,realistic,greedy", help="reference-agent profiles, comma-separated")
+    parser.add_argument("--family", help="one family alone (task=NAME), at the suite's size")
     args = parser.parse_args(argv)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for profile in ("perfect", "realistic"):
-            results[profile] = run(args.suite, profile, args.instances, Path(tmp) / profile)
+        for profile in args.profiles.split(","):
+            results[profile] = run(args.suite, profile, args.instances, Path(tmp) / profile, args.family)
     print(f"## strategy none, budget 1M, suite {args.suite} ({args.instances} instances; reference agent, not an LLM)\n")
     print(table(results))
     return 0
