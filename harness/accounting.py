@@ -25,6 +25,7 @@ class CallTotals:
     calls: int = 0
     input_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
     cached_sources: set = field(default_factory=set)
@@ -40,6 +41,7 @@ class CallTotals:
         self.cache_breaks += bool(lost)
         self.input_tokens += usage.prompt_tokens or 0
         self.cached_tokens += usage.cached_tokens or 0
+        self.cache_write_tokens += usage.cache_write_tokens or 0
         self.output_tokens += usage.output_tokens or 0
         self.cost += cost
         self.cached_sources.add(usage.cached_source)
@@ -78,7 +80,7 @@ class CallRecorder:
         self._sims[kind].observe_reply(completion.message)
         usage = fill_usage(completion.usage, request_tokens, self.counter.message(completion.message)
                            if completion.usage.output_tokens is None else 0, sim.cached)
-        cost = self.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens)
+        cost = self.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens, usage.cache_write_tokens)
         self.totals[kind].add(usage, cost, sim.cached, sim.lost)
         cache_break = None
         if sim.lost and kind == "agent":
@@ -86,7 +88,8 @@ class CallRecorder:
         self._write_step({
             "trial_id": self.trial_id, "step": step, "kind": kind, "request_tokens": request_tokens,
             "prompt_tokens": usage.prompt_tokens, "cached_tokens": usage.cached_tokens,
-            "cached_source": usage.cached_source, "output_tokens": usage.output_tokens,
+            "cached_source": usage.cached_source, "cache_write_tokens": usage.cache_write_tokens,
+            "output_tokens": usage.output_tokens,
             "reasoning_tokens": usage.reasoning_tokens, "tokens_source": usage.tokens_source,
             "request_messages": len(request), "latency_s": round(completion.latency_s, 6), "cost": cost,
             "sim_cached_tokens": sim.cached, "cache_profile": self.cache_profile.name,

@@ -174,8 +174,9 @@ def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
 
 def pricing_line(pricing: Any) -> str:
     """``pricing: openai-like (USD per 1M tokens: input 2.00, cached input 0.50, output 8.00)``."""
+    writes = f", cache write {pricing.cache_write:.2f}" if getattr(pricing, "cache_write", None) is not None else ""
     return (f"pricing: {pricing.name} (USD per 1M tokens: input {pricing.input:.2f}, "
-            f"cached input {pricing.cached_input:.2f}, output {pricing.output:.2f})")
+            f"cached input {pricing.cached_input:.2f}{writes}, output {pricing.output:.2f})")
 
 
 def note_lines(cfg: DictConfig, pricing_name: str) -> list[str]:

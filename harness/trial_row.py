@@ -89,6 +89,7 @@ def token_columns(trial: Any) -> dict:
         "input_tokens": agent.input_tokens,
         "cached_tokens": agent.cached_tokens,
         "cached_source": "+".join(sorted(agent.cached_sources) or ["none"]),
+        "cache_write_tokens": agent.cache_write_tokens,
         "output_tokens": agent.output_tokens,
         "sim_cached_tokens": agent.sim_cached_tokens,
         "cache_profile": trial.settings.cache_profile.name,

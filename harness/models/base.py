@@ -3,12 +3,22 @@
 ``Usage`` is normalized across backends: ``prompt_tokens`` counts all input tokens
 (cached included), ``cached_tokens`` the part served from a prefix cache, and
 ``cached_source`` says where that figure came from: ``reported`` by the engine,
-``simulated`` by the harness's prefix-cache model, or ``none``.
+``simulated`` by the harness's prefix-cache model, or ``none``. ``cache_write_tokens`` is the
+part of the input written to a provider's cache at a premium (Anthropic's
+``cache_creation_input_tokens``; 0 where a provider writes its cache for free).
+
+Request options: ``request_options(context_management=...)`` makes options visible to the
+backend for the calls made inside the ``with`` block (a ``ContextVar``, so it passes through
+every wrapper unchanged and stays per thread). The loop uses it to hand a server-side
+strategy's parameters to the agent's calls only; a backend that understands an option reads
+it with ``current_request_options()``.
 """
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 
 class ModelError(RuntimeError):
@@ -44,16 +54,23 @@ class Usage:
     reasoning_tokens: int = 0
     cached_source: str = "none"
     tokens_source: str = "reported"
+    cache_write_tokens: int = 0
 
 
 @dataclass
 class Completion:
-    """A model reply: the assistant message, its usage and the call's latency."""
+    """A model reply: the assistant message, its usage and the call's latency.
+
+    ``context_edits`` are the edits a server applied to the request before the model read
+    it (Anthropic's ``context_management.applied_edits``, and a ``compaction`` entry when the
+    server compacted the context), as plain dicts with a ``type``.
+    """
 
     message: dict
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     raw: dict[str, Any] | None = None
+    context_edits: list[dict] = field(default_factory=list)
 
 
 class Model(Protocol):
@@ -88,3 +105,29 @@ def takes_trial(factory: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == "trial" for p in parameters) or any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+_REQUEST_OPTIONS: ContextVar[dict] = ContextVar("ctxbench_request_options", default={})
+
+
+@contextlib.contextmanager
+def request_options(**options: Any) -> Iterator[None]:
+    """Make ``options`` visible to the backend for the calls made inside the block (see the module docstring)."""
+    token = _REQUEST_OPTIONS.set({**_REQUEST_OPTIONS.get(), **{k: v for k, v in options.items() if v is not None}})
+    try:
+        yield
+    finally:
+        _REQUEST_OPTIONS.reset(token)
+
+
+def current_request_options() -> dict:
+    """The options set by the innermost ``request_options`` block (empty outside one)."""
+    return dict(_REQUEST_OPTIONS.get())
+
+
+def innermost(model: Any) -> Any:
+    """The backend under any wrappers (each wrapper keeps the model it wraps as ``inner``)."""
+    seen = 0
+    while getattr(model, "inner", None) is not None and seen < 32:
+        model, seen = model.inner, seen + 1
+    return model

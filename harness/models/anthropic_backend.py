@@ -1,0 +1,363 @@
+"""``model=anthropic``: Anthropic's Messages API through the official ``anthropic`` SDK.
+
+Also ``model=llamacpp_messages`` (a ``llama-server`` you started: it serves ``/v1/messages``)
+and, through ``harness.models.local.LocalMessagesModel``, ``model=local_messages``.
+``pip install -e ".[anthropic]"``; the SDK is imported when the backend is built, not before.
+
+- Conversion: ``harness.models.messages_format`` (OpenAI format <-> Messages, lossless for
+  what the harness holds: system blocks, tool use with ids, parallel tool use, error results,
+  text plus tool use in one turn).
+- Prompt caching (``cache_breakpoints: true``): ``cache_control`` breakpoints, at most 4 as
+  the API allows, placed by ``place_breakpoints``: (1) the last tool schema, (2) the last system
+  block, (3) the last block of the last assistant turn (the last stable message: the newest
+  part of the history the model has already read, which the next request repeats unless a
+  strategy rewrites it), and (4) the last block of the request (so an append-only next
+  request reads everything written now). Empty text blocks never carry one.
+- Usage: ``prompt_tokens`` = ``input_tokens`` + ``cache_read_input_tokens`` +
+  ``cache_creation_input_tokens`` (the API's ``input_tokens`` is the uncached rest);
+  cache reads are ``cached_tokens``, cache creation is ``cache_write_tokens`` (priced with the
+  ``cache_write`` premium of the pricing profile). A ``compaction`` iteration's tokens (not in
+  the top-level usage) are added, since they are billed too.
+- Errors: timeouts, connection errors, 408/409/425/429, 5xx and 529 ``overloaded_error`` are
+  retried by ``harness.models.retry`` (tenacity, ``Retry-After`` honoured; the SDK's own
+  retries are off); ``prompt is too long`` (and llama-server's context-size error) raises
+  ``ContextOverflowError`` (outcome ``context_overflow``); other errors are ``ModelError``.
+- Server-side context management: a strategy's ``server_options()`` reach this backend as
+  request options (``harness.models.base.request_options``): ``context_management`` (edits) and
+  ``betas``. Only a model configured with ``server_context_management: true`` (the
+  ``anthropic`` preset) accepts them; the run refuses the strategy elsewhere. The edits the
+  server reports (``context_management.applied_edits``, ``compaction`` blocks) come back as
+  ``Completion.context_edits``; non-text blocks of a reply (``compaction``, ``thinking``) are
+  kept on the message as ``server_blocks`` and sent back verbatim.
+- Tool calls come from ``tool_use`` blocks; with ``parse_text_tool_calls`` also from tool calls
+  written in the text (llama-server's small models write a ```json block).
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import time
+from typing import Any
+
+from harness.models.base import (Completion, ContextOverflowError, ModelError, PreflightError, Usage,
+                                 current_request_options)
+from harness.models.messages_format import MessagesRequest, reply_message, to_messages
+from harness.models.openai_backend import OVERFLOW_MARKERS, quiet_http_logs
+from harness.models.retry import RetryPolicy, call_with_retries, policy_from, retry_after_seconds
+from harness.models.toolparse import parse_text_tool_calls
+
+INSTALL_HINT = 'pip install -e ".[anthropic]"'
+TRANSIENT_STATUS = {408, 409, 425, 429, 529}
+MAX_BREAKPOINTS = 4
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+NO_KEY = "no-key-required"
+
+
+def sdk() -> Any:
+    """The ``anthropic`` module; ``PreflightError`` with the install line when the extra is missing."""
+    try:
+        import anthropic
+    except ImportError:
+        raise PreflightError(f"the anthropic SDK is not installed: {INSTALL_HINT}") from None
+    return anthropic
+
+
+def http_module() -> Any:
+    """The HTTP library the installed SDK is built on (``httpx`` or ``httpx2``); tests build mock clients with it."""
+    from anthropic import _base_client
+
+    return getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+
+
+def _status(exc: BaseException) -> int | None:
+    return getattr(exc, "status_code", None) if isinstance(exc, sdk().APIStatusError) else None
+
+
+def _body_text(exc: BaseException) -> str:
+    return " ".join([str(exc), json.dumps(getattr(exc, "body", "") or "", default=str)]).lower()
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """Whether an API error says the prompt is longer than the model's context window."""
+    return _status(exc) in (400, 413, 422, 500) and any(marker in _body_text(exc) for marker in OVERFLOW_MARKERS)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Overloaded (529), rate limits, timeouts, connection errors and server errors are worth retrying."""
+    anthropic = sdk()
+    if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
+        return True
+    status = _status(exc)
+    if status is None or is_context_overflow(exc):
+        return False
+    return status in TRANSIENT_STATUS or status >= 500 or "overloaded_error" in _body_text(exc)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The wait a failed response asked for (``retry-after`` / ``retry-after-ms``), if any."""
+    response = getattr(exc, "response", None)
+    return retry_after_seconds(getattr(response, "headers", None)) if response is not None else None
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an API error: class, status, the API's error type and message."""
+    status = _status(exc)
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}
+    kind = f" {error['type']}" if error.get("type") else ""
+    message = error.get("message") or getattr(exc, "message", None) or str(exc)
+    return f"{type(exc).__name__}{f' ({status}{kind})' if status else ''}: {message}".replace("\n", " ")[:500]
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def normalize_usage(data: dict) -> Usage:
+    """A Messages response's usage as a ``Usage`` (see the module docstring)."""
+    usage = data.get("usage") or {}
+    uncached, output = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    read, write = _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens")) or 0
+    for item in usage.get("iterations") or []:
+        if isinstance(item, dict) and item.get("type") == "compaction":  # billed, but not in the top-level figures
+            uncached = (uncached or 0) + (_int(item.get("input_tokens")) or 0)
+            read = (read or 0) + (_int(item.get("cache_read_input_tokens")) or 0)
+            write += _int(item.get("cache_creation_input_tokens")) or 0
+            output = (output or 0) + (_int(item.get("output_tokens")) or 0)
+    prompt = None if uncached is None else uncached + (read or 0) + write
+    return Usage(prompt_tokens=prompt, cached_tokens=read, output_tokens=output, cache_write_tokens=write,
+                 cached_source="reported" if read is not None else "none",
+                 tokens_source="reported" if prompt is not None else "tiktoken")
+
+
+def context_edits(data: dict) -> list[dict]:
+    """The edits the server applied: ``applied_edits`` plus one ``compaction`` entry per compaction block."""
+    applied = (data.get("context_management") or {}).get("applied_edits") or []
+    edits = [dict(edit) for edit in applied if isinstance(edit, dict)]
+    iterations = [i for i in (data.get("usage") or {}).get("iterations") or [] if isinstance(i, dict)]
+    compaction_usage = [i for i in iterations if i.get("type") == "compaction"]
+    for n, block in enumerate(b for b in data.get("content") or [] if isinstance(b, dict) and b.get("type") == "compaction"):
+        edit: dict[str, Any] = {"type": "compaction", "summary_chars": len(block.get("content") or ""),
+                                "failed": block.get("content") is None}
+        if n < len(compaction_usage):
+            edit["input_tokens"] = _int(compaction_usage[n].get("input_tokens"))
+            edit["output_tokens"] = _int(compaction_usage[n].get("output_tokens"))
+        edits.append(edit)
+    return edits
+
+
+def _breakable(block: dict) -> bool:
+    return not (block.get("type") == "text" and not block.get("text"))
+
+
+def _mark_last(blocks: list[dict], ttl: str | None) -> bool:
+    for block in reversed(blocks):
+        if _breakable(block):
+            block["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+            return True
+    return False
+
+
+def place_breakpoints(request: MessagesRequest, ttl: str | None = None) -> int:
+    """Put ``cache_control`` on (a copy of) the request's blocks by the documented policy; returns how many."""
+    placed = 0
+    if request.tools:
+        request.tools[-1]["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+        placed += 1
+    placed += _mark_last(request.system, ttl)
+    turns = request.messages
+    stable = max((i for i, t in enumerate(turns) if t["role"] == "assistant"), default=None)
+    if stable is not None and stable != len(turns) - 1:
+        placed += _mark_last(turns[stable]["content"], ttl)
+    if turns:
+        placed += _mark_last(turns[-1]["content"], ttl)
+    assert placed <= MAX_BREAKPOINTS
+    return placed
+
+
+class AnthropicModel:
+    """A chat model behind the Anthropic Messages API (or llama-server's ``/v1/messages``).
+
+    Parameters:
+        name: the label recorded in every row.
+        base_url: the API root without ``/v1`` (``https://api.anthropic.com``, ``http://127.0.0.1:8080``).
+        model: the provider's model id.
+        api_key_env: the NAME of the environment variable holding the key (``null``: no key).
+        context_window: the window a request may not exceed (tokens).
+        max_tokens: the reply limit (required by the API).
+        temperature: sampling temperature (``null`` for the provider's default).
+        timeout: seconds per HTTP request.
+        retry: a ``RetryPolicy`` mapping (attempts, initial_wait, max_wait, jitter, max_retry_after).
+        cache_breakpoints: place ``cache_control`` breakpoints (see the module docstring).
+        cache_ttl: the breakpoints' ``ttl`` (``null``: the API's 5 minutes; ``1h``).
+        server_context_management: the endpoint applies Anthropic's context-management edits
+            (true only for Anthropic's own API; llama-server ignores them).
+        parse_text_tool_calls: also read tool calls written in the reply's text.
+        extra_body: provider-specific request fields, sent as they are.
+        check_endpoint: preflight reaches ``{base_url}/v1/models`` before a run starts.
+        http_client: an ``httpx.Client`` for the SDK (tests pass a mock transport).
+        api_key: the key itself (tests); normally read from ``api_key_env``.
+    """
+
+    is_reference = False
+
+    def __init__(self, name: str = "anthropic", base_url: str = "https://api.anthropic.com",
+                 model: str = "claude-sonnet-4-5", api_key_env: str | None = "ANTHROPIC_API_KEY",
+                 context_window: int = 200_000, max_tokens: int = 4096, temperature: float | None = 0.0,
+                 timeout: float = 120.0, retry: dict | RetryPolicy | None = None, cache_breakpoints: bool = True,
+                 cache_ttl: str | None = None, server_context_management: bool = False,
+                 parse_text_tool_calls: bool = False, extra_body: dict | None = None, check_endpoint: bool = True,
+                 http_client: Any = None, api_key: str | None = None) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/") if base_url else base_url
+        self.model = model
+        self.api_key_env = api_key_env or None
+        self.context_window = int(context_window)
+        self.max_tokens = int(max_tokens)
+        self.temperature = temperature
+        self.timeout = float(timeout)
+        self.retry = policy_from(retry)
+        self.cache_breakpoints = bool(cache_breakpoints)
+        self.cache_ttl = cache_ttl
+        self.server_context_management = bool(server_context_management)
+        self.parse_text_tool_calls = parse_text_tool_calls
+        self.extra_body = dict(extra_body or {})
+        self.check_endpoint = check_endpoint
+        self.http_client = http_client
+        self._api_key = api_key
+        self._client: Any = None
+        self._ids = itertools.count(1)
+        quiet_http_logs()
+
+    # -- setup ---------------------------------------------------------------------------
+    def api_key(self) -> str:
+        """The API key (a placeholder for keyless servers such as llama-server)."""
+        if self._api_key is not None:
+            return self._api_key
+        if not self.api_key_env:
+            return NO_KEY
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ModelError(f"the environment variable {self.api_key_env} (the API key) is not set")
+        return key
+
+    @property
+    def client(self) -> Any:
+        """The SDK client, created on first use with ``max_retries=0`` (tenacity retries)."""
+        if self._client is None:
+            self._client = sdk().Anthropic(base_url=self.base_url, api_key=self.api_key(), max_retries=0,
+                                           timeout=self.timeout, http_client=self.http_client)
+        return self._client
+
+    def check(self) -> None:
+        """Preflight: the SDK is installed, the key's variable is set, and the endpoint answers."""
+        sdk()
+        if self._api_key is None and self.api_key_env and not os.environ.get(self.api_key_env):
+            raise PreflightError(f"model {self.name}: the environment variable {self.api_key_env} holding the API key "
+                                 f"is not set (export {self.api_key_env}=... first)")
+        if self.check_endpoint:
+            self.probe()
+
+    def probe(self, timeout: float = 10.0) -> int:
+        """GET ``{base_url}/v1/models``; any HTTP answer counts as reachable, a 401 as a rejected key."""
+        httpx = http_module()
+        url = f"{self.base_url}/v1/models"
+        headers = {"x-api-key": self.api_key(), "anthropic-version": "2023-06-01"}
+        try:
+            if self.http_client is not None:
+                response = self.http_client.get(url, headers=headers, timeout=timeout)
+            else:
+                with httpx.Client(timeout=timeout) as client:
+                    response = client.get(url, headers=headers)
+        except Exception as exc:  # connection refused, DNS, timeout, bad URL
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise PreflightError(f"model {self.name}: cannot reach {self.base_url} ({reason})") from None
+        if response.status_code == 401:
+            where = f" in {self.api_key_env}" if self.api_key_env else ""
+            raise PreflightError(f"model {self.name}: {self.base_url} rejected the API key{where} (401)")
+        return response.status_code
+
+    # -- calls ---------------------------------------------------------------------------
+    def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:
+        """The arguments of ``beta.messages.create`` for one request (breakpoints and server options included)."""
+        request = to_messages(copy.deepcopy(messages), copy.deepcopy(tools))
+        if self.cache_breakpoints:
+            place_breakpoints(request, self.cache_ttl)
+        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": request.messages}
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = request.tools
+        kwargs.update(self.server_kwargs(current_request_options()))
+        extra = dict(self.extra_body)
+        if self.temperature is not None:  # a wire field of the API that this SDK's signature may not list
+            extra.setdefault("temperature", self.temperature)
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def server_kwargs(self, options: dict) -> dict:
+        """``context_management`` and ``betas`` from the request options; refused where unsupported."""
+        management = options.get("context_management")
+        if not management:
+            return {}
+        if not self.server_context_management:
+            raise ModelError(f"model {self.name} does not apply server-side context management "
+                             "(server_context_management: false); use model=anthropic")
+        betas = list(dict.fromkeys([CONTEXT_MANAGEMENT_BETA, *(options.get("betas") or [])]))
+        return {"context_management": management, "betas": betas}
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
+        """Send one request (with retries) and normalize the reply, its usage and the server's edits."""
+        kwargs = self.request_kwargs(messages, tools)
+        client = self.client
+        anthropic = sdk()
+        create = client.beta.messages.with_raw_response.create
+        started = time.perf_counter()
+        try:
+            response = call_with_retries(lambda: create(**kwargs), policy=self.retry, is_transient=is_transient,
+                                         retry_after=retry_after, describe=describe)
+        except ModelError:
+            raise
+        except anthropic.AnthropicError as exc:
+            if is_context_overflow(exc):
+                raise ContextOverflowError(describe(exc)) from None
+            raise ModelError(describe(exc)) from None
+        latency = time.perf_counter() - started
+        try:
+            data = json.loads(response.http_response.text)
+        except ValueError:
+            raise ModelError(f"the response is not JSON: {response.http_response.text[:200]}") from None
+        if not isinstance(data, dict):
+            raise ModelError(f"the response is not a message: {str(data)[:200]}")
+        return Completion(message=self.to_message(data), usage=normalize_usage(data), latency_s=latency, raw=data,
+                          context_edits=context_edits(data))
+
+    def to_message(self, data: dict) -> dict:
+        """The assistant message of a response (tool calls from ``tool_use`` blocks or the text)."""
+        blocks = data.get("content")
+        if not isinstance(blocks, list):
+            raise ModelError(f"the response has no content blocks: {str(data)[:200]}")
+        blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks if isinstance(b, dict)]
+        message = reply_message(blocks)
+        for call in message.get("tool_calls") or []:
+            call["id"] = call["id"] or f"toolu_{next(self._ids)}"
+        if not message.get("tool_calls") and self.parse_text_tool_calls:
+            parsed = parse_text_tool_calls(message["content"])
+            if parsed.calls:
+                message["_raw_content"] = message["content"]  # what the model wrote (transcript, cache simulator)
+                message["content"] = parsed.text
+                message["tool_calls"] = [{"id": f"toolu_{next(self._ids)}", "type": "function",
+                                          "function": {"name": name, "arguments": arguments}}
+                                         for name, arguments in parsed.calls]
+                message["_text_tool_calls"] = True
+            elif parsed.error:
+                message["_parse_error"] = parsed.error
+        if not message.get("tool_calls") and data.get("stop_reason") == "max_tokens" and "_parse_error" not in message:
+            message["_parse_error"] = "the reply was cut off at the max_tokens limit; be shorter"
+        return message
