@@ -160,11 +160,12 @@ def reference_rows(ref_cfg: DictConfig) -> list[dict]:
 
 def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
     """The job's planned trial count, its estimate, and its trial settings (pricing, cache profile)."""
-    from harness.runner import build, max_cost_from, plan, settings_from
+    from harness.runner import build, check_server_side, max_cost_from, plan, settings_from
 
-    settings, strategy_spec, _ = settings_from(job_cfg, Path("dry-run"))
+    settings, strategy_spec, model_spec = settings_from(job_cfg, Path("dry-run"))
     jobs, _ = plan(job_cfg)
-    build(strategy_spec, "strategy")  # bad parameters: one line, as a real run says it
+    strategy = build(strategy_spec, "strategy")  # bad parameters: one line, as a real run says it
+    check_server_side(strategy, build(model_spec, "model"), settings.strategy_name)  # refused as a real run refuses
     max_cost_from(job_cfg)
     rows = reference_rows(reference_config(job_cfg, settings.cache_profile.name))
     return len(jobs), scaled(rows, len(jobs)), settings

@@ -22,7 +22,7 @@ from harness.cache_sim import PROFILES, CacheProfile
 from harness.conversation import (InvalidConversation, check_tool_order, iter_calls, parse_arguments, strip_private,
                                   validate_projection)
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
-from harness.models.base import Completion, ContextOverflowError, ModelError, session_for
+from harness.models.base import Completion, ContextOverflowError, ModelError, request_options, session_for
 from harness.models.toolparse import parse_error_message
 from harness.pricing import Pricing
 from harness.records import RunWriter
@@ -121,6 +121,7 @@ class Trial:
         self._stripped: dict[int, tuple[dict, dict]] = {}
         self.rewrites_system = bool(getattr(strategy, "rewrites_system", False))  # deliberate experiments only
         self.order_tools = getattr(strategy, "order_tools", None)
+        self.server_options = getattr(strategy, "server_options", None)  # server-side strategies (strategies/server_side.py)
 
     # ------------------------------------------------------------ the run
 
@@ -168,7 +169,7 @@ class Trial:
         if prepared is None or not self.fits_window(prepared):
             return
         completion = self.call_model(prepared)
-        if completion is None:
+        if completion is None or not self.observe_server_edits(completion):
             return
         reply = self.append_reply(completion)
         calls = list(iter_calls(reply))
@@ -258,9 +259,18 @@ class Trial:
         return False
 
     def call_model(self, prepared: Prepared) -> Completion | None:
-        """Send the request; a failure ends the trial (``context_overflow`` or ``model_error``) and gives ``None``."""
+        """Send the request; a failure ends the trial (``context_overflow`` or ``model_error``) and gives ``None``.
+
+        A server-side strategy's ``server_options()`` travel with the agent's call only, as request options.
+        """
         try:
-            return self.agent.complete(list(prepared.sent), self.tools)
+            options = dict(self.server_options() or {}) if self.server_options is not None else {}
+        except Exception as exc:
+            self.end("strategy_error", f"strategy server_options raised at step {self.steps}: {type(exc).__name__}: {exc}")
+            return None
+        try:
+            with request_options(**options):
+                return self.agent.complete(list(prepared.sent), self.tools)
         except ContextOverflowError as exc:
             self.end("context_overflow", str(exc))
         except ModelError as exc:
@@ -268,6 +278,26 @@ class Trial:
         except Exception as exc:  # a backend bug must not kill the run
             self.end("model_error", f"{type(exc).__name__}: {exc}")
         return None
+
+    def observe_server_edits(self, completion: Completion) -> bool:
+        """Hand the edits the server applied to the strategy (``observe_server_edits``), which logs them as
+        strategy events of this step; without such a strategy they are logged as ``server_edit`` events.
+        False (the trial ends with ``strategy_error``) when the strategy raises."""
+        edits = list(getattr(completion, "context_edits", None) or [])
+        if not edits:
+            return True
+        observe = getattr(self.strategy, "observe_server_edits", None)
+        if not callable(observe):
+            for edit in edits:
+                self.ctx.log("server_edit", **edit)
+            return True
+        try:
+            observe(edits)
+        except Exception as exc:
+            self.end("strategy_error", f"strategy observe_server_edits raised at step {self.steps}: "
+                                       f"{type(exc).__name__}: {exc}")
+            return False
+        return True
 
     def append_reply(self, completion: Completion) -> dict:
         """Append the model's reply to the history and log it."""

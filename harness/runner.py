@@ -289,7 +289,7 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
     max_cost_from(cfg)  # a bad max_cost: one line before anything is written
     model = build(model_spec, "model")
     summarizer = build(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
-    build(strategy_spec, "strategy")  # fail early on bad parameters
+    check_server_side(build(strategy_spec, "strategy"), model, settings.strategy_name)  # bad parameters fail here too
     ident = identity(cfg)
     check_identity(run_dir, ident)
     models = [m for i, m in enumerate((model, summarizer)) if m is not None and (i == 0 or m is not model)]
@@ -302,6 +302,21 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
                 except (PreflightError, ModelError) as exc:
                     raise ConfigError(f"model {getattr(m, 'name', '?')}: {exc}") from None
         return _run(cfg, run_dir, settings, strategy_spec, wrap_model(model, cfg), summarizer, jobs, ident, echo)
+
+
+def check_server_side(strategy: Any, model: Any, strategy_name: str) -> None:
+    """Refuse a server-side strategy on a backend that does not apply its parameters (one line, exit 2)."""
+    need = getattr(strategy, "server_side", None)
+    if not need:
+        return
+    from harness.models.base import innermost
+
+    backend = innermost(model)
+    if need == "context_management" and getattr(backend, "server_context_management", False):
+        return
+    supported = ", ".join(f"model={m}" for m in getattr(strategy, "supporting_models", ())) or "none"
+    raise ConfigError(f"strategy {strategy_name} needs a backend that applies server-side context management; "
+                      f"model {getattr(model, 'name', '?')} does not (supported: {supported})")
 
 
 def preflight(models: list[Any]) -> None:

@@ -18,6 +18,13 @@ running summary, counters). Optional, duck-typed hooks:
   The schemas precede the messages in the cached prefix, so reordering them breaks the cache;
   it exists for deliberate experiments (``strategies/pitfalls.py``).
 
+Server-side strategies (strategies/server_side.py) add three more: a class attribute
+``server_side`` names the server feature the backend must apply (``"context_management"``;
+the run refuses other backends with one line, exit code 2), ``server_options()`` returns the
+request options sent with every agent call (``context_management``, ``betas``), and
+``observe_server_edits(edits)`` receives the edits the server reports after each call (to log
+them as strategy events). A wrapping strategy forwards all three to its base.
+
 A class attribute ``rewrites_system = True`` declares that ``prepare`` changes the leading
 system message (it must still be a system message). The harness then relaxes that one rule of
 the validation and records ``rewrites_system: true`` in the trial row. It is for deliberate
@@ -183,6 +190,25 @@ class WrappingStrategy(BaseStrategy):
     def base_prepare(self, messages: list[dict]) -> list[dict]:
         """The base's projection, or the history when there is no base."""
         return self.base.prepare(messages) if self.base is not None else list(messages)
+
+    @property
+    def server_side(self) -> str | None:
+        """The base's server feature (``None``: the base runs in the harness)."""
+        return getattr(self.base, "server_side", None) if self.base is not None else None
+
+    def server_options(self) -> dict:
+        """The base's request options (none for a base that runs in the harness)."""
+        options = getattr(self.base, "server_options", None)
+        return dict(options() or {}) if callable(options) else {}
+
+    def observe_server_edits(self, edits: list[dict]) -> None:
+        """Hand the server's edits to the base (logged as plain ``server_edit`` events when it takes none)."""
+        observe = getattr(self.base, "observe_server_edits", None)
+        if callable(observe):
+            observe(edits)
+            return
+        for edit in edits:
+            self.ctx.log("server_edit", **edit)
 
     def own_tools(self) -> list[dict]:
         """The wrapper's own tools (none by default)."""

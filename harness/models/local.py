@@ -13,7 +13,9 @@ The harness then:
 2. creates the ``.so.0`` soname links the wheel lacks (in ``~/.cache/ctxbench/llama-libs``);
 3. starts ``llama-server --jinja`` on 127.0.0.1 on a free port and waits for ``/health``;
 4. runs the trials through the OpenAI-compatible backend (cached tokens are the engine's
-   own ``timings.cache_n`` / ``prompt_tokens_details.cached_tokens``);
+   own ``timings.cache_n`` / ``prompt_tokens_details.cached_tokens``), or, for
+   ``model=local_messages``, through the same server's Anthropic Messages API with the
+   ``anthropic`` SDK (cached tokens: ``cache_read_input_tokens``);
 5. stops the server on exit, on error and on Ctrl-C / SIGTERM (context manager, atexit,
    signal handler, and the child dies with its parent on Linux).
 
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.models.base import Completion, ModelError, PreflightError
+from harness.models.anthropic_backend import AnthropicModel, sdk
 from harness.models.openai_backend import OpenAIModel, http_module, quiet_http_logs
 
 INSTALL_HINT = 'pip install -e ".[local]"'
@@ -337,7 +340,73 @@ class LlamaServer:
         self.stop()
 
 
-class LocalModel(OpenAIModel):
+class ManagedServer:
+    """The harness-managed ``llama-server`` lifecycle shared by ``model=local`` and ``model=local_messages``.
+
+    A mixin before the backend class: ``start`` assembles the model (once), starts the server
+    and points the backend at it (``point_at``); ``complete`` starts it on first use;
+    ``check`` is the preflight (the extra is installed).
+    """
+
+    server: "LlamaServer | None" = None
+
+    def init_server(self, variant: str, context_window: int, n_ctx: int | None, threads: int | None, parallel: int,
+                    server_args: list[str] | None, startup_timeout: float, model_path: str | None) -> None:
+        """Keep the server settings (called by the backend's ``__init__``)."""
+        self.variant = variant
+        self.n_ctx = int(n_ctx or context_window)
+        self.threads = threads
+        self.parallel = parallel
+        self.server_args = list(server_args or [])
+        self.startup_timeout = startup_timeout
+        self.model_path = Path(model_path) if model_path else None
+        self.server = None
+        self._start_lock = threading.Lock()
+
+    def check(self) -> None:
+        """Preflight: the extra is installed (the server binary and every chunk package)."""
+        server_binary()
+        if self.model_path is None:
+            chunk_paths(weights_for(self.variant))
+        elif not self.model_path.is_file():
+            raise PreflightError(f"model_path {self.model_path} does not exist")
+
+    def point_at(self, url: str) -> None:  # pragma: no cover - overridden
+        """Point the backend's client at the running server's root URL."""
+        raise NotImplementedError
+
+    def start(self) -> "ManagedServer":
+        """Assemble the model (once), start the server, point the client at it."""
+        with self._start_lock:
+            if self.server is not None and self.server.process is not None:
+                return self
+            path = self.model_path or assemble(weights_for(self.variant))
+            self.server = LlamaServer(path, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
+                                      extra_args=self.server_args, startup_timeout=self.startup_timeout)
+            self.server.start()
+            self.point_at(self.server.url)
+        return self
+
+    def stop(self) -> None:
+        """Stop the server (idempotent)."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
+        """Start the server on first use, then call the backend."""
+        if self.server is None:
+            self.start()
+        return super().complete(messages, tools)  # type: ignore[misc]
+
+    def __enter__(self) -> "ManagedServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class LocalModel(ManagedServer, OpenAIModel):
     """Qwen2.5-Coder on a harness-managed ``llama-server``; see the module docstring.
 
     Parameters:
@@ -363,53 +432,45 @@ class LocalModel(OpenAIModel):
                          max_tokens_param="max_tokens", temperature=temperature, seed=seed, timeout=timeout,
                          retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
                          parse_text_tool_calls=True, check_endpoint=False, http_client=http_client)
-        self.variant = variant
-        self.n_ctx = int(n_ctx or context_window)
-        self.threads = threads
-        self.parallel = parallel
-        self.server_args = list(server_args or [])
-        self.startup_timeout = startup_timeout
-        self.model_path = Path(model_path) if model_path else None
-        self.server: LlamaServer | None = None
-        self._start_lock = threading.Lock()
+        self.init_server(variant, context_window, n_ctx, threads, parallel, server_args, startup_timeout, model_path)
+
+    def point_at(self, url: str) -> None:
+        """The OpenAI-compatible API lives under ``/v1``."""
+        self.base_url = f"{url}/v1"
+        self._client = None
+
+
+class LocalMessagesModel(ManagedServer, AnthropicModel):
+    """``model=local_messages``: the same harness-managed ``llama-server`` as ``model=local``, spoken to
+    through its Anthropic Messages API (``/v1/messages``) by the ``anthropic`` SDK.
+
+    Parameters are those of ``LocalModel``; the server's cached tokens come back as
+    ``cache_read_input_tokens``. No ``cache_control`` breakpoints (llama.cpp caches the slot's
+    prefix by itself) and no server-side context management (llama-server does not apply it).
+    """
+
+    def __init__(self, name: str = "local_messages", variant: str = "0.5b", context_window: int = 8192,
+                 n_ctx: int | None = None, max_tokens: int = 512, temperature: float | None = 0.0,
+                 timeout: float = 900.0, retry: dict | None = None, threads: int | None = None, parallel: int = 1,
+                 server_args: list[str] | None = None, startup_timeout: float = 600.0, model_path: str | None = None,
+                 http_client: Any = None) -> None:
+        super().__init__(name=name, base_url="http://127.0.0.1:0", model=f"qwen2.5-coder-{variant}-instruct",
+                         api_key_env=None, context_window=context_window, max_tokens=max_tokens,
+                         temperature=temperature, timeout=timeout,
+                         retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
+                         cache_breakpoints=False, server_context_management=False, parse_text_tool_calls=True,
+                         check_endpoint=False, http_client=http_client)
+        self.init_server(variant, context_window, n_ctx, threads, parallel, server_args, startup_timeout, model_path)
 
     def check(self) -> None:
-        """Preflight: the extra is installed (the server binary and every chunk package)."""
-        server_binary()
-        if self.model_path is None:
-            chunk_paths(weights_for(self.variant))
-        elif not self.model_path.is_file():
-            raise PreflightError(f"model_path {self.model_path} does not exist")
+        """Preflight: the ``anthropic`` extra and the ``local`` extra are installed."""
+        sdk()
+        super().check()
 
-    def start(self) -> "LocalModel":
-        """Assemble the model (once), start the server, point the client at it."""
-        with self._start_lock:
-            if self.server is not None and self.server.process is not None:
-                return self
-            path = self.model_path or assemble(weights_for(self.variant))
-            self.server = LlamaServer(path, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
-                                      extra_args=self.server_args, startup_timeout=self.startup_timeout)
-            self.server.start()
-            self.base_url = f"{self.server.url}/v1"
-            self._client = None
-        return self
-
-    def stop(self) -> None:
-        """Stop the server (idempotent)."""
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
-
-    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
-        if self.server is None:
-            self.start()
-        return super().complete(messages, tools)
-
-    def __enter__(self) -> "LocalModel":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def point_at(self, url: str) -> None:
+        """The Messages API lives under the server's root (the SDK adds ``/v1/messages``)."""
+        self.base_url = url
+        self._client = None
 
 
 def main(argv: list[str] | None = None) -> int:
