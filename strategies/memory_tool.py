@@ -82,7 +82,7 @@ class MemoryStore:
     def _refuse_link(target: Path, shown: str) -> None:
         try:
             mode = os.lstat(target).st_mode
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return
         if stat.S_ISLNK(mode):
             raise ToolError(f"{shown} goes through a symlink; refused")

@@ -207,7 +207,7 @@ class AnthropicModel:
     is_reference = False
 
     def __init__(self, name: str = "anthropic", base_url: str = "https://api.anthropic.com",
-                 model: str = "claude-sonnet-4-5", api_key_env: str | None = "ANTHROPIC_API_KEY",
+                 model: str = "claude-sonnet-4-6", api_key_env: str | None = "ANTHROPIC_API_KEY",
                  context_window: int = 200_000, max_tokens: int = 4096, temperature: float | None = 0.0,
                  timeout: float = 120.0, retry: dict | RetryPolicy | None = None, cache_breakpoints: bool = True,
                  cache_ttl: str | None = None, server_context_management: bool = False,
@@ -267,7 +267,8 @@ class AnthropicModel:
         """GET ``{base_url}/v1/models``; any HTTP answer counts as reachable, a 401 as a rejected key."""
         httpx = http_module()
         url = f"{self.base_url}/v1/models"
-        headers = {"x-api-key": self.api_key(), "anthropic-version": "2023-06-01"}
+        key = self.api_key()  # both spellings: the API reads x-api-key, newer SDKs send a bearer token
+        headers = {"x-api-key": key, "Authorization": f"Bearer {key}", "anthropic-version": "2023-06-01"}
         try:
             if self.http_client is not None:
                 response = self.http_client.get(url, headers=headers, timeout=timeout)
