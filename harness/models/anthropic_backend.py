@@ -294,8 +294,10 @@ class AnthropicModel:
             kwargs["system"] = request.system
         if request.tools:
             kwargs["tools"] = request.tools
-        kwargs.update(self.server_kwargs(current_request_options()))
-        extra = dict(self.extra_body)
+        server = self.server_kwargs(current_request_options())
+        if server:
+            kwargs["extra_headers"] = server["extra_headers"]
+        extra = {**server.get("extra_body", {}), **self.extra_body}
         if self.temperature is not None:  # a wire field of the API that this SDK's signature may not list
             extra.setdefault("temperature", self.temperature)
         if extra:
@@ -311,7 +313,8 @@ class AnthropicModel:
             raise ModelError(f"model {self.name} does not apply server-side context management "
                              "(server_context_management: false); use model=anthropic")
         betas = list(dict.fromkeys([CONTEXT_MANAGEMENT_BETA, *(options.get("betas") or [])]))
-        return {"context_management": management, "betas": betas}
+        # as wire fields, not SDK arguments: any SDK version that has the beta resource sends them
+        return {"extra_body": {"context_management": management}, "extra_headers": {"anthropic-beta": ",".join(betas)}}
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
         """Send one request (with retries) and normalize the reply, its usage and the server's edits."""
