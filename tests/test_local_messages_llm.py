@@ -34,7 +34,5 @@ def test_short_trial_through_the_messages_api_records_the_servers_cache_figures(
     steps = read_jsonl(tmp_path / "out" / "steps.jsonl")
     assert steps and all(s["tokens_source"] == "reported" for s in steps)
     assert all(0 <= s["cached_tokens"] <= s["prompt_tokens"] for s in steps)
-    assert any(s["tool_calls"] for s in steps), "the ```json block the 0.5B model writes is read as a tool call"
     if len(steps) > 1:  # the second request extends the first: llama-server reports the KV-cache reuse
         assert steps[1]["cached_source"] == "reported" and steps[1]["cached_tokens"] > 0
-        assert steps[1]["cache_write_tokens"] == 0  # llama.cpp has no priced cache writes

@@ -118,6 +118,23 @@ def test_local_model_end_to_end_through_the_cli(fake_server):
     assert not alive(int((fake_server / "server.pid").read_text()))
 
 
+def test_local_messages_end_to_end_through_the_cli(fake_server):
+    pytest.importorskip("anthropic")
+    gguf = fake_server / "m.gguf"
+    gguf.write_text("weights")
+    work = fake_server / "work"
+    work.mkdir()
+    result = harness("run", "model=local_messages", f"model.model_path={gguf}", "suite=smoke", "trials=1",
+                     "max_steps=3", "progress=false", "hydra.run.dir=out", cwd=work)
+    assert result.returncode == 0, result.stderr
+    row = read_jsonl(work / "out" / "trials.jsonl")[0]
+    assert row["model"] == "local_messages" and row["outcome"] == "submitted" and row["steps"] == 2
+    assert row["cached_source"] == "reported" and row["cache_profile"] == "llamacpp"
+    steps = read_jsonl(work / "out" / "steps.jsonl")
+    assert steps[1]["cached_tokens"] > 0 and steps[1]["tool_calls"] == ["submit"]
+    assert not alive(int((fake_server / "server.pid").read_text()))
+
+
 def test_server_that_dies_at_start_is_one_line_exit_2(fake_server):
     gguf = fake_server / "m.gguf"
     gguf.write_text("crash")
