@@ -80,6 +80,8 @@ class CallRecorder:
         self._sims[kind].observe_reply(completion.message)
         usage = fill_usage(completion.usage, request_tokens, self.counter.message(completion.message)
                            if completion.usage.output_tokens is None else 0, sim.cached)
+        if usage.cached_source == "simulated":  # the simulated cache writes as the profile's provider would
+            usage.cache_write_tokens = self.cache_profile.simulated_writes(usage.prompt_tokens, usage.cached_tokens)
         cost = self.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens, usage.cache_write_tokens)
         self.totals[kind].add(usage, cost, sim.cached, sim.lost)
         cache_break = None

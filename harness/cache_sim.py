@@ -36,6 +36,9 @@ class CacheProfile:
         include_reply: the cache also holds the previous reply's tokens (a llama.cpp slot
             keeps what it generated; a reply the harness rewrote, such as a tool call parsed
             from text, matches only as far as its raw text renders the same).
+        writes: the provider bills cache writes apart (Anthropic: everything up to the
+            request's final breakpoint that was not read is written, from ``min_tokens``
+            up); a simulated call then records ``prompt - cached`` as its cache writes.
     """
 
     name: str
@@ -43,6 +46,13 @@ class CacheProfile:
     block: int = 1
     scope: str = "all"
     include_reply: bool = False
+    writes: bool = False
+
+    def simulated_writes(self, prompt_tokens: int, cached_tokens: int) -> int:
+        """Cache-write tokens of a call whose cache figure is simulated (0 unless ``writes``)."""
+        if not self.writes or prompt_tokens < max(self.min_tokens, 1):
+            return 0
+        return max(prompt_tokens - cached_tokens, 0)
 
     def round(self, tokens: int) -> int:
         """The cached figure for a matched prefix of ``tokens`` tokens."""
@@ -56,8 +66,9 @@ PROFILES: dict[str, CacheProfile] = {
     "openai": CacheProfile("openai", min_tokens=1024, block=128),
     # DeepSeek: context caching on disk in 64-token units.
     "deepseek": CacheProfile("deepseek", min_tokens=64, block=64),
-    # Anthropic-like: a cache breakpoint at the end of every request, 1,024-token minimum.
-    "anthropic": CacheProfile("anthropic", min_tokens=1024, block=1),
+    # Anthropic-like: a cache breakpoint at the end of every request, 1,024-token minimum;
+    # what is not read is written (billed with the pricing profile's cache_write).
+    "anthropic": CacheProfile("anthropic", min_tokens=1024, block=1, writes=True),
     # llama.cpp server with one slot: the previous prompt's KV cache, token-exact.
     "llamacpp": CacheProfile("llamacpp", min_tokens=1, block=1, scope="last", include_reply=True),
     # No prefix cache.

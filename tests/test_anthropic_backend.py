@@ -318,3 +318,22 @@ def test_the_cli_refuses_a_server_strategy_on_another_backend(tmp_path):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "server_clear_tool_uses" in lines[0] and "model=anthropic" in lines[0]
     assert not (tmp_path / "run" / "trials.jsonl").exists()
+
+
+def test_a_simulated_anthropic_cache_also_simulates_the_writes(tmp_path):
+    """The reference agent priced as if on Anthropic: what the simulator does not read is written."""
+    from harness.models.scripted import ScriptedModel
+
+    writer = RunWriter(tmp_path)
+    settings = TrialSettings(budget=100_000, max_steps=20, strategy_name="none", strategy_params={}, model_name="scripted",
+                             pricing=ANTHROPIC_LIKE, cache_profile=PROFILES["anthropic"])
+    run_trial(trial_id="t", trial_index=0, instance=instance(), strategy=NoManagement(), model=ScriptedModel(),
+              summarizer=None, settings=settings, writer=writer)
+    writer.close()
+    steps = read_jsonl(tmp_path / "steps.jsonl")
+    assert all(s["cached_source"] == "simulated" for s in steps)
+    for s in steps:
+        expected = s["prompt_tokens"] - s["cached_tokens"] if s["prompt_tokens"] >= 1024 else 0
+        assert s["cache_write_tokens"] == expected
+    assert any(s["cache_write_tokens"] for s in steps)
+    assert PROFILES["openai"].simulated_writes(5000, 1000) == 0
