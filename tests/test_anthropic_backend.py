@@ -337,3 +337,13 @@ def test_a_simulated_anthropic_cache_also_simulates_the_writes(tmp_path):
         assert s["cache_write_tokens"] == expected
     assert any(s["cache_write_tokens"] for s in steps)
     assert PROFILES["openai"].simulated_writes(5000, 1000) == 0
+
+
+def test_count_tokens_asks_the_server(waits):
+    def answer(request):
+        assert request.url.path == "/v1/messages/count_tokens"
+        body = json.loads(request.content)
+        assert body["system"][0]["text"] == "s" and "max_tokens" not in body and body["tools"][0]["name"] == "get_invoice_page"
+        return httpx.Response(200, json={"input_tokens": 2569})
+
+    assert model(answer).count_tokens(MESSAGES, TOOLS) == 2569

@@ -316,6 +316,26 @@ class AnthropicModel:
         # as wire fields, not SDK arguments: any SDK version that has the beta resource sends them
         return {"extra_body": {"context_management": management}, "extra_headers": {"anthropic-beta": ",".join(betas)}}
 
+    def count_tokens(self, messages: list[dict], tools: list[dict]) -> int:
+        """The server's own count of a request's input tokens (``POST /v1/messages/count_tokens``,
+        which llama-server serves too), with the shared retries; for calibrating the harness's
+        tiktoken counts against the provider's tokenizer."""
+        request = to_messages(copy.deepcopy(messages), copy.deepcopy(tools))
+        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = request.tools
+        count = self.client.messages.count_tokens
+        try:
+            response = call_with_retries(lambda: count(**kwargs), policy=self.retry, is_transient=is_transient,
+                                         retry_after=retry_after, describe=describe)
+        except ModelError:
+            raise
+        except sdk().AnthropicError as exc:
+            raise ModelError(describe(exc)) from None
+        return int(response.input_tokens)
+
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
         """Send one request (with retries) and normalize the reply, its usage and the server's edits."""
         kwargs = self.request_kwargs(messages, tools)
