@@ -250,11 +250,23 @@ def test_preflight_reaches_the_endpoint_and_reports_a_rejected_key():
 
 def test_llamacpp_json_block_is_a_tool_call():
     replay = Replay(*fixture("llamacpp_messages")["exchanges"])
-    completion = model(replay, parse_text_tool_calls=True, cache_breakpoints=False).complete(MESSAGES, TOOLS)
-    [call] = completion.message["tool_calls"]
-    assert call["function"]["name"] == "get_invoice_page" and json.loads(call["function"]["arguments"]) == {"page": 1}
-    assert completion.usage.cached_tokens == 2557 and completion.usage.prompt_tokens == 2569
+    llama = model(replay, parse_text_tool_calls=True, cache_breakpoints=False)
+    first, second, after_error = (llama.complete(MESSAGES, TOOLS) for _ in range(3))
+    for completion in (first, second, after_error):
+        [call] = completion.message["tool_calls"]
+        assert call["function"]["name"] == "get_invoice_page" and json.loads(call["function"]["arguments"]) == {"page": 1}
+        assert completion.message["_raw_content"].count("get_invoice_page") == 1
+    assert (first.usage.prompt_tokens, first.usage.cached_tokens) == (161, 0)
+    assert (second.usage.prompt_tokens, second.usage.cached_tokens, second.usage.cache_write_tokens) == (161, 160, 0)
+    assert after_error.usage.cached_tokens == 161 and after_error.usage.cached_source == "reported"
     assert "cache_control" not in json.dumps(replay.body(0))
+
+
+def test_llamacpp_context_size_error_is_context_overflow(waits):
+    replay = Replay(fixture("llamacpp_messages")["overflow"])
+    with pytest.raises(ContextOverflowError, match="exceeds the available context size"):
+        model(replay).complete(MESSAGES, TOOLS)
+    assert len(replay.requests) == 1 and waits == []
 
 
 # ------------------------------------------------------------------ server-side strategies
