@@ -367,6 +367,32 @@ def calibration(results: Path) -> str:
     return "\n\n".join(parts) + "\n\nReference agent (scripted, not an LLM) under each profile, beside the LLM's recorded runs."
 
 
+# ----------------------------------------------------------------------------------- memory pressure
+
+def _memory_pressure(suite: str, instances: int) -> str:
+    """benchmarks/memory_pressure.py's table for ``suite`` under the three profiles (no run folder)."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import memory_pressure as mp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = {p: mp.run(suite, p, instances, Path(tmp) / p) for p in ("perfect", "realistic", "greedy")}
+    return (mp.table(rows) + f"\n\nReference agent (scripted, not an LLM), strategy `none` at budget 1M, suite `{suite}` "
+            f"({instances} instance(s) per family, 1 trial): `perfect` makes one call per step, `realistic` batches up "
+            "to 8 calls it knows the arguments of, `greedy` every such call, up to the task's `max_calls_per_turn`.")
+
+
+def memory_pressure(results: Path) -> str:
+    """History per family at default size, three profiles (issue 13 §1: past 40K over many rounds)."""
+    return _memory_pressure("default", 2)
+
+
+def memory_pressure_long(results: Path) -> str:
+    """History per family at long size, three profiles (issue 13 §1: past 120K over many rounds)."""
+    return _memory_pressure("long", 1)
+
+
 # ---------------------------------------------------------------------------------------- quickstart
 
 QUICKSTART = ("strategy=headtail", "budget=25k")
@@ -396,7 +422,9 @@ def quickstart(results: Path) -> str:
 
 
 TABLES = {"discrimination": discrimination, "quickstart": quickstart, "attention_model": attention_model, "calibration": calibration, "review44": review44, "strategy_zoo": strategy_zoo, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
-          "compression_six": compression_six, "status_bar": status_bar, "cache_pitfalls": cache_pitfalls}
+          "compression_six": compression_six, "status_bar": status_bar, "cache_pitfalls": cache_pitfalls,
+          "memory_pressure": memory_pressure,
+          "memory_pressure_long": memory_pressure_long}
 
 
 BLOCK = re.compile(r"<!-- table:(\w+) -->.*?<!-- /table:\1 -->", flags=re.S)
