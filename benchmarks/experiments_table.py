@@ -602,6 +602,131 @@ def three_versions_verdict(results: Path) -> str:
     return verdict_table(rows)
 
 
+# ---------------------------------------------------------------------------------- semantic_filter
+
+def semantic_filter(results: Path | None = None) -> str:
+    """Seed 000's semantic filtering demo on people_tracker pages (computed, no run; benchmarks/semantic_filter.py)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import semantic_filter as demo
+
+    rows = [["seed 000 (published)", "136,448 / 37,312", "?", "304 (top 3)", "99.2%", "\"the most relevant parts\"", "-"]]
+    for seed in (0, 1, 2):
+        d = demo.run_demo(seed=seed)
+        rows.append([f"ours, seed {seed}", f"{d.raw_chars:,} / {d.raw_tokens:,}", str(d.chunks), f"{d.kept_tokens:,} (top 3)",
+                     f"{d.saved:.1%}", f"{d.facts_kept}/{d.facts}", f"{d.facts_headtail}/{d.facts}"])
+    return _table(["", "raw results (characters / tokens)", "chunks", "tokens kept", "saved",
+                   "the person's moves stated whole in what is kept", "same tokens cut head + tail"], rows) + (
+        "\n\nComputed, no agent: a `people_tracker` instance's pages (18 people), the asked person's pages first, up "
+        "to ~37K tokens; chunks of about 100 tokens; the query asks for the first person's moves; a move counts when "
+        "one line of the kept text gives person, company joined, month and year. The \"embedding\" is TF-IDF cosine "
+        "(offline, no model), a lexical stand-in for the seed's embeddings.")
+
+
+def semantic_filter_verdict(results: Path | None = None) -> str:
+    """The demo's saving and what it kept, against the seed's."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import semantic_filter as demo
+
+    runs = [demo.run_demo(seed=seed) for seed in (0, 1, 2)]
+    saved = min(d.saved for d in runs)
+    kept = sum(d.facts_kept for d in runs), sum(d.facts for d in runs)
+    blind = sum(d.facts_headtail for d in runs)
+    return verdict_table([
+        ("37,312 -> 304 tokens, 99.2% saved", f"{min(d.raw_tokens for d in runs):,}-{max(d.raw_tokens for d in runs):,} -> "
+         f"{min(d.kept_tokens for d in runs)}-{max(d.kept_tokens for d in runs)} tokens, at least {saved:.1%} saved",
+         "reproduced" if saved >= 0.99 else "partly",
+         "three chunks of ~100 tokens out of ~37K is the same arithmetic; the batch and chunk size are chosen like the seed's"),
+        ("what is kept is the relevant part, not a head/tail cut", f"moves kept whole: {kept[0]}/{kept[1]} by similarity, "
+         f"{blind}/{kept[1]} by a head + tail cut of the same size",
+         ("reproduced" if kept[0] == kept[1] else "partly") if kept[0] > blind else "not",
+         "similarity finds the person's move sentences; the blind cut keeps page chrome. A move whose sentence is split "
+         "over two chunks, or ranked below a profile's paragraph, is lost: three chunks are a small top-K"
+         if kept[0] < kept[1] else "similarity finds every move sentence; the blind cut keeps page chrome")])
+
+
+# ---------------------------------------------------------------------------------- review44_budget
+
+def working_set(seed: int, files: int = 44, bugs: int = 6) -> int:
+    """Seed 000's per-step working set of a review44 instance, in tokens: the prompt (system, task, tool schemas)
+    plus the two largest files as read_file returns them (a module and the helper module it is checked against)."""
+    import json
+
+    from harness.tokens import encoding
+    from tasks.code_review import CodeReview
+
+    instance = CodeReview(files=files, bugs=bugs).generate(seed)
+    count = lambda text: len(encoding().encode(text))  # noqa: E731
+    head = count(instance.system_prompt) + count(instance.user_prompt) + count(json.dumps(instance.tools))
+    reads = sorted(count(instance.call("read_file", {"path": p}).content) for p in instance.files)
+    return head + sum(reads[-2:])
+
+
+REVIEW44_SEED_REREAD = {8_000: "55%", 15_000: "46%"}
+
+
+def _budget_rows(t) -> list[dict]:
+    w = sum(working_set(int(s)) for s in sorted(set(t["seed"]))) / len(set(t["seed"]))
+    rows = []
+    for budget, g in sorted(t.groupby("budget"), key=lambda x: int(x[0])):
+        reads, rereads = g["reads"].sum(), g["rereads"].sum()
+        rows.append({"budget": int(budget), "x": int(budget) / w, "w": w, "g": g,
+                     "rr": rereads / reads if reads else 0.0})
+    return rows
+
+
+def review44_budget(results: Path) -> str:
+    """Success and re-read rate of review44's hooked headtail across budgets, in multiples of the working set."""
+    t = _trials("review44_budget", results)
+    rows = []
+    for r in _budget_rows(t):
+        g = r["g"]
+        outcomes = ", ".join(f"{k} {v}" for k, v in g["outcome"].value_counts().items())
+        rows.append([f"{r['budget'] // 1000}K", f"{r['x']:.1f}x", REVIEW44_SEED_REREAD.get(r["budget"], ""), _pct(r["rr"]),
+                     f"{_frac(g)} ({g['score'].mean():.2f})", f"{g['steps'].mean():.0f}",
+                     _int(g["total_input_tokens"].mean()), _int(_col(g, "hook_continues").mean()), outcomes])
+    w = _budget_rows(t)[0]["w"] if len(t) else 0
+    return _table(["budget", "x working set", "seed re-read", "ours re-read", "success (score)", "steps",
+                   "mean input tok (all calls)", "hook refusals", "outcomes"], rows) + (
+        f"\n\n{NOTE} `code_review` 44 files, 6 bugs, seeds 0-2; `headtail` with the completion-check hook. Working "
+        f"set (seed 000: 单步工作集) = the prompt with tool schemas plus the two largest files as read (a module and "
+        f"the helper module it is checked against): {_int(w)} tokens on average over the seeds.")
+
+
+def review44_budget_verdict(results: Path) -> str:
+    """The seed's rule of thumb (2-3x the working set; start multi-file tasks at 25K-50K; widen above 15% re-reads)."""
+    rows = _budget_rows(_trials("review44_budget", results))
+    ok = [r for r in rows if r["g"]["success"].all()]
+    in_rule = [r for r in rows if 2 <= r["x"] <= 3]
+    smallest = ok[0] if ok else None
+    out = [("budget = 2-3x the per-step working set",
+            (f"2-3x is {_int(2 * rows[0]['w'])}-{_int(3 * rows[0]['w'])} tokens; " if rows else "") +
+            (f"the smallest budget with full success is {smallest['budget'] // 1000}K ({smallest['x']:.1f}x)"
+             if smallest else "no swept budget reaches full success"),
+            "reproduced" if smallest and smallest["x"] <= 3 else ("not" if smallest else "not"),
+            "with the completion-check hook the reference reviewer re-lists and re-reads whenever a refusal meets a "
+            "context that no longer shows its work; it needs room for most of the review, not for one step"
+            if not smallest or smallest["x"] > 3 else "the rule's budget holds the step's files and the notes"),
+           ("multi-file tasks: start at 25K-50K",
+            ", ".join(f"{r['budget'] // 1000}K {_frac(r['g'])}" for r in rows if 25_000 <= r["budget"] <= 50_000),
+            "reproduced" if smallest and 25_000 <= smallest["budget"] <= 50_000 else "partly",
+            "the smallest budget that works lies in the seed's starting range" if smallest and
+            25_000 <= smallest["budget"] <= 50_000 else "part of the range fails")]
+    falling = all(x["rr"] >= y["rr"] for x, y in zip(rows, rows[1:]))
+    below = [r for r in rows if r["rr"] <= 0.15]
+    whole = below and not below[0]["g"]["compactions"].any()
+    out.append(("re-read rate above 15%: widen the budget first",
+                "; ".join(f"{r['budget'] // 1000}K {_pct(r['rr'])}" for r in rows),
+                ("partly" if whole else "reproduced") if falling and below else "not",
+                ("re-reads fall as the budget widens, but stay above 15% until the budget holds the whole review "
+                 f"({below[0]['budget'] // 1000}K: no compaction at all); success comes earlier, with re-reads still high"
+                 if whole else "re-reads fall below 15% as the budget widens") if falling and below else
+                "widening does not bring the re-read rate under 15% here"))
+    if in_rule and not any(r["g"]["success"].all() for r in in_rule):
+        out[0] = (out[0][0], out[0][1] + f"; at {', '.join(str(r['budget'] // 1000) + 'K' for r in in_rule)} (inside 2-3x) "
+                  "no trial succeeds", out[0][2], out[0][3])
+    return verdict_table(out)
+
+
 # --------------------------------------------------------------------------------------- calibration
 
 def calibration(results: Path) -> str:
@@ -655,6 +780,10 @@ TABLES.update({  # issue 16: the seeds' remaining studies and every preset's ver
     "context_growth_verdict": context_growth_verdict,
     "three_versions": three_versions,
     "three_versions_verdict": three_versions_verdict,
+    "semantic_filter": semantic_filter,
+    "semantic_filter_verdict": semantic_filter_verdict,
+    "review44_budget": review44_budget,
+    "review44_budget_verdict": review44_budget_verdict,
 })
 
 
@@ -710,6 +839,7 @@ PRESETS += (  # issue 16 (one per line)
     "lost_in_middle",
     "context_growth",
     "three_versions",
+    "review44_budget",
 )
 
 
@@ -732,6 +862,7 @@ DERIVED.update({  # a verdict table reads its preset's sweep (one per line)
     "lost_in_middle_verdict": "lost_in_middle",
     "context_growth_verdict": "context_growth",
     "three_versions_verdict": "three_versions",
+    "review44_budget_verdict": "review44_budget",
 })
 
 
