@@ -431,7 +431,7 @@ def lost_in_middle_verdict(results: Path) -> str:
              f"document {middle} {at[middle]:.0%}, last {at[last]:.0%} (lowest: document {worst})",
              "partly" if u_shape and depth < 0.2 else ("reproduced" if u_shape else "not"),
              "the middle is the lowest and the ends the highest, as the attention model draws it; the dip is "
-             f"{depth:.0%} against the seed's ~20-25 points because the model's parameters (configs/model/scripted.yaml) "
+             f"{100 * depth:.0f} points against the seed's ~20-25 because the model's parameters (configs/model/scripted.yaml) "
              "are set for the whole benchmark, not fitted to this curve" if u_shape else
              "the middle is not below both ends in these trials")]
     mid_short = _rate(real[(real["doc_tokens"] == shortest) & (real["fact_document"] == middle)])

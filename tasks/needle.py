@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import re
 
-from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import failed_attempts, format_summary, latest_results, make_call, reply, submit, tool_texts, tools_used
 
 TOPICS = ["facility maintenance", "badge access", "courier schedules", "archive retention", "fire drills",
@@ -42,26 +42,37 @@ LINE_TOKENS = 20  # and about its length in cl100k tokens (doc_tokens / LINE_TOK
 
 class Needle(TaskFamily):
     """Family generator. Knobs: ``documents`` (how many the search returns), ``doc_tokens`` (about how long
-    each is) and ``position`` (which document, 1-based, holds the answer)."""
+    each is), ``position`` (which document, 1-based, holds the answer) and ``positions`` (a list that
+    overrides ``position``: seed ``s`` places the fact in document ``positions[s % len(positions)]``, so one
+    run of ``len(positions) x k`` instances covers every position ``k`` times)."""
 
     name = "needle"
 
-    def __init__(self, documents: int = 20, doc_tokens: int = 400, position: int = 10) -> None:
+    def __init__(self, documents: int = 20, doc_tokens: int = 400, position: int = 10,
+                 positions: list[int] | None = None) -> None:
         self.documents = self.check_knob("documents", documents, 1, 200)
         self.doc_tokens = self.check_knob("doc_tokens", doc_tokens, 50, 20_000)
         self.position = self.check_knob("position", position, 1, documents)
+        if positions is not None and (not isinstance(positions, list) or not positions):
+            raise KnobError(f"task knob positions={positions!r} must be a non-empty list of document numbers")
+        self.positions = [self.check_knob("positions", p, 1, documents) for p in positions or []]
+
+    def position_for(self, seed: int) -> int:
+        """The document holding the fact for ``seed``."""
+        return self.positions[seed % len(self.positions)] if self.positions else self.position
 
     def generate(self, seed: int) -> "NeedleInstance":
         """The documents for ``seed``: filler text, one vault code per document, the asked one at ``position``."""
         rng = random.Random(f"needle:{seed}")
+        position = self.position_for(seed)
         vaults = rng.sample(VAULTS, min(len(VAULTS), self.documents + 1))
         target = vaults[0]
         codes = [f"{rng.randrange(10**4):04d}-{rng.randrange(10**4):04d}" for _ in range(self.documents)]
         docs = []
         for index in range(self.documents):
-            vault = target if index + 1 == self.position else vaults[1 + index % (len(vaults) - 1)]
+            vault = target if index + 1 == position else vaults[1 + index % (len(vaults) - 1)]
             docs.append(_document(rng, index + 1, vault, codes[index], self.doc_tokens))
-        return NeedleInstance(self, seed, target, codes[self.position - 1], docs)
+        return NeedleInstance(self, seed, position, target, codes[position - 1], docs)
 
 
 def _document(rng: random.Random, number: int, vault: str, code: str, tokens: int) -> str:
@@ -92,10 +103,10 @@ class NeedleInstance(TaskInstance):
 
     family = Needle.name
 
-    def __init__(self, family: Needle, seed: int, vault: str, code: str, documents: list[str]) -> None:
+    def __init__(self, family: Needle, seed: int, position: int, vault: str, code: str, documents: list[str]) -> None:
         self.seed = seed
-        self.id = f"needle-d{family.documents}x{family.doc_tokens}-p{family.position}-s{seed}"
-        self.position, self.count = family.position, family.documents
+        self.id = f"needle-d{family.documents}x{family.doc_tokens}-p{position}-s{seed}"
+        self.position, self.count = position, family.documents
         self.vault, self.code, self.documents = vault, code, documents
         self.system_prompt = ("You are a facilities assistant. You answer from the documents your search returns. "
                               "When you have the answer, call submit.")
