@@ -10,7 +10,10 @@
 A generated block in a markdown file sits between ``<!-- table:NAME -->`` and
 ``<!-- /table:NAME -->``; ``--update`` replaces what is between them and nothing else. NAME is a
 preset (``review44``, ``invoice_layers``, ``compression_six``, ``status_bar``,
-``cache_pitfalls``, ``strategy_zoo``), ``seed004_demo`` (the LayeredContext demo, computed, no run needed)
+``cache_pitfalls``, ``strategy_zoo``, ``attention_model``, ``lost_in_middle``, ``context_growth``,
+``three_versions``, ``review44_budget``), a preset's verdict (``NAME_verdict``: seed figure | ours |
+reproduced / partly / not | reason, computed from the same rows) or another table derived from a
+preset's sweep (``DERIVED``), a computed demo (``seed004_demo``, ``semantic_filter``: no run needed)
 or ``quickstart`` (the console output of the README's main job).
 Numbers come from the trial rows (``harness.analysis.load_trials``); nothing is typed by hand.
 ``--run`` runs each preset's sweep in this process (the same configs and folder names as
@@ -1088,6 +1091,7 @@ DERIVED.update({  # a verdict table reads its preset's sweep (one per line)
     "cache_pitfalls_verdict": "cache_pitfalls",
     "attention_model_verdict": "attention_model",
     "compression_six_acts": "compression_six",
+    "semantic_filter_verdict": "semantic_filter",
 })
 
 
