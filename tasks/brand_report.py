@@ -228,7 +228,7 @@ class BrandReportInstance(TaskInstance):
     def __init__(self, family: BrandReport, seed: int, category: str, brands: list, start: date, end: date,
                  today: date, items: list[Item]) -> None:
         self.seed = seed
-        self.id = f"brand_report-p{family.pages}-s{seed}" + ("" if family.notes_window else "-terse")
+        self.id = f"brand_report-p{family.pages}{'' if family.notes_window else '-terse'}-s{seed}"
         self.notes_window = family.notes_window
         self.pages = family.pages
         self.per_page = family.posts_per_page

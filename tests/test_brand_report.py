@@ -104,7 +104,7 @@ def test_notes_window_knob_keeps_the_task_and_only_changes_the_notes(tmp_path):
     drops the task statement the agent loses the dates and counts every week; the default notes keep them."""
     terse = BrandReport(**SMOKE, notes_window=False)
     assert terse.generate(0).data_fingerprint() == BrandReport(**SMOKE).generate(0).data_fingerprint()
-    assert terse.generate(0).id.endswith("-terse")
+    assert terse.generate(0).id == "brand_report-p3-terse-s0"
     row, _ = run(tmp_path / "full", terse, 0)
     assert row["success"]
     with pytest.raises(KnobError):
