@@ -25,7 +25,8 @@ import random
 import re
 
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import failed_attempts, format_summary, latest_results, make_call, reply, submit, tool_texts, tools_used
+from tasks.policy_kit import (failed_attempts, format_summary, latest_results, make_call, reply, submit, texts, tool_texts,
+                              tools_used)
 
 TOPICS = ["facility maintenance", "badge access", "courier schedules", "archive retention", "fire drills",
           "network closets", "visitor logs", "cold storage", "generator tests", "loading docks"]
@@ -35,6 +36,7 @@ WORDS = ("the quarterly review notes that staff should confirm the schedule with
 VAULTS = ["Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Granite", "Harbor", "Indigo", "Juniper", "Kestrel",
           "Lumen", "Marble", "Nimbus", "Onyx", "Pewter", "Quartz", "Russet", "Slate", "Tundra", "Umber", "Vesper"]
 CODE = re.compile(r"access code of the (\w+) vault is (\d{4}-\d{4})")
+QUESTION = re.compile(r"What is the access code of the (\w+) vault\?")
 SEARCH_REPLY = "I will search the bulletins."
 LINE_CHARS = 96  # a filler line's length in characters
 LINE_TOKENS = 20  # and about its length in cl100k tokens (doc_tokens / LINE_TOKENS lines make a document)
@@ -135,7 +137,7 @@ class NeedleInstance(TaskInstance):
 
     def reference_policy(self) -> "NeedlePolicy":
         """Search once, answer from what is visible."""
-        return NeedlePolicy(self.vault)
+        return NeedlePolicy()
 
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """Where the fact sat: its document, the document count and its relative place (0 = first, 1 = last)."""
@@ -155,29 +157,40 @@ class NeedleInstance(TaskInstance):
 
 
 class NeedlePolicy:
-    """Searches once, then submits the asked vault's code if a visible line gives it (``"unknown"`` if not)."""
+    """Searches once, then submits the asked vault's code if a visible line gives it (``"unknown"`` if not).
 
-    def __init__(self, vault: str) -> None:
-        self.vault = vault
+    The asked vault is read from the visible task statement, like everything else it knows."""
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Search if no result is in view; otherwise answer from the visible results."""
+        vault = self._asked(messages)
         if not tool_texts(messages):
-            return reply(SEARCH_REPLY, make_call("search_documents", query=f"{self.vault} vault access code"))
-        code = self._visible_code(messages)
+            return reply(SEARCH_REPLY, make_call("search_documents", query=f"{vault or 'vault'} vault access code"))
+        code = self._visible_code(messages, vault)
         if code is None:
-            return submit(f"The results do not give the {self.vault} vault's code.", code="unknown")
-        return submit(f"The {self.vault} vault's access code is {code}.", code=code)
+            return submit(f"The results do not give the {vault} vault's code.", code="unknown")
+        return submit(f"The {vault} vault's access code is {code}.", code=code)
 
-    def _visible_code(self, messages: list[dict]) -> str | None:
+    @staticmethod
+    def _asked(messages: list[dict]) -> str | None:
+        for text in texts(messages, roles=("user",)):
+            match = QUESTION.search(text)
+            if match:
+                return match.group(1)
+        return None
+
+    @staticmethod
+    def _visible_code(messages: list[dict], vault: str | None) -> str | None:
         for text in latest_results(messages) + tool_texts(messages):
-            for vault, code in CODE.findall(text):
-                if vault == self.vault:
+            for name, code in CODE.findall(text):
+                if name == vault:
                     return code
         return None
 
     def summarize(self, history_text: str) -> str:
         """The code if the history shows it."""
-        found = [f"{self.vault} vault code: {code}" for vault, code in CODE.findall(history_text) if vault == self.vault]
+        match = QUESTION.search(history_text)
+        vault = match.group(1) if match else None
+        found = [f"{vault} vault code: {code}" for name, code in CODE.findall(history_text) if name == vault]
         return format_summary(found[:1], tools_used(history_text), failed_attempts(history_text),
                               ["searched; submit the code next" if found else "search the bulletins"])
