@@ -212,7 +212,17 @@ def status_bar(results: Path) -> str:
 
 PITFALLS = {"none": "append-only baseline", "pitfall_timestamp": "timestamp at the head of the system prompt",
             "pitfall_tool_order": "tools re-sorted by use frequency", "pitfall_window": "window of the last 10 rounds",
-            "pitfall_flatten": "flattened \"USER: … ASSISTANT: …\" text"}
+            "pitfall_flatten": "flattened \"USER: … ASSISTANT: …\" text",
+            "pitfall_user_config": "live account state at the head of the task message",
+            "pitfall_json_keys": "JSON keys re-serialized in a random order",
+            "pitfall_tool_churn": "a helper tool loaded, another unloaded, every turn",
+            "select_tools": "dynamic tool exposure (seed 003 SelectTools; not a pitfall)"}
+
+
+def _hit_ratio(g) -> float:
+    """Cached (simulated when recorded) over input tokens of the agent's calls, pooled over the trials of ``g``."""
+    cached = g["sim_cached_tokens"] if "sim_cached_tokens" in g else g["cached_tokens"]
+    return cached.sum() / g["input_tokens"].sum() if g["input_tokens"].sum() else 0.0
 
 
 def cache_pitfalls(results: Path) -> str:
@@ -220,19 +230,124 @@ def cache_pitfalls(results: Path) -> str:
     sim = "sim_cached_tokens" in t
     rows = []
     pricing = ", ".join(sorted(set(map(str, t.get("pricing", ["none"])))))
+    base = _hit_ratio(t[t["cell"] == "none"]) if (t["cell"] == "none").any() else float("nan")
     for cell in _cells(t, list(PITFALLS)):
         g = t[t["cell"] == cell]
         cached = g["sim_cached_tokens"] if sim else g["cached_tokens"]
-        hit = cached.sum() / g["input_tokens"].sum() if g["input_tokens"].sum() else 0
+        hit = _hit_ratio(g)
         sources = ", ".join(sorted(set(map(str, g["cached_source"]))))
-        rows.append([f"`{cell}` {PITFALLS.get(cell, '')}", _pct(hit), _int(g["input_tokens"].mean()),
-                     _int(cached.mean()), f"{g['cost'].mean():.4f}", f"{int(g['success'].sum())}/{len(g)}",
-                     f"{g['steps'].mean():.0f}", f"{g['reread_rate'].mean():.2f}", sources])
-    return _table(["strategy", "cache-hit ratio", "mean input tok", "mean cached tok", f"mean cost (USD, {pricing})",
-                   "success", "steps", "re-read rate", "cached_source"], rows) + (
+        rows.append([f"`{cell}` {PITFALLS.get(cell, '')}", _pct(hit), f"{100 * (base - hit):+.0f}",
+                     _int(g["input_tokens"].mean()), _int(cached.mean()), f"{g['cost'].mean():.4f}",
+                     f"{int(g['success'].sum())}/{len(g)}", f"{g['steps'].mean():.0f}", f"{g['reread_rate'].mean():.2f}",
+                     sources])
+    return _table(["strategy", "cache-hit ratio", "hit loss vs `none` (points)", "mean input tok", "mean cached tok",
+                   f"mean cost (USD, {pricing})", "success", "steps", "re-read rate", "cached_source"], rows) + (
         f"\n\n{NOTE} Cached tokens: " + ("the harness's prefix-cache simulator (`sim_cached_tokens`)." if sim else
                                          "PENDING: this checkout has no prefix-cache simulator yet, so cached tokens "
                                          "are 0 for every row (the scripted backend reports none)."))
+
+
+# ------------------------------------------------------- cache_pitfalls: select_tools and the verdicts
+
+def _pair(t, family: str, cell: str):
+    return t[(t["family"] == family) & (t["cell"] == cell)]
+
+
+def select_tools_sides(results: Path) -> str:
+    """``select_tools`` beside ``none`` per family: schema tokens saved against cache hits lost (seed 003 vs seed 004)."""
+    t = _trials("cache_pitfalls", results)
+    rows = []
+    for family in sorted(set(t["family"])):
+        none, sel = _pair(t, family, "none"), _pair(t, family, "select_tools")
+        if none.empty or sel.empty:
+            continue
+        per_call = lambda g: g["tool_schema_tokens"].sum() / g["steps"].sum()  # noqa: E731
+        rows.append([family, f"{per_call(none):.0f} → {per_call(sel):.0f}", _int(sel["tool_schema_tokens_saved"].mean()),
+                     _int(sel["cache_lost_tokens"].mean()), f"{sel['cache_breaks'].mean():.0f}",
+                     f"{sel['unoffered_calls'].mean():.0f}",
+                     f"{none['steps'].mean():.0f} → {sel['steps'].mean():.0f}",
+                     f"{_int(none['input_tokens'].mean())} → {_int(sel['input_tokens'].mean())}",
+                     f"{none['cost'].mean():.4f} → {sel['cost'].mean():.4f}"])
+    return _table(["family", "tool-schema tok per call (`none` → `select_tools`)", "schema tok saved per trial",
+                   "cached tok lost at breaks", "cache breaks", "calls to a hidden tool", "steps", "input tok",
+                   "cost (USD)"], rows) + (
+        f"\n\n{NOTE} Both sides of dynamic tool exposure: seed 003 (\"工具定义放 50 个不如动态暴露 10 个\") counts the "
+        "schema tokens saved; seed 004 (\"工具定义通常放在上下文最前面,一改就让整个缓存失效\") the cache hits lost at each "
+        "change of the offered set and the calls to a tool no longer offered (answered with an error, not executed).")
+
+
+PITFALL_SEED = {  # what the seeds say each anti-pattern does (quoted), and the measure that tests it
+    "pitfall_timestamp": "seed 002 exp 2-3: the first differing token is at the head, so nothing after it is reused",
+    "pitfall_user_config": "seed 002 exp 2-3 动态用户配置: calls left and balance \"塞进上下文前部\" break the cache",
+    "pitfall_tool_order": "seed 002 exp 2-3: \"换顺序就从第一个变动的工具起全部失效\"",
+    "pitfall_window": "seed 002 exp 2-3: \"前缀每轮都变,关键结果还会滑出去\"",
+    "pitfall_flatten": "seed 002 exp 2-3: \"破坏性最大:重复执行、忽略工具结果\"",
+    "pitfall_json_keys": "seed 004 二: unstable JSON key order \"缓存也会悄悄失效\"",
+    "pitfall_tool_churn": "seed 004 三: adding and removing tools \"一改就让整个缓存失效\"",
+    "select_tools": "seed 003: expose few tools (saves tokens); seed 004: changing them breaks the cache",
+}
+
+
+def _loss_verdict(loss: float, full: float = 50.0) -> str:
+    """``reproduced`` when the hit ratio falls by ``full`` points or more, ``partly`` from 1 point, else ``not``."""
+    return "reproduced" if loss >= full else "partly" if loss >= 1 else "not"
+
+
+def _families_hit(t, cell: str) -> list[str]:
+    """The families where ``cell`` loses at least one point of cache hits against ``none``."""
+    return [f for f in sorted(set(t["family"]))
+            if _hit_ratio(_pair(t, f, "none")) - _hit_ratio(_pair(t, f, cell)) >= 0.01]
+
+
+def _schema_range(t) -> str:
+    """The smallest and largest tool-schema tokens per call of ``none`` over the families (``150-460``)."""
+    none = t[t["cell"] == "none"]
+    per_call = [g["tool_schema_tokens"].sum() / g["steps"].sum() for _, g in none.groupby("family")]
+    return f"{min(per_call):.0f}-{max(per_call):.0f}"
+
+
+def pitfall_verdict(t, cell: str, loss: float) -> tuple[str, str]:
+    """The verdict on one row of ``cache_pitfalls`` and why, from the measured figures."""
+    g, none = t[t["cell"] == cell], t[t["cell"] == "none"]
+    same_steps = g["steps"].sum() == none["steps"].sum() and g["success"].sum() == none["success"].sum()
+    behaviour = "same steps and answers as `none`" if same_steps else \
+        f"{g['steps'].mean():.0f} steps and {int(g['success'].sum())}/{len(g)} successes against `none`'s {none['steps'].mean():.0f} and {int(none['success'].sum())}/{len(none)}"
+    if cell == "pitfall_flatten":
+        verdict = "reproduced" if g["success"].sum() < none["success"].sum() else "not"
+        return verdict, f"the damage is to the agent, not the cache (hits {100 * loss:+.0f} points): {behaviour}"
+    if cell == "select_tools":
+        saved, lost = g["tool_schema_tokens_saved"].mean(), g["cache_lost_tokens"].mean()
+        cheaper = g["cost"].mean() < none["cost"].mean()
+        return ("reproduced" if cheaper else "partly",
+                f"per trial it saves {saved:,.0f} schema tokens, loses {lost:,.0f} cached tokens at "
+                f"{g['cache_breaks'].mean():.1f} breaks and makes {g['unoffered_calls'].mean():.1f} calls to hidden tools "
+                f"({g['steps'].mean() - none['steps'].mean():+.1f} steps); cost {g['cost'].mean() / none['cost'].mean():.2f}x "
+                "`none`'s" + ("" if cheaper else f"; these tasks' schemas are {_schema_range(t)} tokens a call, too "
+                                                "few for the seed's saving to outweigh the breaks"))
+    families = _families_hit(t, cell)
+    where = "every family" if len(families) == len(set(t["family"])) else \
+        ("only " + ", ".join(families) if families else "no family")
+    reason = f"hits {100 * loss:.0f} points below `none` ({where}); {behaviour}"
+    if cell in ("pitfall_tool_order", "pitfall_tool_churn") and _loss_verdict(100 * loss) == "partly":
+        reason += "; a break costs only the requests since that tool list was last sent (the cache keeps every earlier prefix)"
+    if cell == "pitfall_json_keys" and len(families) < len(set(t["family"])):
+        reason += "; only objects with two keys or more can change order (one-argument calls, text results are immune)"
+    return _loss_verdict(100 * loss), reason
+
+
+def cache_pitfalls_verdict(results: Path) -> str:
+    """Seed figure | ours | verdict | reason, for every row of ``cache_pitfalls`` but the baseline."""
+    t = _trials("cache_pitfalls", results)
+    base = _hit_ratio(t[t["cell"] == "none"])
+    rows = []
+    for cell in [c for c in _cells(t, list(PITFALLS)) if c != "none"]:
+        hit = _hit_ratio(t[t["cell"] == cell])
+        verdict, reason = pitfall_verdict(t, cell, base - hit)
+        rows.append([f"`{cell}`", PITFALL_SEED.get(cell, ""), f"hits {_pct(hit)} (`none` {_pct(base)})", verdict, reason])
+    return _table(["strategy", "seed", "ours", "verdict", "why"], rows) + (
+        f"\n\n{NOTE} Verdicts are computed: `reproduced` when the cache-hit ratio falls by 50 points or more (the "
+        "seeds say the cache is lost), `partly` from 1 point, `not` below; `pitfall_flatten` is judged on success, "
+        "`select_tools` on both sides.")
 
 
 # -------------------------------------------------------------------------------------- strategy_zoo
@@ -398,6 +513,8 @@ def quickstart(results: Path) -> str:
 TABLES = {"discrimination": discrimination, "quickstart": quickstart, "attention_model": attention_model, "calibration": calibration, "review44": review44, "strategy_zoo": strategy_zoo, "invoice_layers": invoice_layers, "seed004_demo": seed004_demo,
           "compression_six": compression_six, "status_bar": status_bar, "cache_pitfalls": cache_pitfalls}
 
+
+TABLES.update({"select_tools": select_tools_sides, "cache_pitfalls_verdict": cache_pitfalls_verdict})
 
 BLOCK = re.compile(r"<!-- table:(\w+) -->.*?<!-- /table:\1 -->", flags=re.S)
 
