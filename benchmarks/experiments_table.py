@@ -158,7 +158,7 @@ def seed004_demo(results: Path | None = None) -> str:
 
 # ------------------------------------------------------------------------------------ compression_six
 
-SIX = ["none", "sliding_window", "headtail", "summarize", "adaptive_window", "offload"]
+SIX = ["none", "sliding_window", "headtail", "summarize", "adaptive_window", "offload", "context_aware_compression"]
 
 
 def compression_six(results: Path) -> str:
