@@ -113,5 +113,7 @@ class ContextAwareCompression(BaseStrategy):
         after = self.ctx.count_tokens(out)
         self.ctx.log("compaction", method="context_aware_compression", compressed=len(due), summarizer_calls=len(due),
                      tokens_before=before, tokens_after=after, total_compressed=len(self.compressed),
+                     result_chars=sum(len(str(messages[p].get("content") or "")) for p in due),
+                     compressed_chars=sum(len(out[p]["content"]) for p in due),
                      tools=sorted({result_identity(messages[p], calls.get(p))[0] for p in due}))
         return out
