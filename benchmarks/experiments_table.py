@@ -305,6 +305,97 @@ def status_bar(results: Path) -> str:
         "the 3-call limit; with it, it keeps to it.")
 
 
+# ------------------------------------------------ status_bar: seed 002 §2.6.4's replace-vs-append cost model
+
+STATUS_ALPHA = 0.1  # the seed's α: a cached token costs a tenth of a plain one
+STATUS_GRID = [(50, 200, 10), (50, 200, 40), (200, 200, 10), (200, 200, 40), (200, 50, 40), (400, 1000, 10)]
+
+
+def _sized_text(tokens: int, tag: str, counter) -> str:
+    """A text of exactly ``tokens`` tokens (one word per token after a short tag), distinct per ``tag``."""
+    words = [tag] + ["x"] * max(0, tokens - counter.text(tag))
+    text = " ".join(words)
+    while counter.text(text) > tokens and len(words) > 1:
+        words.pop()
+        text = " ".join(words)
+    return text
+
+
+def status_requests(mode: str, status: int, reply: int, rounds: int, counter) -> list[tuple[list[dict], dict]]:
+    """The requests (and replies) of ``rounds`` rounds with a status message of ``status`` tokens per round.
+
+    Each round is one model call: the request ends with this round's status (``replace``: only
+    the latest status, always last; ``append``: every status stays where it was injected), the
+    reply has ``reply`` tokens. ``mode="none"``: no status at all (the common part's baseline).
+    """
+    head = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Do the task."}]
+    replies = [{"role": "assistant", "content": _sized_text(reply, f"reply{n}", counter)} for n in range(rounds)]
+    statuses = [{"role": "user", "content": _sized_text(status, f"status{n}", counter)} for n in range(rounds)]
+    out = []
+    for n in range(rounds):
+        if mode == "append":
+            body = [m for k in range(n) for m in (statuses[k], replies[k])] + [statuses[n]]
+        elif mode == "replace":
+            body = replies[:n] + [statuses[n]]
+        else:
+            body = replies[:n] or [{"role": "user", "content": "go"}]
+        out.append((head + body, replies[n]))
+    return out
+
+
+def simulated_cost(requests: list[tuple[list[dict], dict]], counter, alpha: float = STATUS_ALPHA,
+                   with_reply: bool = True) -> float:
+    """Σ over the requests of uncached + α x cached tokens, the cache being the prefix-cache simulator's.
+
+    The profile is exact (token-level, no minimum). ``with_reply``: it holds the previous request with
+    its reply, as a KV cache does (seed 002 §2.3.2), so what followed the last status is cached, as the
+    seed assumes; without, it holds every earlier request but no reply (a provider's prompt cache).
+    """
+    from harness.cache_sim import CacheProfile, PrefixCacheSimulator
+
+    profile = CacheProfile("exact-kv", min_tokens=1, block=1, scope="last", include_reply=True) if with_reply \
+        else CacheProfile("exact-prompt", min_tokens=1, block=1)
+    sim = PrefixCacheSimulator(profile, counter)
+    total = 0.0
+    for messages, reply in requests:
+        cached = sim.observe(messages).cached
+        sim.observe_reply(reply)
+        total += counter.messages(messages) - cached + alpha * cached
+    return total
+
+
+def status_cost_model(results: Path | None = None) -> str:
+    """Seed 002 §2.6.4: C_replace ≈ (N−1)(1−α)R and C_append ≈ αSN(N−1)/2, beside the prefix-cache simulator's."""
+    from harness.tokens import MESSAGE_OVERHEAD, TokenCounter
+
+    counter = TokenCounter()
+    rows, replace_wins = [], 0
+    for status, reply, rounds in STATUS_GRID:
+        runs = {mode: status_requests(mode, status, reply, rounds, counter) for mode in ("replace", "append")}
+        sim = {mode: simulated_cost(reqs, counter) for mode, reqs in runs.items()}
+        seed_replace = (rounds - 1) * (1 - STATUS_ALPHA) * reply
+        seed_append = STATUS_ALPHA * status * rounds * (rounds - 1) / 2
+        seed_pick = "append" if STATUS_ALPHA * status * rounds / 2 < (1 - STATUS_ALPHA) * reply else "replace"
+        sim_pick = "append" if sim["append"] < sim["replace"] else "replace"
+        prompt = {mode: simulated_cost(reqs, counter, with_reply=False) for mode, reqs in runs.items()}
+        replace_wins += prompt["append"] > prompt["replace"]
+        rows.append([status, reply, rounds, _int(seed_replace), _int(seed_append), seed_pick,
+                     _int(seed_append - seed_replace), _int(sim["append"] - sim["replace"]), sim_pick,
+                     "yes" if sim_pick == seed_pick else "no", _int(prompt["append"] - prompt["replace"])])
+    return _table(["S (status tok)", "R (tok after it)", "N (rounds)", "seed C_replace", "seed C_append",
+                   "seed picks", "seed: C_append − C_replace", "simulator: append − replace", "simulator picks",
+                   "same pick", "append − replace, reply not cached"], rows) + (
+        f"\n\nComputed, no run: α = {STATUS_ALPHA} (a cached token costs a tenth). Each round is one model call "
+        "whose request ends with the status; the prefix-cache simulator (harness/cache_sim.py, exact token "
+        "matching, the previous request and its reply cached as in a KV cache) prices every request at "
+        "uncached + α x cached tokens. The difference of the two modes cancels the part they share (each "
+        "round's new status and reply); the seed's formula drops the messages' framing tokens "
+        f"({MESSAGE_OVERHEAD} per message) and the stale statuses' own first send, so the columns differ by those. "
+        "Last column: the same requests under a provider's prompt cache, which holds earlier requests but not the "
+        f"reply: what followed the last status was never cached, so replacing it costs nothing (the seed's R is 0 "
+        f"there) and `replace` is the cheaper in {replace_wins} of {len(rows)} rows.")
+
+
 # ------------------------------------------------------------------------------------ cache_pitfalls
 
 PITFALLS = {"none": "append-only baseline", "pitfall_timestamp": "timestamp at the head of the system prompt",
@@ -612,7 +703,7 @@ TABLES = {"discrimination": discrimination, "quickstart": quickstart, "attention
 
 
 TABLES.update({"select_tools": select_tools_sides, "cache_pitfalls_verdict": cache_pitfalls_verdict,
-               "compression_six_verdict": compression_six_verdict})
+               "compression_six_verdict": compression_six_verdict, "status_cost_model": status_cost_model})
 
 BLOCK = re.compile(r"<!-- table:(\w+) -->.*?<!-- /table:\1 -->", flags=re.S)
 
