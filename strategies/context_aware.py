@@ -8,20 +8,23 @@ compresses differently for different tasks), **semantically complete** ("Sutskev
 离开 OpenAI" must not become "Sutskever 离开") and done by a model close to the main model
 ("压缩即理解", model calls model). Implemented as:
 
-* **what**: every tool result larger than ``min_tokens``, once the agent has read it (it is no
-  longer in the latest round: the agent has replied to it), is compressed once by one
-  ``ctx.summarize`` call; errors are never compressed (failures must stay);
+* **what**: every tool result larger than ``min_tokens``, once the agent has read it and it has
+  left the ``keep_recent_rounds`` latest rounds (default 2: the newest, unread round and the one
+  the agent has just read), is compressed once by one ``ctx.summarize`` call; errors are never
+  compressed (failures must stay). With ``keep_recent_rounds: 1`` a result is compressed as soon
+  as the agent has replied to it; an agent that needs two results side by side (a file and the
+  helper module it calls) then re-reads the first forever (code_review on the reference agent);
 * **context-aware**: that call sees the task statement, the call, the result and the agent's
   reply that followed it (what the agent made of it), with instructions to keep only what THIS
   task needs, with names, dates, companies and numbers whole, and to drop the rest;
 * **frozen**: the compressed text (``[compressed for the task] ...``) replaces the result for the
   rest of the trial, keyed by its history position and call id (seed 002 §2.7.4), so each
-  result breaks the prefix cache once, one round behind the newest.
+  result breaks the prefix cache once, ``keep_recent_rounds`` rounds behind the newest.
 
 How it differs from ``adaptive_window`` (the seed's other strategy of exp 2-10, "80% 才触发,
 一次压完"): no threshold and no batch — it acts on every result as soon as the agent has read
-it, so the history never grows with raw pages; and its summarizer call is conditioned on the
-task and on the agent's reading of the result, where ``adaptive_window`` compresses each result
+it and moved on, so the history never grows with raw pages; and its summarizer call is
+conditioned on the task and on the agent's reading of the result, where ``adaptive_window`` compresses each result
 alone with generic instructions (keep every name, date, amount and id). It does not look at the
 budget (``budget_guarantee = "none"``): the agent's own messages and the small results stay.
 """
@@ -43,6 +46,8 @@ class ContextAwareCompression(BaseStrategy):
     """Compress each read tool result once into what the task needs, with the task and the agent's reading as context.
 
     Parameters:
+        keep_recent_rounds: the results of this many latest rounds stay verbatim (default 2; at least 1,
+            so that the agent always reads a result whole once).
         min_tokens: results of at most this many tokens stay verbatim (default 500: search results and listings,
             what the agent navigates by, stay; pages are compressed).
         instructions: the summarizer instructions; ``{task}`` is replaced by the task statement
@@ -53,9 +58,11 @@ class ContextAwareCompression(BaseStrategy):
     budget_guarantee = "none"
     """It compresses by age and size, whatever the budget: the agent's messages and small results stay."""
 
-    def __init__(self, min_tokens: int = 500, instructions: str = INSTRUCTIONS, task_chars: int = 2000) -> None:
-        if int(min_tokens) < 0 or int(task_chars) < 0:
-            raise ValueError("context_aware_compression: min_tokens and task_chars must be >= 0")
+    def __init__(self, keep_recent_rounds: int = 2, min_tokens: int = 500, instructions: str = INSTRUCTIONS,
+                 task_chars: int = 2000) -> None:
+        if int(keep_recent_rounds) < 1 or int(min_tokens) < 0 or int(task_chars) < 0:
+            raise ValueError("context_aware_compression: keep_recent_rounds must be >= 1, min_tokens and task_chars >= 0")
+        self.keep_recent_rounds = int(keep_recent_rounds)
         self.min_tokens = int(min_tokens)
         self.instructions = str(instructions)
         self.task_chars = int(task_chars)
@@ -76,11 +83,16 @@ class ContextAwareCompression(BaseStrategy):
             out.append(message)
         return out
 
+    def _recent_start(self, messages: list[dict]) -> int:
+        """Where the ``keep_recent_rounds`` latest rounds with tool calls begin (results from there stay)."""
+        starts = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")]
+        return starts[-self.keep_recent_rounds] if len(starts) >= self.keep_recent_rounds else 0
+
     def _due(self, messages: list[dict]) -> list[int]:
-        """Positions of the results to compress now: read, big, not errors, not compressed yet."""
-        unseen = set(unseen_results(messages))
+        """Positions of the results to compress now: read, out of the recent rounds, big, not errors, not compressed."""
+        unseen, recent = set(unseen_results(messages)), self._recent_start(messages)
         return [p for p, m in enumerate(messages)
-                if m.get("role") == "tool" and p not in unseen and result_key(p, m) not in self.compressed
+                if m.get("role") == "tool" and p < recent and p not in unseen and result_key(p, m) not in self.compressed
                 and not is_error(m) and not str(m.get("content") or "").startswith(MARK.strip())
                 and self.ctx.count_message(m) > self.min_tokens]
 

@@ -15,7 +15,7 @@ def bound(strategy, summary="Key findings:\n- kept"):
 def test_read_big_results_are_compressed_once_with_the_task_and_the_reply():
     hist = history(rounds=4, size=400)
     before = frozen(hist)
-    strategy = bound(ContextAwareCompression(min_tokens=100))
+    strategy = bound(ContextAwareCompression(keep_recent_rounds=1, min_tokens=100))
     out = strategy.prepare(hist)
     assert hist == before
     validate_projection(out, hist[0])
@@ -31,8 +31,18 @@ def test_read_big_results_are_compressed_once_with_the_task_and_the_reply():
     assert strategy.prepare(hist) == out and len(strategy.ctx.summaries) == 3, "frozen: never compressed twice"
 
 
+def test_the_recent_rounds_stay_whole():
+    """Default: the unread round and the one the agent just read stay (a file and its helper, side by side)."""
+    hist = history(rounds=4, size=400)
+    out = bound(ContextAwareCompression(min_tokens=100)).prepare(hist)
+    tools = [i for i, m in enumerate(hist) if m["role"] == "tool"]
+    assert [out[i]["content"].startswith(MARK) for i in tools] == [True, True, False, False]
+    with pytest.raises(ValueError, match="keep_recent_rounds"):
+        ContextAwareCompression(keep_recent_rounds=0)
+
+
 def test_instructions_carry_the_task():
-    strategy = ContextAwareCompression(min_tokens=0)
+    strategy = ContextAwareCompression(keep_recent_rounds=1, min_tokens=0)
     ctx = FakeContext(100_000)
     seen = []
     ctx.summarize = lambda messages, instructions="": seen.append(instructions) or "s"
@@ -43,7 +53,7 @@ def test_instructions_carry_the_task():
 
 def test_small_and_error_results_stay():
     hist = history(rounds=4, size=400, error_at=1)
-    strategy = bound(ContextAwareCompression(min_tokens=100))
+    strategy = bound(ContextAwareCompression(keep_recent_rounds=1, min_tokens=100))
     out = strategy.prepare(hist)
     error = next(i for i, m in enumerate(hist) if m.get("_error"))
     assert out[error] is hist[error]

@@ -47,7 +47,7 @@ VARIANTS = {  # parameter settings with a code path of their own
     "notes-default": {k: v for k, v in CONFIGS["notes"].items() if k != "base"},
     "select_tools-rank-only": {**CONFIGS["select_tools"], "max_tools": 0, "keep_recent_rounds": 0},
     "pitfall_json_keys-arguments": {**CONFIGS["pitfall_json_keys"], "targets": ["arguments"]},
-    "context_aware_compression-all": {**CONFIGS["context_aware_compression"], "min_tokens": 0},
+    "context_aware_compression-all": {**CONFIGS["context_aware_compression"], "min_tokens": 0, "keep_recent_rounds": 1},
 }
 SPECS = {**CONFIGS, **VARIANTS}
 EXAMPLES = 40  # per config: the whole file runs in about 10 s on one core
