@@ -10,8 +10,10 @@
 A generated block in a markdown file sits between ``<!-- table:NAME -->`` and
 ``<!-- /table:NAME -->``; ``--update`` replaces what is between them and nothing else. NAME is a
 preset (``review44``, ``invoice_layers``, ``compression_six``, ``status_bar``,
-``cache_pitfalls``, ``strategy_zoo``), ``seed004_demo`` (the LayeredContext demo, computed, no run needed)
-or ``quickstart`` (the console output of the README's main job).
+``cache_pitfalls``, ``strategy_zoo``), a table derived from a preset's sweep (``compression_six_verdict``,
+``select_tools`` and ``cache_pitfalls_verdict`` from ``cache_pitfalls``), a computed table that needs no
+run (``seed004_demo``: the LayeredContext demo; ``status_cost_model``: seed 002 §2.6.4's replace-vs-append
+formula beside the prefix-cache simulator) or ``quickstart`` (the console output of the README's main job).
 Numbers come from the trial rows (``harness.analysis.load_trials``); nothing is typed by hand.
 ``--run`` runs each preset's sweep in this process (the same configs and folder names as
 ``python -m harness run -m experiment=NAME``) into ``--results``; ``--check`` compares the
@@ -770,6 +772,8 @@ def sweep_points(name: str) -> list[list[str]]:
 
 
 DERIVED = {"discrimination": "strategy_zoo"}  # tables computed from another preset's sweep
+DERIVED.update({"select_tools": "cache_pitfalls", "cache_pitfalls_verdict": "cache_pitfalls",
+                "compression_six_verdict": "compression_six"})
 
 
 def run_for(path: Path, results: Path) -> None:
