@@ -452,18 +452,26 @@ def select_tools_sides(results: Path) -> str:
         if none.empty or sel.empty:
             continue
         per_call = lambda g: g["tool_schema_tokens"].sum() / g["steps"].sum()  # noqa: E731
+        saved_per_call = sel["tool_schema_tokens_saved"].sum() / sel["steps"].sum()
+        lost_per_break = sel["cache_lost_tokens"].sum() / sel["cache_breaks"].sum() if sel["cache_breaks"].sum() else 0
+        repay = (1 - STATUS_ALPHA) * lost_per_break / (STATUS_ALPHA * saved_per_call) if saved_per_call else float("nan")
         rows.append([family, f"{per_call(none):.0f} → {per_call(sel):.0f}", _int(sel["tool_schema_tokens_saved"].mean()),
                      _int(sel["cache_lost_tokens"].mean()), f"{sel['cache_breaks'].mean():.0f}",
+                     "-" if repay != repay else _int(repay),
                      f"{sel['unoffered_calls'].mean():.0f}",
                      f"{none['steps'].mean():.0f} → {sel['steps'].mean():.0f}",
                      f"{_int(none['input_tokens'].mean())} → {_int(sel['input_tokens'].mean())}",
                      f"{none['cost'].mean():.4f} → {sel['cost'].mean():.4f}"])
     return _table(["family", "tool-schema tok per call (`none` → `select_tools`)", "schema tok saved per trial",
-                   "cached tok lost at breaks", "cache breaks", "calls to a hidden tool", "steps", "input tok",
+                   "cached tok lost at breaks", "cache breaks", "calls a set must last to repay a break",
+                   "calls to a hidden tool", "steps", "input tok",
                    "cost (USD)"], rows) + (
         f"\n\n{NOTE} Both sides of dynamic tool exposure: seed 003 (\"工具定义放 50 个不如动态暴露 10 个\") counts the "
         "schema tokens saved; seed 004 (\"工具定义通常放在上下文最前面,一改就让整个缓存失效\") the cache hits lost at each "
-        "change of the offered set and the calls to a tool no longer offered (answered with an error, not executed).")
+        "change of the offered set and the calls to a tool no longer offered (answered with an error, not executed). "
+        f"A schema left out would have been cached in `none`, so each call saves only α = {STATUS_ALPHA} of its price, "
+        f"while a break re-prices the lost tokens at 1 − α: a set must last (1 − α) x (tokens lost per break) / "
+        "(α x schema tokens saved per call) calls to repay one break.")
 
 
 PITFALL_SEED = {  # what the seeds say each anti-pattern does (quoted), and the measure that tests it
