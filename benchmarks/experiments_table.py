@@ -13,7 +13,7 @@ preset (``review44``, ``invoice_layers``, ``compression_six``, ``status_bar``,
 ``cache_pitfalls``, ``strategy_zoo``, ``attention_model``, ``lost_in_middle``, ``context_growth``,
 ``three_versions``, ``review44_budget``), a preset's verdict (``NAME_verdict``: seed figure | ours |
 reproduced / partly / not | reason, computed from the same rows) or another table derived from a
-preset's sweep (``DERIVED``), a computed demo (``seed004_demo``, ``semantic_filter``: no run needed)
+preset's sweep (``DERIVED``), a computed demo (``seed004_demo``, ``semantic_filter``, ``status_cost_model``: seed 002 §2.6.4's replace-vs-append formula beside the prefix-cache simulator; no run needed)
 or ``quickstart`` (the console output of the README's main job).
 Numbers come from the trial rows (``harness.analysis.load_trials``); nothing is typed by hand.
 ``--run`` runs each preset's sweep in this process (the same configs and folder names as
@@ -161,7 +161,7 @@ def seed004_demo(results: Path | None = None) -> str:
 
 # ------------------------------------------------------------------------------------ compression_six
 
-SIX = ["none", "sliding_window", "headtail", "summarize", "adaptive_window", "offload"]
+SIX = ["none", "sliding_window", "headtail", "summarize", "adaptive_window", "offload", "context_aware_compression"]
 
 
 def compression_six(results: Path) -> str:
@@ -176,17 +176,114 @@ def compression_six(results: Path) -> str:
         base_step = base["total_in"].sum() / base["steps"].sum() if len(base) else float("nan")
         ratio = (g["peak_context"] / g["final_history_tokens"]).mean()
         outcomes = ", ".join(f"{k} {v}" for k, v in g["outcome"].value_counts().items())
-        rows.append([f"`{cell}`", _int(g["total_in"].mean()), f"{vs:.2f}", f"{per_step / base_step:.2f}",
+        same = 1 - _same_steps_saving(g, base)[0] if len(base) else float("nan")
+        rows.append([f"`{cell}`", _int(g["total_in"].mean()), f"{vs:.2f}", f"{per_step / base_step:.2f}", f"{same:.2f}",
                      _int(g["peak_context"].mean()), _int(g["final_history_tokens"].mean()), f"{ratio:.2f}",
                      f"{g['steps'].mean():.0f}", f"{int(g['success'].sum())}/{len(g)} ({g['score'].mean():.2f})",
                      outcomes])
     return _table(["strategy", "mean input tok (all calls)", "vs none (total)", "vs none (per step)",
+                   f"vs none (steps 1-{int(base['steps'].min()) if len(base) else 0})",
                    "peak context", "full history at the end", "context ratio (peak / full history)", "steps",
                    "success (score)", "outcomes"], rows) + (
         f"\n\n{NOTE} `none` stops at the context overflow, so its total covers fewer steps than the others; "
-        "\"per step\" compares input tokens per model call instead. Seed 002 exp 2-10 (Kimi, 128K): no compression "
+        "\"per step\" compares input tokens per model call instead, and \"steps 1-N\" the input tokens of every call "
+        "made in the steps `none` ran (the fairest of the three). Seed 002 exp 2-10 (Kimi, 128K): no compression "
         "overflows at iteration 5 (~165,000 tokens); context-aware compression saves about 76% of the tokens with "
         "the fewest iterations (tied).")
+
+
+def _history_chars(transcript: Path) -> dict[str, int]:
+    """Characters of one trial's full history by origin, and what ``context_aware_compression`` made of its pages.
+
+    ``agent``: the agent's replies; ``tool``: the tool results as the tools returned them;
+    ``result_chars``/``compressed_chars``: the results compressed and their compressed texts (its
+    ``compaction`` events; 0 for other strategies).
+    """
+    import json
+
+    events = [json.loads(line) for line in transcript.read_text().splitlines() if line.strip()]
+    bodies = {e["ref"]: e["message"] for e in events if e.get("event") == "message"}
+    size = lambda ref: len(str(bodies.get(ref, {}).get("content") or ""))  # noqa: E731
+    out = {"agent": sum(size(e["ref"]) for e in events if e.get("event") == "reply"),
+           "tool": sum(size(e["ref"]) for e in events if e.get("event") == "tool"),
+           "result_chars": 0, "compressed_chars": 0}
+    for e in events:
+        data = e.get("data") or {}
+        if e.get("event") == "strategy" and data.get("method") == "context_aware_compression":
+            out["result_chars"] += data.get("result_chars", 0)
+            out["compressed_chars"] += data.get("compressed_chars", 0)
+    return out
+
+
+def _cell_chars(g) -> dict[str, int]:
+    """``_history_chars`` summed over the trials of one cell (their transcripts)."""
+    total: dict[str, int] = {}
+    for run_dir, trial_id in zip(g["run_dir"], g["trial_id"]):
+        for key, value in _history_chars(Path(run_dir) / "transcripts" / f"{trial_id}.jsonl").items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def _same_steps_saving(g, base) -> tuple[float, int]:
+    """1 - input tokens (every kind of call) of ``g`` over the first N steps / ``base``'s, N = ``base``'s fewest steps."""
+    from harness.analysis import load_steps
+
+    common = int(base["steps"].min())
+    def tokens(cell) -> float:
+        steps = load_steps(sorted(set(cell["run_dir"])))
+        steps = steps[steps["trial_id"].isin(set(cell["trial_id"])) & (steps["step"] <= common)]
+        return float(steps["prompt_tokens"].sum())
+    return 1 - tokens(g) / tokens(base), common
+
+
+def compression_six_verdict(results: Path) -> str:
+    """Seed 002 exp 2-10's figures | ours | verdict | why, computed from the compression_six sweep."""
+    t = _trials("compression_six", results)
+    cell = lambda name: t[t["cell"] == name]  # noqa: E731
+    none, cac, adaptive = cell("none"), cell("context_aware_compression"), cell("adaptive_window")
+    finished = t[(t["cell"] != "none") & (t["outcome"] == "submitted")]
+    per_step = lambda g: g["total_input_tokens"].sum() / g["steps"].sum()  # noqa: E731
+    chars = _cell_chars(cac)
+    rows = []
+    overflowed = int((none["outcome"] == "context_overflow").sum())
+    full = finished["final_history_tokens"].mean()
+    rows.append(["no compression overflows at iteration 5 of 7 (~165,000 tokens > 128K); 7 results, ~367,000 characters",
+                 f"`none` overflows in {overflowed}/{len(none)} trials at step {none['steps'].mean():.0f} of "
+                 f"~{finished['steps'].mean():.0f} ({_int(none['peak_context'].mean())} tokens); "
+                 f"{_int(chars.get('tool', 0) / max(len(cac), 1))} characters of tool output per trial",
+                 "reproduced" if overflowed == len(none) else "not",
+                 f"the full history ends at {_int(full)} tokens, {full / t['budget'].iloc[0]:.1f}x the budget (the seed's "
+                 "characters are Chinese, ~2 per token; ours are English, ~4 per token, so the token ratio is matched)"])
+    saving, common = _same_steps_saving(cac, none)
+    share = chars.get("agent", 0) / max(chars.get("agent", 0) + chars.get("tool", 0), 1)
+    rows.append(["context-aware compression saves ~76% of the tokens against no compression",
+                 f"{100 * saving:.0f}% fewer input tokens than `none` over the {common} steps `none` ran (summarizer "
+                 f"calls included); per call over its whole run {100 * (1 - per_step(cac) / per_step(none)):.0f}%; total "
+                 f"{cac['total_input_tokens'].mean() / none['total_input_tokens'].mean():.2f}x (`none` stops early)",
+                 "reproduced" if saving >= 0.66 else "partly" if saving > 0.1 else "not",
+                 f"the agent's own replies (recited notes and progress) are {100 * share:.0f}% of the history's characters "
+                 "and no compressor touches them; the seed's 7 pages of ~52,000 characters dwarf its agent's words"])
+    ratio = chars.get("compressed_chars", 0) / max(chars.get("result_chars", 0), 1)
+    rows.append(["~150K characters of pages compressed to ~2K (1.3%), founders' names and moves kept",
+                 f"pages compressed to {100 * ratio:.0f}% of their characters; success {int(cac['success'].sum())}/{len(cac)} "
+                 f"(score {cac['score'].mean():.2f})",
+                 "reproduced" if ratio <= 0.05 and cac["success"].all() else "partly" if cac["success"].all() else "not",
+                 "the reference summarizer writes its four-part state (every move noted so far, the progress line) for each "
+                 "page, not a one-page extract; the moves survive because the agent noted them"])
+    fewest = finished.groupby("cell")["steps"].mean()
+    rows.append(["context-aware compression needs the fewest iterations (tied)",
+                 f"{cac['steps'].mean():.0f} steps; fewest of the others: {fewest.drop('context_aware_compression', errors='ignore').min():.0f}",
+                 "reproduced" if cac["steps"].mean() <= fewest.min() + 1 else "not",
+                 "its agent re-reads nothing: every page it needs again is summarized in its own notes"
+                 if cac["rereads"].sum() == 0 else f"{int(cac['rereads'].sum())} re-reads"])
+    rows.append(["adaptive window: triggers at 80% of 128K (102,400) and compresses every uncompressed result at once",
+                 f"peak {_int(adaptive['peak_context'].mean())} tokens, {adaptive['compactions'].mean():.0f} batches per trial",
+                 "reproduced" if adaptive["peak_context"].max() <= 0.8 * t["budget"].iloc[0] * 1.01 else "partly",
+                 "the request never passes the trigger by more than the newest round"])
+    return verdict_table(rows) + (
+        f"\n\n{NOTE} Computed from the compression_six sweep and its transcripts (characters of the full history). "
+        "`reproduced` for the 76% claim needs a saving of two thirds or more over the steps `none` ran, `partly` "
+        "above 10%.")
 
 
 # ---------------------------------------------------------------------------------------- status_bar
@@ -211,11 +308,112 @@ def status_bar(results: Path) -> str:
         "the 3-call limit; with it, it keeps to it.")
 
 
+# ------------------------------------------------ status_bar: seed 002 §2.6.4's replace-vs-append cost model
+
+STATUS_ALPHA = 0.1  # the seed's α: a cached token costs a tenth of a plain one
+STATUS_GRID = [(50, 200, 10), (50, 200, 40), (200, 200, 10), (200, 200, 40), (200, 50, 40), (400, 1000, 10)]
+
+
+def _sized_text(tokens: int, tag: str, counter) -> str:
+    """A text of exactly ``tokens`` tokens (one word per token after a short tag), distinct per ``tag``."""
+    words = [tag] + ["x"] * max(0, tokens - counter.text(tag))
+    text = " ".join(words)
+    while counter.text(text) > tokens and len(words) > 1:
+        words.pop()
+        text = " ".join(words)
+    return text
+
+
+def status_requests(mode: str, status: int, reply: int, rounds: int, counter) -> list[tuple[list[dict], dict]]:
+    """The requests (and replies) of ``rounds`` rounds with a status message of ``status`` tokens per round.
+
+    Each round is one model call: the request ends with this round's status (``replace``: only
+    the latest status, always last; ``append``: every status stays where it was injected), the
+    reply has ``reply`` tokens. ``mode="none"``: no status at all (the common part's baseline).
+    """
+    head = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Do the task."}]
+    replies = [{"role": "assistant", "content": _sized_text(reply, f"reply{n}", counter)} for n in range(rounds)]
+    statuses = [{"role": "user", "content": _sized_text(status, f"status{n}", counter)} for n in range(rounds)]
+    out = []
+    for n in range(rounds):
+        if mode == "append":
+            body = [m for k in range(n) for m in (statuses[k], replies[k])] + [statuses[n]]
+        elif mode == "replace":
+            body = replies[:n] + [statuses[n]]
+        else:
+            body = replies[:n] or [{"role": "user", "content": "go"}]
+        out.append((head + body, replies[n]))
+    return out
+
+
+def simulated_cost(requests: list[tuple[list[dict], dict]], counter, alpha: float = STATUS_ALPHA,
+                   with_reply: bool = True) -> float:
+    """Σ over the requests of uncached + α x cached tokens, the cache being the prefix-cache simulator's.
+
+    The profile is exact (token-level, no minimum). ``with_reply``: it holds the previous request with
+    its reply, as a KV cache does (seed 002 §2.3.2), so what followed the last status is cached, as the
+    seed assumes; without, it holds every earlier request but no reply (a provider's prompt cache).
+    """
+    from harness.cache_sim import CacheProfile, PrefixCacheSimulator
+
+    profile = CacheProfile("exact-kv", min_tokens=1, block=1, scope="last", include_reply=True) if with_reply \
+        else CacheProfile("exact-prompt", min_tokens=1, block=1)
+    sim = PrefixCacheSimulator(profile, counter)
+    total = 0.0
+    for messages, reply in requests:
+        cached = sim.observe(messages).cached
+        sim.observe_reply(reply)
+        total += counter.messages(messages) - cached + alpha * cached
+    return total
+
+
+def status_cost_model(results: Path | None = None) -> str:
+    """Seed 002 §2.6.4: C_replace ≈ (N−1)(1−α)R and C_append ≈ αSN(N−1)/2, beside the prefix-cache simulator's."""
+    from harness.tokens import MESSAGE_OVERHEAD, TokenCounter
+
+    counter = TokenCounter()
+    rows, replace_wins = [], 0
+    for status, reply, rounds in STATUS_GRID:
+        runs = {mode: status_requests(mode, status, reply, rounds, counter) for mode in ("replace", "append")}
+        sim = {mode: simulated_cost(reqs, counter) for mode, reqs in runs.items()}
+        seed_replace = (rounds - 1) * (1 - STATUS_ALPHA) * reply
+        seed_append = STATUS_ALPHA * status * rounds * (rounds - 1) / 2
+        seed_pick = "append" if STATUS_ALPHA * status * rounds / 2 < (1 - STATUS_ALPHA) * reply else "replace"
+        sim_pick = "append" if sim["append"] < sim["replace"] else "replace"
+        prompt = {mode: simulated_cost(reqs, counter, with_reply=False) for mode, reqs in runs.items()}
+        replace_wins += prompt["append"] > prompt["replace"]
+        rows.append([status, reply, rounds, _int(seed_replace), _int(seed_append), seed_pick,
+                     _int(seed_append - seed_replace), _int(sim["append"] - sim["replace"]), sim_pick,
+                     "yes" if sim_pick == seed_pick else "no", _int(prompt["append"] - prompt["replace"])])
+    return _table(["S (status tok)", "R (tok after it)", "N (rounds)", "seed C_replace", "seed C_append",
+                   "seed picks", "seed: C_append − C_replace", "simulator: append − replace", "simulator picks",
+                   "same pick", "append − replace, reply not cached"], rows) + (
+        f"\n\nComputed, no run: α = {STATUS_ALPHA} (a cached token costs a tenth). Each round is one model call "
+        "whose request ends with the status; the prefix-cache simulator (harness/cache_sim.py, exact token "
+        "matching, the previous request and its reply cached as in a KV cache) prices every request at "
+        "uncached + α x cached tokens. The difference of the two modes cancels the part they share (each "
+        "round's new status and reply); the seed's formula drops the messages' framing tokens "
+        f"({MESSAGE_OVERHEAD} per message) and the stale statuses' own first send, so the columns differ by those. "
+        "Last column: the same requests under a provider's prompt cache, which holds earlier requests but not the "
+        f"reply: what followed the last status was never cached, so replacing it costs nothing (the seed's R is 0 "
+        f"there) and `replace` is the cheaper in {replace_wins} of {len(rows)} rows.")
+
+
 # ------------------------------------------------------------------------------------ cache_pitfalls
 
 PITFALLS = {"none": "append-only baseline", "pitfall_timestamp": "timestamp at the head of the system prompt",
             "pitfall_tool_order": "tools re-sorted by use frequency", "pitfall_window": "window of the last 10 rounds",
-            "pitfall_flatten": "flattened \"USER: … ASSISTANT: …\" text"}
+            "pitfall_flatten": "flattened \"USER: … ASSISTANT: …\" text",
+            "pitfall_user_config": "live account state at the head of the task message",
+            "pitfall_json_keys": "JSON keys re-serialized in a random order",
+            "pitfall_tool_churn": "a helper tool loaded, another unloaded, every turn",
+            "select_tools": "dynamic tool exposure (seed 003 SelectTools; not a pitfall)"}
+
+
+def _hit_ratio(g) -> float:
+    """Cached (simulated when recorded) over input tokens of the agent's calls, pooled over the trials of ``g``."""
+    cached = g["sim_cached_tokens"] if "sim_cached_tokens" in g else g["cached_tokens"]
+    return cached.sum() / g["input_tokens"].sum() if g["input_tokens"].sum() else 0.0
 
 
 def cache_pitfalls(results: Path) -> str:
@@ -223,19 +421,133 @@ def cache_pitfalls(results: Path) -> str:
     sim = "sim_cached_tokens" in t
     rows = []
     pricing = ", ".join(sorted(set(map(str, t.get("pricing", ["none"])))))
+    base = _hit_ratio(t[t["cell"] == "none"]) if (t["cell"] == "none").any() else float("nan")
     for cell in _cells(t, list(PITFALLS)):
         g = t[t["cell"] == cell]
         cached = g["sim_cached_tokens"] if sim else g["cached_tokens"]
-        hit = cached.sum() / g["input_tokens"].sum() if g["input_tokens"].sum() else 0
+        hit = _hit_ratio(g)
         sources = ", ".join(sorted(set(map(str, g["cached_source"]))))
-        rows.append([f"`{cell}` {PITFALLS.get(cell, '')}", _pct(hit), _int(g["input_tokens"].mean()),
-                     _int(cached.mean()), f"{g['cost'].mean():.4f}", f"{int(g['success'].sum())}/{len(g)}",
-                     f"{g['steps'].mean():.0f}", f"{g['reread_rate'].mean():.2f}", sources])
-    return _table(["strategy", "cache-hit ratio", "mean input tok", "mean cached tok", f"mean cost (USD, {pricing})",
-                   "success", "steps", "re-read rate", "cached_source"], rows) + (
+        rows.append([f"`{cell}` {PITFALLS.get(cell, '')}", _pct(hit), f"{100 * (base - hit):+.0f}",
+                     _int(g["input_tokens"].mean()), _int(cached.mean()), f"{g['cost'].mean():.4f}",
+                     f"{int(g['success'].sum())}/{len(g)}", f"{g['steps'].mean():.0f}", f"{g['reread_rate'].mean():.2f}",
+                     sources])
+    return _table(["strategy", "cache-hit ratio", "hit loss vs `none` (points)", "mean input tok", "mean cached tok",
+                   f"mean cost (USD, {pricing})", "success", "steps", "re-read rate", "cached_source"], rows) + (
         f"\n\n{NOTE} Cached tokens: " + ("the harness's prefix-cache simulator (`sim_cached_tokens`)." if sim else
                                          "PENDING: this checkout has no prefix-cache simulator yet, so cached tokens "
                                          "are 0 for every row (the scripted backend reports none)."))
+
+
+# ------------------------------------------------------- cache_pitfalls: select_tools and the verdicts
+
+def _pair(t, family: str, cell: str):
+    return t[(t["family"] == family) & (t["cell"] == cell)]
+
+
+def select_tools_sides(results: Path) -> str:
+    """``select_tools`` beside ``none`` per family: schema tokens saved against cache hits lost (seed 003 vs seed 004)."""
+    t = _trials("cache_pitfalls", results)
+    rows = []
+    for family in sorted(set(t["family"])):
+        none, sel = _pair(t, family, "none"), _pair(t, family, "select_tools")
+        if none.empty or sel.empty:
+            continue
+        per_call = lambda g: g["tool_schema_tokens"].sum() / g["steps"].sum()  # noqa: E731
+        saved_per_call = sel["tool_schema_tokens_saved"].sum() / sel["steps"].sum()
+        lost_per_break = sel["cache_lost_tokens"].sum() / sel["cache_breaks"].sum() if sel["cache_breaks"].sum() else 0
+        repay = (1 - STATUS_ALPHA) * lost_per_break / (STATUS_ALPHA * saved_per_call) if saved_per_call else float("nan")
+        rows.append([family, f"{per_call(none):.0f} → {per_call(sel):.0f}", _int(sel["tool_schema_tokens_saved"].mean()),
+                     _int(sel["cache_lost_tokens"].mean()), f"{sel['cache_breaks'].mean():.0f}",
+                     "-" if repay != repay else _int(repay),
+                     f"{sel['unoffered_calls'].mean():.0f}",
+                     f"{none['steps'].mean():.0f} → {sel['steps'].mean():.0f}",
+                     f"{_int(none['input_tokens'].mean())} → {_int(sel['input_tokens'].mean())}",
+                     f"{none['cost'].mean():.4f} → {sel['cost'].mean():.4f}"])
+    return _table(["family", "tool-schema tok per call (`none` → `select_tools`)", "schema tok saved per trial",
+                   "cached tok lost at breaks", "cache breaks", "calls a set must last to repay a break",
+                   "calls to a hidden tool", "steps", "input tok",
+                   "cost (USD)"], rows) + (
+        f"\n\n{NOTE} Both sides of dynamic tool exposure: seed 003 (\"工具定义放 50 个不如动态暴露 10 个\") counts the "
+        "schema tokens saved; seed 004 (\"工具定义通常放在上下文最前面,一改就让整个缓存失效\") the cache hits lost at each "
+        "change of the offered set and the calls to a tool no longer offered (answered with an error, not executed). "
+        f"A schema left out would have been cached in `none`, so each call saves only α = {STATUS_ALPHA} of its price, "
+        f"while a break re-prices the lost tokens at 1 − α: a set must last (1 − α) x (tokens lost per break) / "
+        "(α x schema tokens saved per call) calls to repay one break.")
+
+
+PITFALL_SEED = {  # what the seeds say each anti-pattern does (quoted), and the measure that tests it
+    "pitfall_timestamp": "seed 002 exp 2-3: the first differing token is at the head, so nothing after it is reused",
+    "pitfall_user_config": "seed 002 exp 2-3 动态用户配置: calls left and balance \"塞进上下文前部\" break the cache",
+    "pitfall_tool_order": "seed 002 exp 2-3: \"换顺序就从第一个变动的工具起全部失效\"",
+    "pitfall_window": "seed 002 exp 2-3: \"前缀每轮都变,关键结果还会滑出去\"",
+    "pitfall_flatten": "seed 002 exp 2-3: \"破坏性最大:重复执行、忽略工具结果\"",
+    "pitfall_json_keys": "seed 004 二: unstable JSON key order \"缓存也会悄悄失效\"",
+    "pitfall_tool_churn": "seed 004 三: adding and removing tools \"一改就让整个缓存失效\"",
+    "select_tools": "seed 003: expose few tools (saves tokens); seed 004: changing them breaks the cache",
+}
+
+
+def _loss_verdict(loss: float, full: float = 50.0) -> str:
+    """``reproduced`` when the hit ratio falls by ``full`` points or more, ``partly`` from 1 point, else ``not``."""
+    return "reproduced" if loss >= full else "partly" if loss >= 1 else "not"
+
+
+def _families_hit(t, cell: str) -> list[str]:
+    """The families where ``cell`` loses at least one point of cache hits against ``none``."""
+    return [f for f in sorted(set(t["family"]))
+            if _hit_ratio(_pair(t, f, "none")) - _hit_ratio(_pair(t, f, cell)) >= 0.01]
+
+
+def _schema_range(t) -> str:
+    """The smallest and largest tool-schema tokens per call of ``none`` over the families (``150-460``)."""
+    none = t[t["cell"] == "none"]
+    per_call = [g["tool_schema_tokens"].sum() / g["steps"].sum() for _, g in none.groupby("family")]
+    return f"{min(per_call):.0f}-{max(per_call):.0f}"
+
+
+def pitfall_verdict(t, cell: str, loss: float) -> tuple[str, str]:
+    """The verdict on one row of ``cache_pitfalls`` and why, from the measured figures."""
+    g, none = t[t["cell"] == cell], t[t["cell"] == "none"]
+    same_steps = g["steps"].sum() == none["steps"].sum() and g["success"].sum() == none["success"].sum()
+    behaviour = "same steps and answers as `none`" if same_steps else \
+        f"{g['steps'].mean():.0f} steps and {int(g['success'].sum())}/{len(g)} successes against `none`'s {none['steps'].mean():.0f} and {int(none['success'].sum())}/{len(none)}"
+    if cell == "pitfall_flatten":
+        verdict = "reproduced" if g["success"].sum() < none["success"].sum() else "not"
+        return verdict, f"the damage is to the agent, not the cache (hits {100 * loss:+.0f} points): {behaviour}"
+    if cell == "select_tools":
+        saved, lost = g["tool_schema_tokens_saved"].mean(), g["cache_lost_tokens"].mean()
+        cheaper = g["cost"].mean() < none["cost"].mean()
+        return ("reproduced" if cheaper else "partly",
+                f"per trial it saves {saved:,.0f} schema tokens, loses {lost:,.0f} cached tokens at "
+                f"{g['cache_breaks'].mean():.1f} breaks and makes {g['unoffered_calls'].mean():.1f} calls to hidden tools "
+                f"({g['steps'].mean() - none['steps'].mean():+.1f} steps); cost {g['cost'].mean() / none['cost'].mean():.2f}x "
+                "`none`'s" + ("" if cheaper else f"; these tasks' schemas are {_schema_range(t)} tokens a call, too "
+                                                "few for the seed's saving to outweigh the breaks"))
+    families = _families_hit(t, cell)
+    where = "every family" if len(families) == len(set(t["family"])) else \
+        ("only " + ", ".join(families) if families else "no family")
+    reason = f"hits {100 * loss:.0f} points below `none` ({where}); {behaviour}"
+    if cell in ("pitfall_tool_order", "pitfall_tool_churn") and _loss_verdict(100 * loss) == "partly":
+        reason += "; a break costs only the requests since that tool list was last sent (the cache keeps every earlier prefix)"
+    if cell == "pitfall_json_keys" and len(families) < len(set(t["family"])):
+        reason += "; only objects with two keys or more can change order (one-argument calls, text results are immune)"
+    return _loss_verdict(100 * loss), reason
+
+
+def cache_pitfalls_verdict(results: Path) -> str:
+    """Seed figure | ours | verdict | reason, for every row of ``cache_pitfalls`` but the baseline."""
+    t = _trials("cache_pitfalls", results)
+    base = _hit_ratio(t[t["cell"] == "none"])
+    rows = []
+    for cell in [c for c in _cells(t, list(PITFALLS)) if c != "none"]:
+        hit = _hit_ratio(t[t["cell"] == cell])
+        verdict, reason = pitfall_verdict(t, cell, base - hit)
+        rows.append((f"`{cell}`: {PITFALL_SEED.get(cell, 'breaks the prefix cache')}",
+                     f"hits {_pct(hit)} (`none` {_pct(base)})", verdict, reason))
+    return verdict_table(rows) + (
+        f"\n\n{NOTE} Verdicts are computed: `reproduced` when the cache-hit ratio falls by 50 points or more (the "
+        "seeds say the cache is lost), `partly` from 1 point, `not` below; `pitfall_flatten` is judged on success, "
+        "`select_tools` on both sides.")
 
 
 # -------------------------------------------------------------------------------------- strategy_zoo
@@ -815,33 +1127,6 @@ def invoice_layers_verdict(results: Path) -> str:
     return verdict_table(rows)
 
 
-def compression_six_verdict(results: Path) -> str:
-    """Seed 002 exp 2-10: the overflow without compression, and context-aware compression's ~76% saving."""
-    t = _trials("compression_six", results)
-    c = _by_cell(t)
-    rows = []
-    if "none" in c:
-        none = c["none"]
-        over = bool((none["outcome"] == "context_overflow").all())
-        rows.append(("no compression overflows (~165,000 tokens at iteration 5, over 128K)",
-                     f"`none`: {', '.join(f'{k} {v}' for k, v in none['outcome'].value_counts().items())}, peak "
-                     f"{_int(none['peak_context'].mean())} at step {none['steps'].mean():.0f}",
-                     "reproduced" if over else "not",
-                     "the history passes the scripted model's 131,072-token window" if over else "it fit the window"))
-        per_step = {k: g["total_input_tokens"].sum() / g["steps"].sum() for k, g in c.items()}
-        aware = next((k for k in c if "context" in k and "aware" in k), "adaptive_window" if "adaptive_window" in c else None)
-        if aware is not None:
-            saving = 1 - per_step[aware] / per_step["none"]
-            best = max((k for k in c if k != "none"), key=lambda k: 1 - per_step[k] / per_step["none"])
-            fewest = c[aware]["steps"].mean() <= min(g["steps"].mean() for k, g in c.items() if k != "none")
-            rows.append(("context-aware compression saves ~76% of the tokens, fewest iterations (tied)",
-                         f"`{aware}`: {saving:.0%} per step ({'fewest steps' if fewest else 'not the fewest steps'}); "
-                         f"best: `{best}` {1 - per_step[best] / per_step['none']:.0%}",
-                         "reproduced" if abs(saving - 0.76) <= 0.1 and fewest else ("partly" if saving > 0 else "not"),
-                         "per-step input tokens against `none` (which stops at the overflow)"))
-    return verdict_table(rows)
-
-
 def compression_six_acts(results: Path) -> str:
     """When and how often each compressor of compression_six acts: compactions per trial and the first step with one."""
     from harness.records import read_jsonl
@@ -883,42 +1168,6 @@ def status_bar_verdict(results: Path) -> str:
                      ", ".join(f"{k}: {v[k]}/{len(c[k])} trials with a violation, success {_frac(c[k])}" for k in bars),
                      "reproduced" if not any(v.values()) else "partly",
                      "the bar restates the count per merchant every step"))
-    return verdict_table(rows)
-
-
-PITFALL_SEED = {"pitfall_timestamp": "a timestamp in the system prompt: the prefix changes every call, every cache after it is lost",
-                "pitfall_tool_order": "tools re-sorted by frequency: from the first moved tool on, the cache is lost",
-                "pitfall_window": "a sliding window: the prefix changes every round and key results slide out (repeated calls)",
-                "pitfall_flatten": "\"USER: … ASSISTANT: …\" text: repeated execution, tool results ignored"}
-
-
-def cache_pitfalls_verdict(results: Path) -> str:
-    """Seed 002 exp 2-3: each anti-pattern's cache-hit loss (simulated) or behaviour, against the append-only baseline."""
-    t = _trials("cache_pitfalls", results)
-    c = _by_cell(t)
-    if "none" not in c:
-        return verdict_table([("append-only baseline", "missing", "not", "run the preset")])
-    col = "sim_cached_tokens" if "sim_cached_tokens" in t else "cached_tokens"
-    hit = {k: float(g[col].sum() / g["input_tokens"].sum()) if g["input_tokens"].sum() else 0.0 for k, g in c.items()}
-    rows = []
-    for k in _cells(t, list(PITFALLS)):
-        if k == "none":
-            continue
-        g = c[k]
-        if k == "pitfall_flatten":
-            repeated = _rr(g) > _rr(c["none"]) and _rate(g) < _rate(c["none"])
-            rows.append((PITFALL_SEED[k], f"re-reads {_rr(g):.0%}, success {_frac(g)} (baseline {_frac(c['none'])}); "
-                         f"cache hit {_pct(hit[k])}", "reproduced" if repeated else "not",
-                         "the reference agent sees no tool results in a user message and repeats its first read; the "
-                         "byte-stable text still caches"))
-            continue
-        seed = PITFALL_SEED.get(k, f"`{k}` breaks the prefix cache")
-        lost = hit["none"] - hit[k]
-        extra = f", re-reads {_pct(_rr(g))}, success {_frac(g)}" if k == "pitfall_window" else ""
-        rows.append((seed, f"cache hit {_pct(hit['none'])} -> {_pct(hit[k])}, cost {float(c['none']['cost'].mean()):.4f} -> "
-                     f"{float(g['cost'].mean()):.4f}{extra}", "reproduced" if lost >= 0.2 else ("partly" if lost > 0 else "not"),
-                     "prefix-cache simulator" + ("; the order changes only a few times a trial, so most calls still hit"
-                                                 if 0 < lost < 0.2 else "")))
     return verdict_table(rows)
 
 
@@ -1033,6 +1282,9 @@ TABLES.update({  # issue 16: the seeds' remaining studies and every preset's ver
 })
 
 
+TABLES.update({"select_tools": select_tools_sides, "cache_pitfalls_verdict": cache_pitfalls_verdict,
+               "compression_six_verdict": compression_six_verdict, "status_cost_model": status_cost_model})
+
 BLOCK = re.compile(r"<!-- table:(\w+) -->.*?<!-- /table:\1 -->", flags=re.S)
 
 
@@ -1120,6 +1372,7 @@ DERIVED.update({  # a verdict table reads its preset's sweep (one per line)
     "attention_model_verdict": "attention_model",
     "compression_six_acts": "compression_six",
     "semantic_filter_verdict": "semantic_filter",
+    "select_tools": "cache_pitfalls",
 })
 
 
