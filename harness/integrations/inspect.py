@@ -1,0 +1,258 @@
+"""Any ctxbench strategy as an inspect_ai ``CompactionStrategy`` (optional extra: ``pip install -e ".[inspect]"``).
+
+    from inspect_ai.agent import react
+    from inspect_ai.model import get_model
+    from harness.integrations.inspect import CtxbenchCompaction, strategy_tools, use_ctxbench_tokens
+    from strategies.headtail import HeadTail
+
+    model = use_ctxbench_tokens(get_model("openai/gpt-4o-mini"))
+    compaction = CtxbenchCompaction(HeadTail(), budget=25_000)
+    agent = react(tools=[*my_tools, *strategy_tools(compaction)], model=model, compaction=compaction)
+
+How the two harnesses meet (README "Use ctxbench with inspect_ai" says the same for users):
+
+- **History.** inspect calls ``compact()`` only when its estimate of the next request is above its
+  threshold, and passes its compacted view plus the messages added since. The adapter keeps the
+  full, append-only history itself (``MessageHistory``: new messages recognised by id) and gives
+  the strategy what ctxbench's loop gives it: the whole history, every step it is consulted.
+- **Messages.** ``harness.integrations.inspect_messages``: one fixed dict per inspect message and
+  back, stable ids, ``_tool``/``_args``/``_error`` derived from inspect's messages.
+- **Token counts, and which limit wins.** The strategy counts with ctxbench's counter (offline
+  cl100k, 3 tokens a message, tool schemas as JSON, 3 to prime the reply) against ``budget``.
+  inspect counts with its model's estimator (tiktoken ``o200k_base``, fetched from the network on
+  first use, plus 10%) against ``threshold``. ``use_ctxbench_tokens(model)`` makes the model count
+  with ctxbench's counter, so both count the same tokens and nothing is downloaded; with it and
+  ``threshold = budget`` (the default) inspect consults the adapter exactly when ctxbench's loop
+  would find the request over the budget. **ctxbench's budget decides what is kept; inspect's
+  threshold decides when the strategy is consulted, and it is a hard ceiling**: when a projection
+  is still above it (a ``soft`` or ``none`` strategy that cannot reach the budget), inspect raises
+  its "Compaction insufficient" error and the sample ends in error, where ctxbench's loop would send
+  the request and record the over-budget step. Give such strategies a ``threshold`` above the
+  budget (their target stays ``budget``). With a real provider, inspect calibrates its trigger on the
+  provider's reported input tokens, so the trigger follows the provider's tokenizer; what the
+  strategy keeps still follows ctxbench's count.
+- **Summaries.** ``ctx.summarize`` is synchronous and inspect's ``generate`` is async: ``compact``
+  runs the strategy in a worker thread (``anyio.to_thread``) and ``summarize`` sends the summary
+  request through the inspect model on the event loop (``anyio.from_thread``); its text comes back.
+- **Strategy tools.** ``strategy_tools(compaction)`` turns the strategy's tools (offload's
+  ``read_memory``, notes' ``write_note``/``read_notes``, isolate's ``delegate``) into inspect tools;
+  a ctxbench ``ToolError`` becomes inspect's ``ToolError`` (an error result the model sees).
+  ``delegate`` runs a sub-agent: an inspect ``react`` agent with ``subagent_tools`` and the same
+  model, managed by a fresh copy of the strategy's base (``CtxbenchCompaction(subagent_tools=...)``).
+- **Errors.** A projection that breaks the conversation (``harness.conversation.validate_projection``)
+  raises ``StrategyProjectionError``, which ends the sample with the reason, as ``strategy_error`` ends
+  a ctxbench trial.
+
+Strategy events (``ctx.log``) are kept in ``compaction.events`` and logged to inspect's transcript as
+info events. inspect's prefix rule applies: the system message and the sample's input are put back
+in front when a projection lacks them (ctxbench's strategies keep them anyway).
+"""
+from __future__ import annotations
+
+import copy
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+from inspect_ai.model import ChatMessage, ChatMessageUser, Model
+from inspect_ai.model._compaction.types import CompactionStrategy
+from inspect_ai.tool import ToolDef, ToolError as InspectToolError, ToolInfo, ToolParams
+
+from harness.conversation import InvalidConversation, validate_projection
+from harness.integrations.inspect_messages import MessageHistory, from_dict, to_dicts, tool_dicts
+from harness.summarizer import summary_request
+from harness.tokens import REPLY_PRIMER, TokenCounter
+from strategies.base import ToolError
+
+__all__ = ["CtxbenchCompaction", "StrategyProjectionError", "request_tokens", "strategy_tools", "use_ctxbench_tokens"]
+
+
+class StrategyProjectionError(RuntimeError):
+    """The strategy returned a projection no chat API accepts (ctxbench's ``strategy_error``)."""
+
+
+class InspectStrategyContext:
+    """The ``StrategyContext`` (strategies/base.py) of a strategy running inside inspect_ai."""
+
+    def __init__(self, budget: int, store: Path, counter: TokenCounter, owner: "CtxbenchCompaction") -> None:
+        self.budget = budget
+        self.store = store
+        self.counter = counter
+        self.tools: list[dict] = []
+        self.step = 0
+        self.compactions = 0
+        self.events: list[dict] = []
+        self.model: Model | None = None
+        self._owner = owner
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Tokens of ``messages`` (ctxbench's counter; tools and primer excluded)."""
+        return self.counter.messages(messages)
+
+    def count_message(self, message: dict) -> int:
+        """Tokens of one message (memoized)."""
+        return self.counter.message(message)
+
+    def request_overhead(self) -> int:
+        """Tokens of the tool schemas inspect offers plus the reply primer."""
+        return self.counter.tools(self.tools) + REPLY_PRIMER
+
+    def summarize(self, messages: list[dict], instructions: str = "") -> str:
+        """The summary of ``messages`` by the inspect model (runs the async ``generate`` on the event loop)."""
+        request = [from_dict(m, f"ctxbench-summary-{i}") for i, m in enumerate(summary_request(messages, instructions))]
+        self.log("summarizer_call", messages=len(messages))
+        return _from_thread(self._owner.generate_text, request)
+
+    def run_subagent(self, task: str, max_steps: int = 60, strategy: Any = None, budget: int | None = None) -> str:
+        """A sub-agent (inspect ``react``) with a fresh context on ``task``; its conclusion comes back."""
+        return _from_thread(self._owner.run_subagent, task, max_steps, strategy, budget)
+
+    def log(self, event: str, **data: Any) -> None:
+        """Keep a strategy event (``compaction`` events are counted) and show it in inspect's transcript."""
+        if event == "compaction":
+            self.compactions += 1
+        self.events.append({"step": self.step, "event": event, **data})
+        try:
+            from inspect_ai.log import transcript
+
+            transcript().info({"ctxbench": event, **data}, source="ctxbench")
+        except Exception:  # outside a running sample there is no transcript
+            pass
+
+
+def _from_thread(function: Any, *args: Any) -> Any:
+    """Run an async function on the event loop from the strategy's worker thread."""
+    try:
+        return anyio.from_thread.run(function, *args)
+    except RuntimeError as exc:
+        if "event loop" in str(exc) or "worker thread" in str(exc):
+            raise RuntimeError("ctx.summarize / ctx.run_subagent need the strategy to run inside "
+                               "CtxbenchCompaction.compact (a worker thread of inspect's event loop)") from None
+        raise
+
+
+class CtxbenchCompaction(CompactionStrategy):
+    """A ctxbench strategy as an inspect_ai compaction strategy (see the module docstring).
+
+    Parameters:
+        strategy: a fresh ctxbench strategy object (anything with ``prepare``); one per sample.
+        budget: ctxbench's token budget the strategy aims at (its ``ctx.budget``).
+        threshold: inspect's trigger and hard ceiling, in tokens or a fraction of the model's
+            window (default: ``budget``).
+        store: the folder the strategy may write to (offload's memory); default a new temporary folder.
+        subagent_tools: the tools a ``delegate`` sub-agent gets (isolate); without them ``delegate``
+            answers with an error result.
+    """
+
+    def __init__(self, strategy: Any, budget: int, threshold: int | float | None = None, store: str | Path | None = None,
+                 subagent_tools: list[Any] | None = None) -> None:
+        if not hasattr(strategy, "prepare"):
+            raise ValueError("CtxbenchCompaction: strategy must have prepare(messages) -> messages")
+        super().__init__(type="edit", threshold=budget if threshold is None else threshold, memory=False)
+        self.strategy = strategy
+        self.budget = int(budget)
+        self.history = MessageHistory()
+        self.subagent_tools = list(subagent_tools or [])
+        self._subagent_prototype = copy.deepcopy(getattr(strategy, "base", None))
+        store_path = Path(store) if store is not None else Path(tempfile.mkdtemp(prefix="ctxbench-inspect-"))
+        self.context = InspectStrategyContext(self.budget, store_path, TokenCounter(), self)
+        if hasattr(strategy, "bind"):
+            strategy.bind(self.context)
+
+    @property
+    def events(self) -> list[dict]:
+        """The strategy's events (``ctx.log``), in order."""
+        return self.context.events
+
+    async def compact(self, model: Model, messages: list[ChatMessage], tools: list[ToolInfo]
+                      ) -> tuple[list[ChatMessage], ChatMessageUser | None]:
+        """The strategy's projection of the full history (kept here), as inspect messages."""
+        self.context.model = model
+        self.context.tools = tool_dicts(tools)
+        self.context.step += 1
+        self.history.absorb(messages)
+        projection = await anyio.to_thread.run_sync(self._prepare)
+        return self.history.to_inspect(projection), None
+
+    def _prepare(self) -> list[dict]:
+        """``strategy.prepare`` on the full history, validated as ctxbench's loop validates it."""
+        history = self.history.dicts
+        projection = self.strategy.prepare(list(history))
+        try:
+            validate_projection(projection, history[0],
+                                allow_system_rewrite=bool(getattr(self.strategy, "rewrites_system", False)))
+        except InvalidConversation as exc:
+            raise StrategyProjectionError(f"{type(self.strategy).__name__}: invalid projection: {exc}") from None
+        return projection
+
+    async def generate_text(self, request: list[ChatMessage]) -> str:
+        """One summarizer call to the model the compaction runs for."""
+        output = await self.context.model.generate(request)  # type: ignore[union-attr]
+        return output.completion
+
+    async def run_subagent(self, task: str, max_steps: int, strategy: Any = None, budget: int | None = None) -> str:
+        """A react sub-agent on ``task`` with ``subagent_tools``, managed by a fresh copy of the base strategy."""
+        from inspect_ai.agent import react, run
+        from inspect_ai.util import message_limit
+
+        if not self.subagent_tools:
+            raise ToolError("delegate is not available: CtxbenchCompaction was given no subagent_tools")
+        managed = strategy if strategy is not None else copy.deepcopy(self._subagent_prototype)
+        compaction = (CtxbenchCompaction(managed, budget or self.budget, subagent_tools=None)
+                      if managed is not None else None)
+        agent = react(tools=self.subagent_tools, model=self.context.model, compaction=compaction)
+        state, _ = await run(agent, task, limits=[message_limit(2 * max_steps + 2)])
+        self.context.log("subagent", task=task[:200], messages=len(state.messages))
+        return state.output.completion
+
+
+def strategy_tools(compaction: CtxbenchCompaction) -> list[ToolDef]:
+    """The strategy's extra tools as inspect tools (calls go to ``strategy.call`` in a worker thread)."""
+    strategy = compaction.strategy
+    schemas = list(strategy.tools()) if hasattr(strategy, "tools") else []
+    return [_tool_def(strategy, schema["function"]) for schema in schemas]
+
+
+def _tool_def(strategy: Any, function: dict) -> ToolDef:
+    name = function["name"]
+
+    async def execute(**arguments: Any) -> str:
+        try:
+            return await anyio.to_thread.run_sync(strategy.call, name, arguments)
+        except ToolError as exc:
+            raise InspectToolError(str(exc)) from None
+
+    return ToolDef(execute, name=name, description=function.get("description", ""),
+                   parameters=ToolParams.model_validate(function.get("parameters") or {"type": "object", "properties": {}}))
+
+
+def request_tokens(messages: list[ChatMessage], tools: list[ToolInfo], counter: TokenCounter | None = None) -> int:
+    """ctxbench's count of an inspect request: its messages, the tool schemas and the reply primer."""
+    counter = counter or TokenCounter()
+    return counter.messages(to_dicts(messages)) + counter.tools(tool_dicts(tools)) + REPLY_PRIMER
+
+
+def use_ctxbench_tokens(model: Model, counter: TokenCounter | None = None) -> Model:
+    """Make ``model`` (and its API) estimate tokens with ctxbench's offline counter, in place; returns it.
+
+    inspect's default estimator loads tiktoken's ``o200k_base`` (a download on first use) and adds
+    10%; after this call the compaction threshold counts exactly what ctxbench's budget counts
+    (messages with ctxbench's framing; tool schemas plus the reply primer), and nothing is downloaded.
+    """
+    counter = counter or TokenCounter()
+
+    async def count_tokens(input: str | list[ChatMessage], config: Any = None) -> int:
+        return counter.text(input) if isinstance(input, str) else counter.messages(to_dicts(input))
+
+    async def count_text_tokens(text: str) -> int:
+        return counter.text(text)
+
+    async def count_tool_tokens(tools: list[ToolInfo]) -> int:
+        return counter.tools(tool_dicts(list(tools))) + REPLY_PRIMER
+
+    model.count_tokens = count_tokens  # type: ignore[method-assign]
+    model.count_tool_tokens = count_tool_tokens  # type: ignore[method-assign]
+    model.api.count_tokens = count_tokens  # type: ignore[method-assign]
+    model.api.count_text_tokens = count_text_tokens  # type: ignore[method-assign]
+    return model
