@@ -63,6 +63,9 @@ def _from_yaml(path: Path) -> dict[str, str]:
 
 def resolve(mapping: dict[str, str], columns: list[str], source: str) -> dict[str, str]:
     """``field -> column`` for every field that has a column; a ``MappingError`` for a missing one."""
+    for field, column in mapping.items():  # what was asked for explicitly is checked first
+        if column not in columns:
+            raise MappingError(f"column {column!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})")
     resolved: dict[str, str] = {}
     for field in FIELDS:
         column = mapping.get(field, field if field in columns else None)

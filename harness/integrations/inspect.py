@@ -55,8 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from inspect_ai.model import ChatMessage, ChatMessageUser, Model
-from inspect_ai.model._compaction.types import CompactionStrategy
+from inspect_ai.model import ChatMessage, ChatMessageUser, CompactionStrategy, Model
 from inspect_ai.tool import ToolDef, ToolError as InspectToolError, ToolInfo, ToolParams
 
 from harness.conversation import InvalidConversation, validate_projection
