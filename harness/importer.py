@@ -226,5 +226,6 @@ def cmd_import(args: list[str]) -> int:
         print(f"  {folder}  ({len(group)} trials)")
     print("pairing (compare pairs on instance and trial):")
     print("\n".join(pairing_lines(rows)))
-    print("next: python -m harness report DIR/<experiment>; python -m harness compare BASE CAND --fail-on-regression")
+    print(f"next: report {ns.out}/<experiment>; compare {ns.out}/<experiment>/<base> {ns.out}/<experiment>/<candidate> "
+          "--fail-on-regression")
     return 0
