@@ -266,3 +266,33 @@ def test_summarize_goes_through_the_inspect_model():
     projected, _ = asyncio.run(compaction.compact(model, history, []))
     assert seen, "the summary request went to the inspect model"
     assert any("summary from the inspect model" in m.text for m in projected)
+
+
+def test_isolate_delegate_runs_an_inspect_sub_agent(tmp_path):
+    from strategies.isolate import Isolate
+
+    main_calls: list[int] = []
+
+    def outputs(input, tools, tool_choice, config):
+        task_text = input[1].text
+        if task_text.startswith("Find page 2"):  # the sub-agent: read, then report with submit
+            if not any(isinstance(m, ChatMessageTool) for m in input):
+                return ModelOutput.for_tool_call("mockllm/model", "read", {"n": 2}, tool_call_id="s1", content="")
+            return ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "page 2 starts with gamma2-0"},
+                                             tool_call_id="s2", content="")
+        main_calls.append(len(input))
+        if len(main_calls) == 1:
+            return ModelOutput.for_tool_call("mockllm/model", "delegate", {"task": "Find page 2 and report its first word."},
+                                             tool_call_id="m1", content="")
+        return ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}, tool_call_id="m2", content="")
+
+    model = use_ctxbench_tokens(get_model("mockllm/model", custom_outputs=outputs))
+    compaction = CtxbenchCompaction(Isolate(), budget=BUDGET, subagent_tools=[read()])
+    agent = react(prompt="You delegate.", tools=[read(), *strategy_tools(compaction)], model=model, compaction=compaction)
+    task = Task(dataset=[Sample(input="Delegate the page lookup, then submit.")], solver=as_solver(agent))
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", score=False)
+    assert log.status == "success", log.error
+    messages = log.samples[0].messages
+    result = next(m for m in messages if isinstance(m, ChatMessageTool) and m.function == "delegate")
+    assert result.error is None and "page 2 starts with gamma2-0" in result.text
+    assert any(e["event"] == "subagent" for e in compaction.events)

@@ -222,8 +222,16 @@ def _tool_def(strategy: Any, function: dict) -> ToolDef:
         except ToolError as exc:
             raise InspectToolError(str(exc)) from None
 
-    return ToolDef(execute, name=name, description=function.get("description", ""),
-                   parameters=ToolParams.model_validate(function.get("parameters") or {"type": "object", "properties": {}}))
+    return ToolDef(execute, name=name, description=function.get("description", ""), parameters=_params(function))
+
+
+def _params(function: dict) -> ToolParams:
+    """The tool's JSON-schema parameters; a parameter without a description (inspect requires one) is named."""
+    schema = copy.deepcopy(function.get("parameters") or {"type": "object", "properties": {}})
+    for key, prop in (schema.get("properties") or {}).items():
+        if isinstance(prop, dict) and not prop.get("description"):
+            prop["description"] = key
+    return ToolParams.model_validate(schema)
 
 
 def request_tokens(messages: list[ChatMessage], tools: list[ToolInfo], counter: TokenCounter | None = None) -> int:
