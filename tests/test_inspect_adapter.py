@@ -85,14 +85,15 @@ def read():
     return execute
 
 
-def call_of(step: int) -> tuple[str, dict]:
-    """The trajectory: read(1) .. read(60), then submit."""
-    return ("read", {"n": step}) if step <= STEPS else ("submit", {"answer": "done"})
+def call_of(step: int, steps: int = STEPS) -> tuple[str, dict]:
+    """The trajectory: read(1) .. read(steps), then submit."""
+    return ("read", {"n": step}) if step <= steps else ("submit", {"answer": "done"})
 
 
 # ------------------------------------------------------------------ inspect side
 
-def run_inspect(strategy, log_dir) -> tuple[list[list[dict]], list, CtxbenchCompaction]:
+def run_inspect(strategy, log_dir, budget: int = BUDGET, threshold: int | None = None, steps: int = STEPS,
+                expect: str = "success") -> tuple[list[list[dict]], list, CtxbenchCompaction]:
     """Run react + mockllm over the trajectory; return every request the model received (as dicts)."""
     requests: list[list[dict]] = []
     tools_seen: list = []
@@ -100,19 +101,20 @@ def run_inspect(strategy, log_dir) -> tuple[list[list[dict]], list, CtxbenchComp
     def outputs(input, tools, tool_choice, config):
         requests.append([strip_private(m) for m in to_dicts(input)])
         tools_seen[:] = tools
-        name, args = call_of(len(requests))
+        name, args = call_of(len(requests), steps)
         output = ModelOutput.for_tool_call("mockllm/model", name, args, tool_call_id=f"c{len(requests)}", content="")
         tokens = request_tokens(input, tools)  # the mock reports ctxbench's count as its usage
         output.usage = ModelUsage(input_tokens=tokens, output_tokens=1, total_tokens=tokens + 1)
         return output
 
     model = use_ctxbench_tokens(get_model("mockllm/model", custom_outputs=outputs))
-    compaction = CtxbenchCompaction(strategy, budget=BUDGET)
+    compaction = CtxbenchCompaction(strategy, budget=budget, threshold=threshold)
     agent = react(prompt="You read pages.", tools=[read(), *strategy_tools(compaction)], model=model,
                   compaction=compaction, submit=AgentSubmit(description=SUBMIT_DESCRIPTION))
     task = Task(dataset=[Sample(input="Read pages 1 to 60, then submit.", target="done")], solver=as_solver(agent))
     (log,) = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", score=False)
-    assert log.status == "success", log.error
+    assert log.status == expect, log.error
+    compaction.log = log
     return requests, list(tools_seen), compaction
 
 
@@ -296,3 +298,17 @@ def test_isolate_delegate_runs_an_inspect_sub_agent(tmp_path):
     result = next(m for m in messages if isinstance(m, ChatMessageTool) and m.function == "delegate")
     assert result.error is None and "page 2 starts with gamma2-0" in result.text
     assert any(e["event"] == "subagent" for e in compaction.events)
+
+
+def test_inspect_threshold_is_a_hard_ceiling_and_a_higher_one_lets_a_soft_budget_be_soft(tmp_path):
+    """The documented rule: ctxbench's budget decides what is kept, inspect's threshold is a hard ceiling.
+
+    clear_tool_results keeps the 3 newest results (up to ~2,000 tokens here), so at a 1,500-token budget
+    it cannot fit: with threshold = budget inspect ends the sample with its "Compaction insufficient";
+    with a threshold above the budget the sample runs to its end and the strategy still aims at the budget.
+    """
+    _, _, strict = run_inspect(ClearToolResults(), tmp_path / "a", budget=1_500, steps=20, expect="error")
+    assert "Compaction insufficient" in str(strict.log.error.message)
+    requests, _, loose = run_inspect(ClearToolResults(), tmp_path / "b", budget=1_500, threshold=6_000, steps=20)
+    assert len(requests) == 21 and [e for e in loose.events if e["event"] == "compaction"]
+    assert loose.context.budget == 1_500 and loose.threshold == 6_000
