@@ -241,7 +241,9 @@ def test_strategy_tools_become_inspect_tools(tmp_path):
     compaction = CtxbenchCompaction(Offload(threshold=50, keep_recent=1), budget=BUDGET, store=tmp_path)
     (tool_def,) = strategy_tools(compaction)
     assert tool_def.name == "read_memory" and "id" in tool_def.parameters.properties
-    (tmp_path / "mem-0001.txt").write_text("the full page", encoding="utf-8")
+    store = compaction.session().context.store
+    store.mkdir(parents=True)
+    (store / "mem-0001.txt").write_text("the full page", encoding="utf-8")
     assert asyncio.run(tool_def.tool(id="mem-0001")) == "the full page"
     with pytest.raises(ToolError, match="is a path"):
         asyncio.run(tool_def.tool(id="../etc/passwd"))
@@ -311,4 +313,36 @@ def test_inspect_threshold_is_a_hard_ceiling_and_a_higher_one_lets_a_soft_budget
     assert "Compaction insufficient" in str(strict.log.error.message)
     requests, _, loose = run_inspect(ClearToolResults(), tmp_path / "b", budget=1_500, threshold=6_000, steps=20)
     assert len(requests) == 21 and [e for e in loose.events if e["event"] == "compaction"]
-    assert loose.context.budget == 1_500 and loose.threshold == 6_000
+    (session,) = loose.sessions.values()
+    assert session.context.budget == 1_500 and loose.threshold == 6_000
+
+
+def test_each_sample_gets_its_own_strategy_and_history(tmp_path):
+    """One agent, two samples run at once: two sessions, each with its own history, the same projections."""
+    requests: dict[str, list[list[dict]]] = {}
+
+    def outputs(input, tools, tool_choice, config):
+        dicts = to_dicts(input)
+        requests.setdefault(dicts[1]["content"], []).append([strip_private(m) for m in dicts])
+        calls = [c["id"] for m in dicts if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+        step = int(calls[-1][1:]) + 1 if calls else 1
+        name, args = call_of(step, 12)
+        output = ModelOutput.for_tool_call("mockllm/model", name, args, tool_call_id=f"c{step}", content="")
+        tokens = request_tokens(input, tools)
+        output.usage = ModelUsage(input_tokens=tokens, output_tokens=1, total_tokens=tokens + 1)
+        return output
+
+    model = use_ctxbench_tokens(get_model("mockllm/model", custom_outputs=outputs))
+    compaction = CtxbenchCompaction(HeadTail(), budget=1_500)
+    agent = react(prompt="You read pages.", tools=[read()], model=model, compaction=compaction,
+                  submit=AgentSubmit(description=SUBMIT_DESCRIPTION))
+    task = Task(dataset=[Sample(input=f"Read pages, sample {n}.", id=n) for n in (1, 2)], solver=as_solver(agent))
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", score=False, max_samples=2)
+    assert log.status == "success", log.error
+    assert len(compaction.sessions) == 2
+    for session in compaction.sessions.values():
+        users = [m["content"] for m in session.history.dicts if m["role"] == "user"]
+        assert len(users) == 1 and session.context.compactions > 0  # its own task only; it compacted
+    first, second = (requests[f"Read pages, sample {n}."] for n in (1, 2))
+    drop_task = lambda rs: [[m for i, m in enumerate(r) if i != 1] for r in rs]  # noqa: E731
+    assert len(first) == 13 and drop_task(first) == drop_task(second)

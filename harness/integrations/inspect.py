@@ -38,7 +38,12 @@ How the two harnesses meet (README "Use ctxbench with inspect_ai" says the same 
   ``read_memory``, notes' ``write_note``/``read_notes``, isolate's ``delegate``) into inspect tools;
   a ctxbench ``ToolError`` becomes inspect's ``ToolError`` (an error result the model sees).
   ``delegate`` runs a sub-agent: an inspect ``react`` agent with ``subagent_tools`` and the same
-  model, managed by a fresh copy of the strategy's base (``CtxbenchCompaction(subagent_tools=...)``).
+  model (``CtxbenchCompaction(subagent_tools=...)``), managed by the strategy isolate hands over (a
+  fresh copy of its base) at the sub-agent budget.
+- **Samples.** inspect shares one agent between the samples and epochs of a task and runs several
+  at once; each sample gets its own copy of the strategy, context and history (``Session``), found
+  by a key in inspect's per-sample store. ``ctx.step`` counts the sample's ``compact()`` calls (not
+  its model calls: inspect does not consult the adapter below the threshold).
 - **Errors.** A projection that breaks the conversation (``harness.conversation.validate_projection``)
   raises ``StrategyProjectionError``, which ends the sample with the reason, as ``strategy_error`` ends
   a ctxbench trial.
@@ -51,6 +56,8 @@ from __future__ import annotations
 
 import copy
 import tempfile
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -101,11 +108,21 @@ class InspectStrategyContext:
         """The summary of ``messages`` by the inspect model (runs the async ``generate`` on the event loop)."""
         request = [from_dict(m, f"ctxbench-summary-{i}") for i, m in enumerate(summary_request(messages, instructions))]
         self.log("summarizer_call", messages=len(messages))
-        return _from_thread(self._owner.generate_text, request)
+        return _from_thread(self._owner.generate_text, self._model(), request)
 
     def run_subagent(self, task: str, max_steps: int = 60, strategy: Any = None, budget: int | None = None) -> str:
         """A sub-agent (inspect ``react``) with a fresh context on ``task``; its conclusion comes back."""
-        return _from_thread(self._owner.run_subagent, task, max_steps, strategy, budget)
+        conclusion = _from_thread(self._owner.run_subagent, self._model(), task, max_steps, strategy, budget)
+        self.log("subagent", task=task[:200])
+        return conclusion
+
+    def _model(self) -> Model:
+        """The model ``compact`` was last called for, else the active model of the sample."""
+        if self.model is None:
+            from inspect_ai.model import get_model
+
+            self.model = get_model()
+        return self.model
 
     def log(self, event: str, **data: Any) -> None:
         """Keep a strategy event (``compaction`` events are counted) and show it in inspect's transcript."""
@@ -131,15 +148,46 @@ def _from_thread(function: Any, *args: Any) -> Any:
         raise
 
 
+SESSION_KEY = "ctxbench_session"
+
+
+def sample_key() -> str:
+    """A key for the running sample (and epoch), kept in inspect's per-sample store; one key outside samples."""
+    from inspect_ai.util import store
+
+    data = store()
+    key = data.get(SESSION_KEY)
+    if key is None:
+        key = uuid.uuid4().hex[:12]
+        data.set(SESSION_KEY, key)
+    return str(key)
+
+
+@dataclass
+class Session:
+    """One sample's strategy (a fresh copy), its context and the full history the adapter keeps for it."""
+
+    key: str
+    strategy: Any
+    context: InspectStrategyContext
+    history: MessageHistory = field(default_factory=MessageHistory)
+
+
 class CtxbenchCompaction(CompactionStrategy):
     """A ctxbench strategy as an inspect_ai compaction strategy (see the module docstring).
 
+    inspect shares one agent, and so one compaction strategy, between all samples and epochs of a
+    task, running several at once; a ctxbench strategy keeps per-trial state. So the strategy given
+    here is a prototype: each sample gets a deep copy of it, bound to its own context and history
+    (``Session``, found by a key in inspect's per-sample store).
+
     Parameters:
-        strategy: a fresh ctxbench strategy object (anything with ``prepare``); one per sample.
+        strategy: a ctxbench strategy object (anything with ``prepare``), not yet bound.
         budget: ctxbench's token budget the strategy aims at (its ``ctx.budget``).
         threshold: inspect's trigger and hard ceiling, in tokens or a fraction of the model's
             window (default: ``budget``).
-        store: the folder the strategy may write to (offload's memory); default a new temporary folder.
+        store: the folder under which each sample's strategy may write (offload's memory), one
+            sub-folder per sample; default a new temporary folder.
         subagent_tools: the tools a ``delegate`` sub-agent gets (isolate); without them ``delegate``
             answers with an error result.
     """
@@ -150,75 +198,84 @@ class CtxbenchCompaction(CompactionStrategy):
             raise ValueError("CtxbenchCompaction: strategy must have prepare(messages) -> messages")
         super().__init__(type="edit", threshold=budget if threshold is None else threshold, memory=False)
         self.strategy = strategy
+        copy.deepcopy(strategy)  # fail now, not in the first sample, if it cannot be copied
         self.budget = int(budget)
-        self.history = MessageHistory()
         self.subagent_tools = list(subagent_tools or [])
-        self._subagent_prototype = copy.deepcopy(getattr(strategy, "base", None))
-        store_path = Path(store) if store is not None else Path(tempfile.mkdtemp(prefix="ctxbench-inspect-"))
-        self.context = InspectStrategyContext(self.budget, store_path, TokenCounter(), self)
-        if hasattr(strategy, "bind"):
-            strategy.bind(self.context)
+        self.store = Path(store) if store is not None else Path(tempfile.mkdtemp(prefix="ctxbench-inspect-"))
+        self.sessions: dict[str, Session] = {}
+
+    def session(self) -> Session:
+        """The running sample's session (created, with a fresh copy of the strategy, on first use)."""
+        key = sample_key()
+        found = self.sessions.get(key)
+        if found is None:
+            strategy = copy.deepcopy(self.strategy)
+            context = InspectStrategyContext(self.budget, self.store / key, TokenCounter(), self)
+            if hasattr(strategy, "bind"):
+                strategy.bind(context)
+            found = self.sessions[key] = Session(key, strategy, context)
+        return found
 
     @property
     def events(self) -> list[dict]:
-        """The strategy's events (``ctx.log``), in order."""
-        return self.context.events
+        """The strategy events (``ctx.log``) of every sample, in order, each with its ``sample`` key."""
+        return [{"sample": key, **event} for key, session in self.sessions.items() for event in session.context.events]
 
     async def compact(self, model: Model, messages: list[ChatMessage], tools: list[ToolInfo]
                       ) -> tuple[list[ChatMessage], ChatMessageUser | None]:
         """The strategy's projection of the full history (kept here), as inspect messages."""
-        self.context.model = model
-        self.context.tools = tool_dicts(tools)
-        self.context.step += 1
-        self.history.absorb(messages)
-        projection = await anyio.to_thread.run_sync(self._prepare)
-        return self.history.to_inspect(projection), None
+        session = self.session()
+        session.context.model = model
+        session.context.tools = tool_dicts(tools)
+        session.context.step += 1
+        session.history.absorb(messages)
+        projection = await anyio.to_thread.run_sync(self._prepare, session)
+        return session.history.to_inspect(projection), None
 
-    def _prepare(self) -> list[dict]:
+    @staticmethod
+    def _prepare(session: Session) -> list[dict]:
         """``strategy.prepare`` on the full history, validated as ctxbench's loop validates it."""
-        history = self.history.dicts
-        projection = self.strategy.prepare(list(history))
+        strategy, history = session.strategy, session.history.dicts
+        projection = strategy.prepare(list(history))
         try:
-            validate_projection(projection, history[0],
-                                allow_system_rewrite=bool(getattr(self.strategy, "rewrites_system", False)))
+            validate_projection(projection, history[0], allow_system_rewrite=bool(getattr(strategy, "rewrites_system", False)))
         except InvalidConversation as exc:
-            raise StrategyProjectionError(f"{type(self.strategy).__name__}: invalid projection: {exc}") from None
+            raise StrategyProjectionError(f"{type(strategy).__name__}: invalid projection: {exc}") from None
         return projection
 
-    async def generate_text(self, request: list[ChatMessage]) -> str:
+    async def generate_text(self, model: Model, request: list[ChatMessage]) -> str:
         """One summarizer call to the model the compaction runs for."""
-        output = await self.context.model.generate(request)  # type: ignore[union-attr]
+        output = await model.generate(request)
         return output.completion
 
-    async def run_subagent(self, task: str, max_steps: int, strategy: Any = None, budget: int | None = None) -> str:
-        """A react sub-agent on ``task`` with ``subagent_tools``, managed by a fresh copy of the base strategy."""
+    async def run_subagent(self, model: Model, task: str, max_steps: int, strategy: Any = None,
+                           budget: int | None = None) -> str:
+        """A react sub-agent on ``task`` with ``subagent_tools``, managed by ``strategy`` when given."""
         from inspect_ai.agent import react, run
         from inspect_ai.util import message_limit
 
         if not self.subagent_tools:
             raise ToolError("delegate is not available: CtxbenchCompaction was given no subagent_tools")
-        managed = strategy if strategy is not None else copy.deepcopy(self._subagent_prototype)
-        compaction = (CtxbenchCompaction(managed, budget or self.budget, subagent_tools=None)
-                      if managed is not None else None)
-        agent = react(tools=self.subagent_tools, model=self.context.model, compaction=compaction)
+        compaction = CtxbenchCompaction(strategy, budget or self.budget) if strategy is not None else None
+        agent = react(tools=self.subagent_tools, model=model, compaction=compaction)
         state, _ = await run(agent, task, limits=[message_limit(2 * max_steps + 2)])
-        self.context.log("subagent", task=task[:200], messages=len(state.messages))
         return state.output.completion
 
 
 def strategy_tools(compaction: CtxbenchCompaction) -> list[ToolDef]:
     """The strategy's extra tools as inspect tools (calls go to ``strategy.call`` in a worker thread)."""
-    strategy = compaction.strategy
-    schemas = list(strategy.tools()) if hasattr(strategy, "tools") else []
-    return [_tool_def(strategy, schema["function"]) for schema in schemas]
+    prototype = compaction.strategy
+    schemas = list(prototype.tools()) if hasattr(prototype, "tools") else []
+    return [_tool_def(compaction, schema["function"]) for schema in schemas]
 
 
-def _tool_def(strategy: Any, function: dict) -> ToolDef:
+def _tool_def(compaction: CtxbenchCompaction, function: dict) -> ToolDef:
     name = function["name"]
 
     async def execute(**arguments: Any) -> str:
+        session = compaction.session()  # the running sample's strategy
         try:
-            return await anyio.to_thread.run_sync(strategy.call, name, arguments)
+            return await anyio.to_thread.run_sync(session.strategy.call, name, arguments)
         except ToolError as exc:
             raise InspectToolError(str(exc)) from None
 
