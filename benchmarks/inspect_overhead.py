@@ -79,7 +79,6 @@ def run_inspect(steps: int, strategy: str, budget: int) -> list[float]:
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.tool import tool
-    from inspect_ai.util import message_limit
 
     from harness.integrations.inspect import CtxbenchCompaction, request_tokens, use_ctxbench_tokens
 

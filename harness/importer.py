@@ -26,7 +26,7 @@ import csv
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from harness.cli import UsageError
 from harness.curves import CURVE_RULES

@@ -55,6 +55,7 @@ in front when a projection lacks them (ctxbench's strategies keep them anyway).
 from __future__ import annotations
 
 import copy
+import logging
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -70,6 +71,8 @@ from harness.integrations.inspect_messages import MessageHistory, from_dict, to_
 from harness.summarizer import summary_request
 from harness.tokens import REPLY_PRIMER, TokenCounter
 from strategies.base import ToolError
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["CtxbenchCompaction", "StrategyProjectionError", "request_tokens", "strategy_tools", "use_ctxbench_tokens"]
 
@@ -149,6 +152,7 @@ def _from_thread(function: Any, *args: Any) -> Any:
 
 
 SESSION_KEY = "ctxbench_session"
+CTXBENCH_TOKENS = "_ctxbench_tokens"  # set on a model by use_ctxbench_tokens
 
 
 def sample_key() -> str:
@@ -225,6 +229,9 @@ class CtxbenchCompaction(CompactionStrategy):
                       ) -> tuple[list[ChatMessage], ChatMessageUser | None]:
         """The strategy's projection of the full history (kept here), as inspect messages."""
         session = self.session()
+        if session.context.model is None and not getattr(model, CTXBENCH_TOKENS, False):
+            logger.warning("CtxbenchCompaction: %s counts tokens with inspect's estimator, not ctxbench's: the threshold "
+                           "and the budget count different tokens (use_ctxbench_tokens(model) aligns them)", model)
         session.context.model = model
         session.context.tools = tool_dicts(tools)
         session.context.step += 1
@@ -315,6 +322,7 @@ def use_ctxbench_tokens(model: Model, counter: TokenCounter | None = None) -> Mo
     async def count_tool_tokens(tools: list[ToolInfo]) -> int:
         return counter.tools(tool_dicts(list(tools))) + REPLY_PRIMER
 
+    setattr(model, CTXBENCH_TOKENS, True)
     model.count_tokens = count_tokens  # type: ignore[method-assign]
     model.count_tool_tokens = count_tool_tokens  # type: ignore[method-assign]
     model.api.count_tokens = count_tokens  # type: ignore[method-assign]
