@@ -53,8 +53,11 @@ def read_table(path: Path, fmt: str) -> tuple[list[str], Iterator[tuple[int, dic
         return _read_csv(path)
     if fmt == "jsonl":
         return _read_jsonl(path)
-    from harness.integrations.inspect_log import read_inspect_log  # the inspect extra
-
+    try:
+        from harness.integrations.inspect_log import read_inspect_log  # the inspect extra
+    except ImportError as exc:
+        raise MappingError(f"--format inspect-log needs the inspect extra ({exc}): "
+                           'pip install -e ".[inspect]"') from None
     return read_inspect_log(path)
 
 

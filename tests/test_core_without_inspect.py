@@ -48,6 +48,13 @@ SCRIPT = textwrap.dedent('''
         csv.write_text("config,instance,outcome\\na,i1,1\\nb,i1,0\\n", encoding="utf-8")
         from harness.importer import cmd_import
         assert cmd_import([str(csv), "--format", "csv", "--out", str(Path(tmp) / "o")]) == 0
+        from harness.cli import UsageError
+        try:
+            cmd_import([str(csv), "--format", "inspect-log", "--out", str(Path(tmp) / "o2")])
+        except UsageError as exc:
+            assert "needs the inspect extra" in str(exc), exc
+        else:
+            raise AssertionError("inspect-log imported without inspect_ai")
     try:
         import harness.integrations.inspect
     except ImportError:
