@@ -41,8 +41,8 @@ How the two harnesses meet (README "Use ctxbench with inspect_ai" says the same 
   model (``CtxbenchCompaction(subagent_tools=...)``), managed by the strategy isolate hands over (a
   fresh copy of its base) at the sub-agent budget.
 - **What equals ctxbench's loop.** Between ``compact()`` calls inspect sends its last view plus the new
-  messages: strategies that change nothing while the request fits (headtail, clear_tool_results,
-  layered) send what ctxbench's loop sends; one that triggers below its budget (summarize at 0.8)
+  messages: strategies that change nothing while the request fits (headtail, clear_tool_results:
+  tests/test_inspect_adapter.py) send what ctxbench's loop sends; one that triggers below its budget (summarize at 0.8)
   needs that trigger as ``threshold``; one that acts whatever the size (offload, notes' tail block,
   status_bar) acts only when consulted.
 - **Samples.** inspect shares one agent between the samples and epochs of a task and runs several
