@@ -23,8 +23,8 @@ from inspect_ai.model import (ChatMessageAssistant, ChatMessageSystem, ChatMessa
 from inspect_ai.tool import ToolCall, ToolCallError, ToolError, tool  # noqa: E402
 
 from harness.conversation import strip_private  # noqa: E402
-from harness.integrations.inspect import (CtxbenchCompaction, StrategyProjectionError, request_tokens,  # noqa: E402
-                                          strategy_tools, use_ctxbench_tokens)
+from harness.integrations.inspect import (CtxbenchCompaction, StrategyProjectionError, calls_summarizer,  # noqa: E402
+                                          request_tokens, strategy_tools, use_ctxbench_tokens)
 from harness.integrations.inspect_messages import (MessageHistory, arguments_text, to_dicts,  # noqa: E402
                                                    tool_dicts)
 from harness.loop import TrialSettings, run_trial  # noqa: E402
@@ -270,6 +270,20 @@ def test_summarize_goes_through_the_inspect_model():
     projected, _ = asyncio.run(compaction.compact(model, history, []))
     assert seen, "the summary request went to the inspect model"
     assert any("summary from the inspect model" in m.text for m in projected)
+    assert compaction.threaded  # found by calls_summarizer: summarize calls ctx.summarize
+    inline = CtxbenchCompaction(Summarize(), budget=400, threaded=False)
+    with pytest.raises(RuntimeError, match="threaded=True"):
+        asyncio.run(inline.compact(model, history, []))
+
+
+def test_only_strategies_that_summarize_leave_the_event_loop_thread():
+    from strategies.isolate import Isolate
+    from strategies.layered import Layered
+    from strategies.notes import Notes
+    from strategies.summarize import Summarize
+
+    assert [calls_summarizer(s) for s in (HeadTail(), ClearToolResults(), Offload(), Isolate(), Notes())] == [False] * 5
+    assert [calls_summarizer(s) for s in (Summarize(), Layered(), Notes(base=Summarize()))] == [True] * 3
 
 
 def test_isolate_delegate_runs_an_inspect_sub_agent(tmp_path):

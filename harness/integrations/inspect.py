@@ -31,9 +31,11 @@ How the two harnesses meet (README "Use ctxbench with inspect_ai" says the same 
   budget (their target stays ``budget``). With a real provider, inspect calibrates its trigger on the
   provider's reported input tokens, so the trigger follows the provider's tokenizer; what the
   strategy keeps still follows ctxbench's count.
-- **Summaries.** ``ctx.summarize`` is synchronous and inspect's ``generate`` is async: ``compact``
-  runs the strategy in a worker thread (``anyio.to_thread``) and ``summarize`` sends the summary
-  request through the inspect model on the event loop (``anyio.from_thread``); its text comes back.
+- **Summaries.** ``ctx.summarize`` is synchronous and inspect's ``generate`` is async: for a strategy
+  that summarizes (``calls_summarizer``, or ``threaded=True``) ``compact`` runs it in a worker thread
+  (``anyio.to_thread``) and ``summarize`` sends the summary request through the inspect model on the
+  event loop (``anyio.from_thread``); its text comes back. Other strategies run on the event loop's
+  thread (a thread hop costs about 10 ms while inspect's loop is busy).
 - **Strategy tools.** ``strategy_tools(compaction)`` turns the strategy's tools (offload's
   ``read_memory``, notes' ``write_note``/``read_notes``, isolate's ``delegate``) into inspect tools;
   a ctxbench ``ToolError`` becomes inspect's ``ToolError`` (an error result the model sees).
@@ -151,8 +153,8 @@ def _from_thread(function: Any, *args: Any) -> Any:
         return anyio.from_thread.run(function, *args)
     except RuntimeError as exc:
         if "event loop" in str(exc) or "worker thread" in str(exc):
-            raise RuntimeError("ctx.summarize / ctx.run_subagent need the strategy to run inside "
-                               "CtxbenchCompaction.compact (a worker thread of inspect's event loop)") from None
+            raise RuntimeError("ctx.summarize / ctx.run_subagent need a worker thread of inspect's event loop: "
+                               "create CtxbenchCompaction(..., threaded=True)") from None
         raise
 
 
@@ -199,10 +201,14 @@ class CtxbenchCompaction(CompactionStrategy):
             sub-folder per sample; default a new temporary folder.
         subagent_tools: the tools a ``delegate`` sub-agent gets (isolate); without them ``delegate``
             answers with an error result.
+        threaded: run ``prepare`` in a worker thread, so that ``ctx.summarize`` can await the
+            model (default: when the strategy's code, or its base's, calls ``summarize(``). On the
+            event loop's own thread a step costs the strategy's time; a thread hop costs up to two
+            GIL switch intervals (about 10 ms measured) while inspect's loop is busy.
     """
 
     def __init__(self, strategy: Any, budget: int, threshold: int | float | None = None, store: str | Path | None = None,
-                 subagent_tools: list[Any] | None = None) -> None:
+                 subagent_tools: list[Any] | None = None, threaded: bool | None = None) -> None:
         if not hasattr(strategy, "prepare"):
             raise ValueError("CtxbenchCompaction: strategy must have prepare(messages) -> messages")
         super().__init__(type="edit", threshold=budget if threshold is None else threshold, memory=False)
@@ -212,6 +218,7 @@ class CtxbenchCompaction(CompactionStrategy):
         self.subagent_tools = list(subagent_tools or [])
         self.store = Path(store) if store is not None else Path(tempfile.mkdtemp(prefix="ctxbench-inspect-"))
         self.sessions: dict[str, Session] = {}
+        self.threaded = calls_summarizer(strategy) if threaded is None else bool(threaded)
 
     def session(self) -> Session:
         """The running sample's session (created, with a fresh copy of the strategy, on first use)."""
@@ -241,7 +248,10 @@ class CtxbenchCompaction(CompactionStrategy):
         session.context.tools = tool_dicts(tools)
         session.context.step += 1
         session.history.absorb(messages)
-        projection = await anyio.to_thread.run_sync(self._prepare, session)
+        if self.threaded:
+            projection = await anyio.to_thread.run_sync(self._prepare, session)
+        else:
+            projection = self._prepare(session)
         return session.history.to_inspect(projection), None
 
     @staticmethod
@@ -272,6 +282,25 @@ class CtxbenchCompaction(CompactionStrategy):
         agent = react(tools=self.subagent_tools, model=model, compaction=compaction)
         state, _ = await run(agent, task, limits=[message_limit(2 * max_steps + 2)])
         return state.output.completion
+
+
+def calls_summarizer(strategy: Any) -> bool:
+    """Whether the strategy's classes, or its ``base``'s (wrapping strategies), call ``summarize(`` in their source."""
+    import inspect as python_inspect
+
+    seen: set[int] = set()
+    while strategy is not None and id(strategy) not in seen:
+        seen.add(id(strategy))
+        for cls in type(strategy).__mro__:
+            if cls.__module__ in ("builtins", "strategies.base", "abc", "typing"):
+                continue
+            try:
+                if "summarize(" in python_inspect.getsource(cls):
+                    return True
+            except (OSError, TypeError):  # no source (built dynamically): assume it may
+                return True
+        strategy = getattr(strategy, "base", None)
+    return False
 
 
 def strategy_tools(compaction: CtxbenchCompaction) -> list[ToolDef]:
