@@ -198,6 +198,11 @@ def pairing_lines(rows: list[dict]) -> list[str]:
     for row in rows:
         by_experiment[row["family"]][row["strategy"]].add((row["instance_id"], row["trial"]))
     for experiment, configs in sorted(by_experiment.items()):
+        if len(configs) == 1:
+            (config, keys), = configs.items()
+            lines.append(f"  {experiment} / {config}: {len(keys)} trials; the only configuration of {experiment!r}: "
+                         "nothing to pair with")
+            continue
         common = set.intersection(*configs.values())
         for config, keys in sorted(configs.items()):
             unpaired = len(keys - common)

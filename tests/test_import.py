@@ -158,6 +158,7 @@ def test_repeated_rows_are_trials_and_a_trial_column_must_be_unique(tmp_path):
     ok = harness("import", path, "--format", "csv", "--map", "trial=trial", "--out", tmp_path / "o1", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert [r["trial"] for r in read_jsonl(tmp_path / "o1" / "r" / "a" / "trials.jsonl")] == [0, 1]
+    assert "r / a: 2 trials; the only configuration of 'r': nothing to pair with" in ok.stdout
     rows[1]["trial"] = 0
     write_csv(path, rows)
     dup = harness("import", path, "--format", "csv", "--map", "trial=trial", "--out", tmp_path / "o2", cwd=tmp_path)
