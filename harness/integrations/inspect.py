@@ -190,7 +190,9 @@ class CtxbenchCompaction(CompactionStrategy):
     inspect shares one agent, and so one compaction strategy, between all samples and epochs of a
     task, running several at once; a ctxbench strategy keeps per-trial state. So the strategy given
     here is a prototype: each sample gets a deep copy of it, bound to its own context and history
-    (``Session``, found by a key in inspect's per-sample store).
+    (``Session``, found by a key in inspect's per-sample store). Sessions are kept until the
+    compaction object goes (inspect tells a compaction strategy nothing when a sample ends): an eval of
+    many long samples holds all their histories; create the agent per eval, not per process.
 
     Parameters:
         strategy: a ctxbench strategy object (anything with ``prepare``), not yet bound.
