@@ -52,10 +52,12 @@ from collections import Counter
 
 from harness.conversation import iter_calls, parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.kit.limits import limit_sentence, within_limit
 from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
                               is_rate_limited, rate_limited_calls, reply, status_counts, submit, tool_texts, tools_used)
 
 MAX_CALLS = 3
+PHONE_LINES = 4  # the telephony API's concurrent outbound lines: ``max_calls_per_turn`` (issue 13 §1)
 STANDARD_OFFER = 15
 ACC, DEC, CB, CTR = "ACCEPTED", "DECLINED", "CALL BACK LATER", "COUNTER-OFFER"
 # Scripts: the outcome of attempt 1, 2, 3. Beyond the script the last outcome repeats.
@@ -146,6 +148,7 @@ class CallBudgetInstance(TaskInstance):
         self.id = f"call_budget-m{family.merchants}-s{seed}"
         self.merchants = {m["id"]: m for m in merchants}
         self.answer_ids = sorted(m["id"] for m in merchants if m["script"] in CLOSABLE)
+        self.max_calls_per_turn = PHONE_LINES
         self.calls: Counter = Counter()
         self.violations: list[str] = []
         self.closed: set[str] = set()
@@ -164,7 +167,8 @@ class CallBudgetInstance(TaskInstance):
             "Merchants answer ACCEPTED, DECLINED, CALL BACK LATER, or COUNTER-OFFER N% (accept a counter-offer "
             "by calling back with offer=N). A merchant who asked you to call back may still say yes later. "
             f"At most {MAX_CALLS} calls per merchant in total. When every merchant is settled or out of calls, "
-            "submit the ids of the merchants who accepted a deal: submit(accepted=[...])."
+            "submit the ids of the merchants who accepted a deal: submit(accepted=[...]). "
+            + limit_sentence(PHONE_LINES, "call_merchant calls (outbound phone lines)")
         )
         self.tools = [tool_schema(
             "call_merchant", "Phone a merchant and make an offer. Returns the call transcript.",
@@ -199,8 +203,9 @@ class CallBudgetInstance(TaskInstance):
         attempt = self.calls[merchant]
         if attempt > MAX_CALLS:
             self.violations.append(merchant)
+        before = "closed" if merchant in self.closed else "countered" if merchant in self.countered else "open"
         outcome, rate = self._outcome(merchant, attempt, offer)
-        return ToolResult(self._transcript(merchant, attempt, offer, outcome, rate), resource=None)
+        return ToolResult(self._transcript(merchant, attempt, offer, outcome, rate, before), resource=None)
 
     def _outcome(self, merchant: str, attempt: int, offer: int) -> tuple[str, int | None]:
         m = self.merchants[merchant]
@@ -226,7 +231,10 @@ class CallBudgetInstance(TaskInstance):
         """The discount a closed deal was agreed at."""
         return self._rates.get(merchant)
 
-    def _transcript(self, merchant: str, attempt: int, offer: int, outcome: str, rate: int | None) -> str:
+    def _transcript(self, merchant: str, attempt: int, offer: int, outcome: str, rate: int | None,
+                    before: str = "open") -> str:
+        """The call's transcript; ``before`` is the merchant's state before this call (open, countered, closed),
+        so that what the contact says agrees with the disposition line and with the earlier calls."""
         m = self.merchants[merchant]
         rng = random.Random(f"call_budget:{self.seed}:{merchant}:{attempt}")
         others = [x for x in self.merchants.values() if x["id"] != merchant]
@@ -260,10 +268,11 @@ class CallBudgetInstance(TaskInstance):
         lines.append(f"{stamp()} Agent: We'd like to offer a delivery partnership at a {offer}% volume discount.")
         t += rng.randint(10, 40)
         if outcome == ACC:
-            said = ("As we agreed on your earlier call, the deal stands." if attempt > 1 and rng.random() < 0.3
-                    else f"Alright, {offer}% works for us. Send the paperwork.")
+            said = {"closed": f"As we agreed on your earlier call, the deal at {rate}% stands.",
+                    "countered": f"Yes, {rate}% as we proposed. We accept, send the paperwork."}.get(
+                        before, f"Alright, {offer}% works for us. Send the paperwork.")
         elif outcome == DEC:
-            said = ("Please stop calling us. We are not interested, and this is the fourth call."
+            said = (f"Please stop calling us. We are not interested, and this is call number {attempt}."
                     if attempt > MAX_CALLS else rng.choice(
                         ["No, thank you, we already work with another courier.",
                          "We talked it over and it's a no. Good luck, though."]))
@@ -373,8 +382,8 @@ class CallBudgetPolicy:
             return []
         taken = _merchant_of((first.get("function") or {}).get("arguments"))
         merchants, state, counts = self._state(messages)
-        return [make_call("call_merchant", merchant=m, offer=_offer(m, state))
-                for m in _candidates(merchants, state, counts) if m != taken]
+        return within_limit(messages, [make_call("call_merchant", merchant=m, offer=_offer(m, state))
+                                       for m in _candidates(merchants, state, counts) if m != taken])
 
     def early_answer(self, messages: list[dict]) -> dict | None:
         """The merchants accepted so far, once at least one merchant has been called (else ``None``)."""

@@ -53,10 +53,12 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.kit.limits import limit_sentence, within_limit
 from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
                               make_call, is_rate_limited, rate_limited_calls, reply, submit, tools_used)
 
 DATASETS = ("refunds", "chargebacks", "credits")
+CALLS_PER_TURN = 4  # the documented concurrency limit of the support and reporting APIs (issue 13 §1)
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
 REASONS = ["duplicate charge", "service outage credit", "cancelled order", "damaged goods", "price adjustment",
            "goodwill gesture", "billing error", "late delivery"]
@@ -115,6 +117,7 @@ class FailureMemory(TaskFamily):
         account = "ACC-" + "".join(digits)
         lookalikes = {"ACC-" + "".join(rng.sample(digits, 5)) for _ in range(6)} - {account}
         others = sorted(lookalikes) + [f"ACC-{rng.randint(10000, 99999)}" for _ in range(12)]
+        others = [a if a != account else f"ACC-{int(account[4:]) % 89999 + 10001}" for a in others]  # never the account
         first, second = rng.sample(PERIODS, 2)
         withdrawn = rng.choice([p for p in PERIODS if p not in (first, second)])
         ids = [f"T-{n}" for n in sorted(rng.sample(range(1000, 9999), self.tickets))]
@@ -183,6 +186,7 @@ class FailureMemoryInstance(TaskInstance):
         self.escalated = escalated
         self.exports = exports
         self.page_rows = family.page_rows
+        self.max_calls_per_turn = CALLS_PER_TURN
         self.export_ids = {key: "EXP-" + hashlib.sha1(f"{seed}:{key}".encode()).hexdigest()[:6].upper() for key in exports}
         self.by_export_id = {v: k for k, v in self.export_ids.items()}
         self.created: set[str] = set()
@@ -196,13 +200,14 @@ class FailureMemoryInstance(TaskInstance):
         )
         self.user_prompt = (
             f"Escalation for account {account} ({company}). (1) Find the account's total refunds in {first}: "
-            "the sum of the refund amounts of its refund records; voided refunds do not count. "
+            "the sum of the refund amounts of its refund records (settled and pending refunds count; voided "
+            "refunds do not; chargebacks and credits are not refunds). "
             f"(2) Read the open tickets {', '.join(self.ticket_ids)} (read_ticket). Exactly one of them is "
             "escalated to finance and names a second quarter to compare. (3) Find the account's total refunds "
             "in that quarter the same way. The refunds data is served by the billing API "
             "(query_api, endpoint /v2/refunds?account=...&period=...) and by the reporting exports "
             "(export_report, then read_export). Submit submit(first_total=..., escalated_ticket=..., "
-            "second_period=..., second_total=...)."
+            "second_period=..., second_total=...). " + limit_sentence(CALLS_PER_TURN)
         )
         self.tools = [
             tool_schema("query_api", "Call the billing REST API (GET).",
@@ -414,9 +419,12 @@ def _repeats(calls: list[tuple[str, str, bool]]) -> int:
 class FailureMemoryPolicy:
     """Reference policy for ``failure_memory`` (see the module docstring).
 
-    ``running_notes`` (set by the ``realistic`` profile): every reply restates the running
-    state an LLM keeps in its own text (the calibration trajectories): that the billing API is
-    known to fail, so a cut that drops the failure does not send it back to the broken API.
+    ``running_notes`` (set by the ``realistic`` profile) changes nothing here any more: every reply
+    already restates the findings (``Findings: ...``), as the calibration LLM did, and the failure
+    is written where the LLM wrote it, in the replies right after it (``FAILED: query_api ...``) and
+    as the reason of each export (``The billing API is known to fail ...``), not in every reply. The
+    calibration LLM (shared/calibration/failure_memory_headtail_2k) said once that the API cannot
+    work and never again; restating it in every reply made the failure uncuttable (issue 13 §2).
     """
 
     running_notes = False
@@ -586,7 +594,7 @@ class FailureMemoryPolicy:
                 api = True
             if call != first:
                 more.append(call)
-        return more
+        return within_limit(messages, more)
 
     def _fetches(self, k: dict, period: str) -> list[dict]:
         """Every call that gets ``period``'s data now: all its missing pages, else its export or the API."""
@@ -626,8 +634,6 @@ class FailureMemoryPolicy:
         limited = [f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)]
         if limited:
             lines.append(f"Rate limited, so not done (not a failure): {'; '.join(limited)}; making them again.")
-        if self.running_notes and k["api_failed"] and not any(line.startswith("FAILED") for line in lines):
-            lines.append(f"{API_BROKEN}; I use the reporting exports.")
         lines.append("Findings: " + (", ".join(f"{key}={findings[key]}" for key in
                                                ("first_total", "escalated_ticket", "second_period", "second_total")
                                                if key in findings) or "none yet"))
