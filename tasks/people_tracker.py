@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.kit.limits import limit_sentence, within_limit
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
                               make_call, rate_limited_notes, real_failures, reply, submit, texts, tool_texts, tools_used)
 
@@ -48,6 +49,7 @@ ROLES = ["chief scientist", "head of research", "VP of engineering", "chief tech
          "head of safety", "principal engineer", "chief operating officer"]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December"]
+BROWSER_CALLS = 4  # the search and browsing API's documented calls per turn: ``max_calls_per_turn`` (issue 13 §1)
 SITES = ["technews.example", "bizwire.example", "aiinsider.example", "dailyledger.example", "whoswho.example"]
 
 # Fact sentences (the policy's parser mirrors these).
@@ -56,7 +58,10 @@ MOVE_TEMPLATES = [
     "In {when}, {name} moved from {frm} to {to}, where the new role is {role}.",
     "{to} announced in {when} that it had hired {name}, formerly of {frm}, as {role}.",
 ]
-RUMOUR = "Rumours in {when} that {name} was about to join {to} were denied by a spokesperson the same week."
+DENIAL = ("Reports in {when} that {name} had left {frm} to join {to} were false: {to} denied that it had hired "
+          "{name}, and {name} never joined {to}.")
+DENIAL_PATTERN = re.compile(r"that (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) had left [A-Z][\w ]+? to join (?P<to>[A-Z][\w ]+?) "
+                            r"were false: (?P=to) denied")
 SPOKE = "{name} spoke at the {event} in {when} about scaling research teams."
 MOVE_PATTERNS = [
     re.compile(r"(?P<name>[A-Z][a-z]+ [A-Z][a-z]+) left (?P<frm>[A-Z][\w ]+?) in (?P<when>[A-Z][a-z]+ \d{4}) to join (?P<to>[A-Z][\w ]+?) as "),
@@ -92,7 +97,7 @@ HEADLINES = ["{c} raises ${n}M to expand its research team", "{c} opens a new la
              "Why {c} is betting on smaller models", "{c} and {d} sign a multi-year cloud deal",
              "{c} shareholders approve new board", "Former {c} staff launch a stealth startup"]
 CITIES = ["London", "Zurich", "Toronto", "Singapore", "Austin", "Paris", "Seoul", "Tel Aviv"]
-COMMENTS = ["Big loss for {c}, honestly.", "I heard {name} might join {c} next, we'll see.", "This industry is a merry-go-round.",
+COMMENTS = ["Big loss for {c}, honestly.", "This industry is a merry-go-round.",
             "Source? Feels like PR.", "Good for them. {c} was a mess anyway.", "Paywall again...", "Who's next?"]
 EVENTS = ["NeurIPS keynote", "Web Summit", "AI Safety Forum", "Compute Conference", "Founders Dinner"]
 
@@ -128,6 +133,29 @@ def _month(when: str) -> str | None:
     if len(parts) == 2 and parts[0] in MONTHS and parts[1].isdigit():
         return f"{parts[1]}-{MONTHS.index(parts[0]) + 1:02d}"
     return None
+
+
+def _employer_at(own: list["Move"], month: str) -> str:
+    """The person's employer in ``month`` (their moves sorted by month)."""
+    employer = own[0].frm
+    for move in own:
+        if move.month <= month:
+            employer = move.to
+    return employer
+
+
+def _late_roundup_people(names: list[str]) -> list[tuple[str, list[str]]]:
+    """Who each late round-up is about: (an early person whose DENIED move it reports, the late people in its headline).
+
+    The early people are the first third of the prompt's order (at least one), the headline people the last
+    two (one when there are only two people): the agent reads the denial while tracking the early person and
+    the round-up only when it reaches the late ones, so the denial is far back by then (issue 13 §2).
+    """
+    if len(names) < 2:
+        return []
+    early = names[: max(1, len(names) // 3)]
+    late = names[-2:] if len(names) >= 4 else names[-1:]
+    return [(person, late) for person in early]
 
 
 def _slug(text: str) -> str:
@@ -166,6 +194,7 @@ class PeopleTracker(TaskFamily):
                 moves.append(Move(name, month, employer, to, rng.choice(ROLES)))
                 employer = to
         pages: list[Page] = []
+        denied: list[Move] = []  # per person, the reported move its own gossip page denies
 
         def boiler() -> list[str]:
             return rng.sample(NOISE, min(self.noise, len(NOISE)))
@@ -201,9 +230,11 @@ class PeopleTracker(TaskFamily):
             timeline.append(SPOKE.format(name=name, event=rng.choice(EVENTS), when=_when(rng.choice(own).month)))
             pages.append(page(f"https://whoswho.example/people/{_slug(name)}", f"{name} — profile (last updated "
                               f"{shown[-1].month[:4]})", [name], timeline))
-            fake_to = rng.choice([c for c in COMPANIES if c not in {m.to for m in own}])
             fake_month = f"{rng.randint(2018, 2025)}-{rng.randint(1, 12):02d}"
-            facts = [RUMOUR.format(name=name, to=fake_to, when=_when(fake_month))]
+            employer = _employer_at(own, fake_month)
+            fake_to = rng.choice([c for c in COMPANIES if c not in {m.to for m in own} | {employer}])
+            denied.append(Move(name, fake_month, employer, fake_to, rng.choice(ROLES)))
+            facts = [DENIAL.format(name=name, frm=employer, to=fake_to, when=_when(fake_month))]
             if rng.random() < 0.5:
                 facts.append(move_sentence(rng.choice(own)))
             pages.append(page(f"https://{rng.choice(SITES[:4])}/gossip/{_slug(name)}-{_slug(fake_to)}-rumour",
@@ -223,6 +254,13 @@ class PeopleTracker(TaskFamily):
             facts = [move_sentence(m) for m in chosen]
             pages.append(page(f"https://{rng.choice(SITES[:4])}/features/talent-roundup-{r + 1}",
                               f"Talent round-up #{r + 1}: who went where", [m.person for m in chosen], facts))
+        for r, (early, late) in enumerate(_late_roundup_people(names)):
+            report = denied[names.index(early)]
+            headline = [m for person in late for m in moves if m.person == person][: len(late) + 1]
+            facts = [move_sentence(report)] + [move_sentence(m) for m in headline]
+            pages.append(page(f"https://{rng.choice(SITES[:4])}/features/who-went-where-{_slug(report.month)}-{r + 1}",
+                              f"Who went where: {' and '.join(late)} on the move",
+                              list(late), facts))
         return PeopleTrackerInstance(self, seed, names, moves, pages)
 
 
@@ -237,6 +275,7 @@ class PeopleTrackerInstance(TaskInstance):
         self.names = names
         self.moves = moves
         self.pages = {p.url: p for p in pages}
+        self.max_calls_per_turn = BROWSER_CALLS
         self.system_prompt = (
             "You are a research agent that tracks executive moves for an investor newsletter. You work only "
             "through the tools you are given. Every fact needs its month and company: \"X left\" is useless, "
@@ -245,8 +284,11 @@ class PeopleTrackerInstance(TaskInstance):
         self.user_prompt = (
             f"Track these people: {'; '.join(names)}. For each one, find every employer change since 2018: the "
             "month (YYYY-MM) and the company they joined. Use search(query) and open_page(url). Beware of people "
-            "with similar names and of rumours that were denied. Submit every move with "
-            "submit(moves=[{\"person\": full name, \"month\": \"YYYY-MM\", \"company\": company joined}, ...])."
+            "with similar names (a different first or last name is a different person) and of rumours that were "
+            "denied (a move that the company or the person denied did not happen, even where another page "
+            "reports it). Submit every move with "
+            "submit(moves=[{\"person\": full name, \"month\": \"YYYY-MM\", \"company\": company joined}, ...]). "
+            + limit_sentence(BROWSER_CALLS, "search or open_page calls")
         )
         self.tools = [
             tool_schema("search", "Web search. Returns titles, URLs and snippets.",
@@ -332,6 +374,7 @@ NOTE = re.compile(r"Notes on (https://\S+):")
 MOVE_ITEM = re.compile(r"([A-Z][a-z]+ [A-Z][a-z]+) (\d{4}-\d{2}) ([A-Z][\w ]+?)(?:;|$)")
 MOVES_LINE = re.compile(r"(?:Moves so far|Moves noted): ([^\n]*)")
 NOTE_LINE = re.compile(r"Notes on https://\S+: ([^\n]*)")
+DENIED_NOTE = re.compile(r"denied: ([A-Z][a-z]+ [A-Z][a-z]+) joining ([A-Z][\w ]+?) \(not a move\)")
 PROGRESS = re.compile(r"Progress: done: ([^;\n]*); current: ([^;\n]*); opened: ([^;\n]*); remaining: ([^\n]*)")
 PEOPLE_PROMPT = re.compile(r"Track these people: ([^.]*)\.")
 # delegation (strategy ``isolate``): one sub-agent per person
@@ -339,8 +382,21 @@ SUBTASK_PROMPT = re.compile(r"Track this person: ([^.]*)\.")
 REPORT_TRACKED = re.compile(r"^Sub-agent report: tracked ([^\n]*)$", re.M)
 
 
+def page_denials(text: str, people: set[str]) -> set[tuple[str, str]]:
+    """(person, company) of the reported moves of tracked people that a page says were denied (exact names)."""
+    return {(m.group("name"), m.group("to").strip()) for m in DENIAL_PATTERN.finditer(text) if m.group("name") in people}
+
+
+def without_denied(moves: set[tuple[str, str, str]], denied: set[tuple[str, str]]) -> set[tuple[str, str, str]]:
+    """The moves whose (person, company) was not denied."""
+    return {m for m in moves if (m[0], m[2]) not in denied}
+
+
 def page_moves(text: str, people: set[str]) -> set[tuple[str, str, str]]:
-    """Moves of tracked people stated on a page (exact names; rumours and talks are not moves)."""
+    """Moves of tracked people stated on a page (exact names; talks are not moves; a denial is no move).
+
+    A move a page reports is returned even when another page denied it: the caller removes the
+    denied ones it knows of (``without_denied``)."""
     found = set()
     for paragraph in text.split("\n\n"):
         for pattern in MOVE_PATTERNS:
@@ -389,7 +445,9 @@ class TrackerPolicy:
             return None
         return (f"Track this person: {pending[0]}. Find every employer change since 2018: the month (YYYY-MM) and "
                 "the company they joined. Use search(query) and open_page(url). Beware of people with similar names "
-                "and of rumours that were denied. Report every move as: person YYYY-MM company.")
+                "(a different first or last name is a different person) and of rumours that were denied (a move that "
+                "the company or the person denied did not happen, even where another page reports it). Report every "
+                "move as: person YYYY-MM company. " + limit_sentence(BROWSER_CALLS, "search or open_page calls"))
 
     def subagent_policy(self, task: str) -> "TrackerSubPolicy":
         """The policy of a sub-agent (it reads its person from its own context)."""
@@ -399,9 +457,11 @@ class TrackerPolicy:
         people: list[str] = []
         progress = None
         moves: set[tuple[str, str, str]] = set()
+        denied: set[tuple[str, str]] = set()
         noted: set[str] = set()
         tracked: list[str] = []
         for text in notes:
+            denied.update(DENIED_NOTE.findall(text))
             tracked += [n.strip() for n in REPORT_TRACKED.findall(text)]
             match = self.prompt_pattern.search(text)
             if match:
@@ -434,9 +494,11 @@ class TrackerPolicy:
             if match:
                 pages[match.group(1)] = text
                 moves |= page_moves(text, set(people))
+                denied |= page_denials(text, set(people))
             match = SEARCH_HEADER.match(text)
             if match:
                 results[match.group(1)] = RESULT_URL.findall(text)
+        moves = without_denied(moves, denied)
         return people, moves, noted, done, current, opened, pages, results
 
     def _visible_state(self, messages: list[dict]) -> tuple:
@@ -449,6 +511,12 @@ class TrackerPolicy:
         if current is not None:
             opened |= {u for u in pages if u in results.get(current, [])} | (noted & set(results.get(current, [])))
         return people, moves, noted, done, current, opened, pages, results
+
+    @staticmethod
+    def _denied(messages: list[dict], people: list[str]) -> set[tuple[str, str]]:
+        """(person, company) of every denied move the visible pages and notes show."""
+        denied = {d for text in texts(messages) + tool_texts(messages) for d in DENIED_NOTE.findall(text)}
+        return denied | {d for text in tool_texts(messages) if PAGE_URL.match(text) for d in page_denials(text, set(people))}
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
         """The lookups whose arguments the visible messages already give, person by person in the prompt's
@@ -468,7 +536,7 @@ class TrackerPolicy:
                 if url not in seen and not (person == current and url in opened):
                     seen.add(url)
                     calls.append(make_call("open_page", url=url))
-        return [call for call in calls if call["function"] != first.get("function")]  # both canonical (make_call)
+        return within_limit(messages, [call for call in calls if call["function"] != first.get("function")])  # canonical
 
     def early_answer(self, messages: list[dict]) -> dict | None:
         """The moves it would submit now: every move noted or in view (None: none yet)."""
@@ -481,12 +549,14 @@ class TrackerPolicy:
         """Search the current person, open the next result, move to the next person, or submit."""
         people, moves, noted, done, current, opened, pages, results = self._visible_state(messages)
         lines = []
+        denied = self._denied(messages, people)
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             match = PAGE_URL.match(text)
             if match:
-                found = sorted(page_moves(text, set(people)))
-                lines.append(f"Notes on {match.group(1)}: " + ("; ".join(" ".join(m) for m in found)
-                                                               or "no moves of the people I track"))
+                found = sorted(without_denied(page_moves(text, set(people)), denied))
+                said = [" ".join(m) for m in found] + [f"denied: {p} joining {c} (not a move)"
+                                                        for p, c in sorted(page_denials(text, set(people)))]
+                lines.append(f"Notes on {match.group(1)}: " + ("; ".join(said) or "no moves of the people I track"))
         lines += rate_limited_notes(messages)
         action = None
         while action is None:

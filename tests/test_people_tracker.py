@@ -4,7 +4,7 @@ import pytest
 
 from strategies.headtail import HeadTail
 from tasks.base import KnobError
-from tasks.people_tracker import PeopleTracker, page_moves
+from tasks.people_tracker import BROWSER_CALLS, PeopleTracker, page_denials, page_moves, without_denied
 from tests.family_helpers import run
 
 SMOKE = dict(people=2, moves=2, roundups=1, noise=3)
@@ -19,10 +19,12 @@ def test_generation_is_byte_identical_per_seed_and_differs_across_seeds():
 def test_every_move_is_findable_and_distractors_are_not_moves():
     instance = PeopleTracker().generate(0)
     people = set(instance.names)
-    stated = set()
+    stated, denied = set(), set()
     for page in instance.pages.values():
         stated |= page_moves(page.body, people)
-    assert stated == {(m.person, m.month, m.to) for m in instance.moves}
+        denied |= page_denials(page.body, people)
+    assert without_denied(stated, denied) == {(m.person, m.month, m.to) for m in instance.moves}
+    assert stated != without_denied(stated, denied), "a late round-up reports a denied move"
     assert any("denied" in p.body for p in instance.pages.values())
     assert any(not set(p.names) & people for p in instance.pages.values())  # similar names
 
@@ -134,17 +136,19 @@ def test_parallel_calls_search_everyone_known_then_open_every_known_page():
     messages = start(instance)
     action, batch = _batch(policy, messages, instance)
     assert _calls({"tool_calls": batch}) == [("search", {"query": name}) for name in instance.names]
-    # only the first two searches were run: the first two people's pages, then the third person's search
+    # only the first two searches were run: the first two people's pages, then the third person's search,
+    # at most BROWSER_CALLS per turn (the limit the prompt states)
     messages = answer_round(instance, messages, action, batch[:2])
     action, batch = _batch(policy, messages, instance)
     expected = []
     for name in instance.names[:2]:
         expected += [("open_page", {"url": u}) for u in _urls(instance, name) if ("open_page", {"url": u}) not in expected]
-    assert _calls({"tool_calls": batch}) == expected + [("search", {"query": instance.names[2]})]
+    plan = expected + [("search", {"query": instance.names[2]})]
+    assert _calls({"tool_calls": batch}) == plan[:BROWSER_CALLS]
     # pages in view are not opened again; the rest are
     messages = answer_round(instance, messages, action, batch[:3], step=1)
     action, batch = _batch(policy, messages, instance)
-    assert _calls({"tool_calls": batch}) == expected[3:] + [("search", {"query": instance.names[2]})]
+    assert _calls({"tool_calls": batch}) == plan[3:][:BROWSER_CALLS]
 
 
 def test_a_multi_result_round_is_noted_page_by_page():
@@ -154,10 +158,13 @@ def test_a_multi_result_round_is_noted_page_by_page():
     policy = instance.reference_policy()
     requests, final = batched_run(instance, policy)
     assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
-    assert len(requests) == 3, "search everyone; open every page; submit"
-    text = policy.act(requests[2], instance.tools)["content"]
-    opened = [m["content"].split('"')[1] for m in requests[2] if str(m.get("content", "")).startswith("<page url=")]
-    assert len(opened) > 4 and all(f"Notes on {url}: " in text for url in opened)
+    pages = len({u for name in instance.names for u in _urls(instance, name)})
+    assert len(requests) == 2 + -(-pages // BROWSER_CALLS), "search everyone; open the pages, 4 a turn; submit"
+    for request in requests[2:]:
+        start = max(i for i, m in enumerate(request) if m["role"] == "assistant")
+        text = policy.act(request, instance.tools)["content"]
+        opened = [m["content"].split('"')[1] for m in request[start:] if str(m.get("content", "")).startswith("<page url=")]
+        assert len(opened) > 1 and all(f"Notes on {url}: " in text for url in opened)
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
@@ -173,7 +180,8 @@ def test_rate_limited_calls_are_reissued_and_the_run_still_succeeds(limit):
     action, batch = _batch(policy, messages, instance)
     messages = answer_round(instance, messages, action, batch, limit=1)  # the second search is rate limited
     action, batch = _batch(policy, messages, instance)
-    assert ("search", {"query": instance.names[1]}) in _calls({"tool_calls": batch})
+    plan = _calls({"tool_calls": batch})
+    assert ("search", {"query": instance.names[1]}) in plan or len(plan) == BROWSER_CALLS  # the rest comes later
     assert f"Not done (rate limited): search {json.dumps({'query': instance.names[1]})}" in action["content"]
     current_first = batch[0]
     assert "opened: " + json.loads(current_first["function"]["arguments"])["url"] in action["content"]
