@@ -232,7 +232,7 @@ class PeopleTracker(TaskFamily):
                               f"{shown[-1].month[:4]})", [name], timeline))
             fake_month = f"{rng.randint(2018, 2025)}-{rng.randint(1, 12):02d}"
             employer = _employer_at(own, fake_month)
-            fake_to = rng.choice([c for c in COMPANIES if c not in {m.to for m in own} | {employer}])
+            fake_to = rng.choice([c for c in COMPANIES if c not in {m.to for m in own} | {m.frm for m in own}])
             denied.append(Move(name, fake_month, employer, fake_to, rng.choice(ROLES)))
             facts = [DENIAL.format(name=name, frm=employer, to=fake_to, when=_when(fake_month))]
             if rng.random() < 0.5:

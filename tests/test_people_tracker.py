@@ -228,3 +228,75 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
             row = profiled_row(tmp_path, PeopleTracker(**SMOKE).generate(seed), trial=trial)
             assert row["outcome"] == "submitted" and row["steps"] <= 3 + -(-pages // 4), (seed, trial, row["steps"])
             assert 2 * row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 2
+
+
+# -- ground truth rules (issue 13 §3; tasks/README.md, people_tracker) --------------------------------------------
+
+RULE_SEEDS = range(40)
+
+
+def _rule_instances():
+    for knobs in (SMOKE, {}, dict(people=18, moves=3, roundups=4)):
+        for seed in RULE_SEEDS:
+            yield PeopleTracker(**knobs).generate(seed)
+
+
+def test_rule_every_true_move_is_stated_with_its_month_and_both_companies():
+    for instance in _rule_instances():
+        people = set(instance.names)
+        stated = set().union(*(page_moves(p.body, people) for p in instance.pages.values()))
+        for move in instance.moves:
+            assert move.frm != move.to and "2018-01" <= move.month <= "2025-12"
+            assert (move.person, move.month, move.to) in stated, (instance.id, move)
+
+
+def test_rule_a_reported_move_that_is_not_true_is_denied_explicitly_and_the_denial_is_true():
+    """Every move a page reports that did not happen is a (person, company) that a page denies in so many words
+    ("... were false: C denied that it had hired P, and P never joined C"), and no denied company is one the
+    person ever worked for."""
+    for instance in _rule_instances():
+        people = set(instance.names)
+        stated = set().union(*(page_moves(p.body, people) for p in instance.pages.values()))
+        denied = set().union(*(page_denials(p.body, people) for p in instance.pages.values()))
+        truth = {(m.person, m.month, m.to) for m in instance.moves}
+        assert {(p, c) for p, _, c in stated - truth} <= denied, instance.id
+        worked = {(m.person, c) for m in instance.moves for c in (m.frm, m.to)}
+        assert not denied & worked, instance.id
+        assert len(denied) == len(instance.names)  # one denied report per person
+
+
+def test_rule_the_denial_is_read_long_before_the_late_round_up_that_repeats_it():
+    """A late round-up reports an early person's denied move; its headline (what search finds it by) names only
+    the last people of the prompt, so the agent opens it only when it gets to them."""
+    for instance in _rule_instances():
+        if len(instance.names) < 3:
+            continue
+        early = instance.names[: len(instance.names) // 3]
+        late = [p for p in instance.pages.values() if p.url.split("/")[-1].startswith("who-went-where")]
+        assert len(late) == len(early)
+        for page in late:
+            assert set(page.names) <= set(instance.names[-2:])
+            assert {d[0] for d in page_moves(page.body, set(early))} and not page_denials(page.body, set(instance.names))
+
+
+def test_rule_a_similar_name_is_another_person_and_never_a_tracked_move():
+    for instance in _rule_instances():
+        people = set(instance.names)
+        for page in instance.pages.values():
+            others = [n for n in page.names if n not in people]
+            for name in others:
+                first, last = name.split()
+                assert any(first == p.split()[0] or last == p.split()[1] for p in people)  # similar
+                assert name not in people
+            if others and not set(page.names) & people:
+                assert not page_moves(page.body, people), (instance.id, page.url)
+
+
+def test_rule_talks_comments_and_related_links_state_no_move():
+    from tasks.people_tracker import SPOKE
+
+    assert not page_moves(SPOKE.format(name="Dana Whitfield", event="Web Summit", when="May 2024"), {"Dana Whitfield"})
+    for instance in _rule_instances():
+        for page in instance.pages.values():
+            tail = page.body.split("Related links:", 1)[1]
+            assert not any(name in tail for name in instance.names), (instance.id, page.url)
