@@ -525,6 +525,8 @@ def _size_signatures(group: pd.DataFrame) -> set[str]:
             flat = json.loads(sig)
             described.add(" ".join(f"{k}={flat.get(k, '-')}" for k in differing))
         return described
+    if "imported" in group:  # rows from another harness (harness/importer.py): their ids carry no task size
+        group = group[~group["imported"].fillna(False).astype(bool)]
     per_family = group.assign(size=group["instance_id"].astype(str).str.replace(r"-s\d+$", "", regex=True))
     for family, fam in per_family.groupby("family"):
         if fam["size"].nunique() > 1:
@@ -745,6 +747,8 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def _held(row) -> str:
     """``yes (max 0.98x)`` / ``no: 3/14 trials, max 1.31x`` for the main table."""
+    if row.get("budget") == 0:  # imported results (harness/importer.py) carry no budget
+        return "n/a"
     ratio = row.get("max_budget_ratio")
     most = "" if ratio is None or pd.isna(ratio) else f"max {ratio:.2f}x"
     if row.get("held_budget"):

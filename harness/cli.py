@@ -35,6 +35,8 @@ commands:
   report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
   compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
   view RUN [TRIAL] [--out FILE]        one static HTML file: trials, token curves, each request marked against the history
+  import FILE... --format csv|jsonl|inspect-log [--map FIELD=COLUMN|FILE.yaml] [--out DIR]
+                                  another harness's per-instance results as ctxbench run folders (report, compare)
 
 your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, an entry point in the group
 ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs]

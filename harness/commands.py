@@ -22,8 +22,15 @@ def _view(args: list[str]) -> int:
     return cmd_view(args)
 
 
+def _import(args: list[str]) -> int:
+    from harness.importer import cmd_import
+
+    return cmd_import(args)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "report": _report,    # report RUN... [--out DIR]: summary.md, summary.csv, plots/
     "compare": _compare,  # compare BASE CAND [--fail-on-regression] [--tolerance 0.10]
     "view": _view,        # view RUN [TRIAL] [--out FILE]: one static HTML file (RUN/view.html)
+    "import": _import,    # import FILE... --format csv|jsonl|inspect-log [--map FIELD=COLUMN|FILE.yaml] [--out DIR]
 }

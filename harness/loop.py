@@ -19,8 +19,8 @@ from typing import Any
 
 from harness.accounting import BudgetTracker, CallRecorder
 from harness.cache_sim import PROFILES, CacheProfile
-from harness.conversation import (InvalidConversation, check_tool_order, iter_calls, parse_arguments, strip_private,
-                                  validate_projection)
+from harness.conversation import (InvalidConversation, check_tool_order, check_tool_subset, iter_calls, parse_arguments,
+                                  strip_private, validate_projection)
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
 from harness.models.base import Completion, ContextOverflowError, ModelError, request_options, session_for
 from harness.models.toolparse import parse_error_message
@@ -122,6 +122,10 @@ class Trial:
         self.rewrites_system = bool(getattr(strategy, "rewrites_system", False))  # deliberate experiments only
         self.order_tools = getattr(strategy, "order_tools", None)
         self.server_options = getattr(strategy, "server_options", None)  # server-side strategies (strategies/server_side.py)
+        self.expose_tools = getattr(strategy, "expose_tools", None)  # dynamic tool exposure (strategies/base.py)
+        self.tool_schema_tokens = 0  # tool-schema tokens sent over the agent's requests
+        self.tool_schema_tokens_saved = 0  # tool-schema tokens not sent because expose_tools hid them
+        self.unoffered_calls = 0  # calls to a tool of the trial that was not offered at that step
 
     # ------------------------------------------------------------ the run
 
@@ -199,9 +203,7 @@ class Trial:
             request = self.strategy.prepare(list(self.history))
             known = self.known_prefix(request)
             validate_projection(request, self.history[0], allow_system_rewrite=self.rewrites_system, start=known)
-            if self.order_tools is not None:  # this step's tool order (the schemas are part of the cached prefix)
-                self.tools = list(self.order_tools(list(self.all_tools)))
-                check_tool_order(self.tools, self.all_tools)
+            self.tools = self.step_tools()
         except InvalidConversation as exc:
             self.end("strategy_error", f"invalid projection at step {self.steps}: {exc}")
             return None
@@ -211,9 +213,36 @@ class Trial:
         prepared = self.measure(request, known)
         self.peak_context = max(self.peak_context, prepared.tokens)
         prepared.budget_fields = self.budget.observe(prepared.tokens)
-        tool_order = {"tool_order": [t["function"]["name"] for t in self.tools]} if self.order_tools is not None else {}
+        self.count_tool_schemas()
+        names = [t["function"]["name"] for t in self.tools]
+        tool_order = {"tool_order": names} if self.order_tools is not None else {}
+        if self.expose_tools is not None:
+            tool_order["tools_offered"] = names
         self.transcript.event("request", step=self.steps, refs=prepared.refs, tokens=prepared.tokens, **tool_order)
         return prepared
+
+    def step_tools(self) -> list[dict]:
+        """This step's tool schemas: the strategy's order (``order_tools``) and choice (``expose_tools``), checked.
+
+        The schemas precede the messages in the cached prefix, so both hooks are for measured
+        experiments. An unchanged choice keeps the previous list object (the memoized counts stay valid).
+        """
+        tools = self.all_tools
+        if self.order_tools is not None:
+            tools = list(self.order_tools(list(tools)))
+            check_tool_order(tools, self.all_tools)
+        if self.expose_tools is not None:
+            exposed = list(self.expose_tools(list(tools)))
+            check_tool_subset(exposed, tools)
+            tools = self.tools if exposed == self.tools else exposed
+        return tools
+
+    def count_tool_schemas(self) -> None:
+        """Add this step's tool-schema tokens, and those ``expose_tools`` left out, to the trial's totals."""
+        sent = self.counter.tools(self.tools)
+        self.tool_schema_tokens += sent
+        if self.expose_tools is not None:
+            self.tool_schema_tokens_saved += max(0, self.counter.tools(self.all_tools) - sent)
 
     def known_prefix(self, request: list[dict]) -> int:
         """How many leading messages ``request`` shares with the previous request (0 unless it extends it).
@@ -358,10 +387,25 @@ class Trial:
         """Run one parsed call: ``(content, is_error, resource, submitted)``."""
         if name == "submit":
             return (*self.submit(args, request, reply), None, self.answer is not None)
+        if self.is_unoffered(name):
+            self.unoffered_calls += 1
+            offered = ", ".join(t["function"]["name"] for t in self.tools)
+            return f"ERROR: the tool {name} is not offered at this step (offered now: {offered}).", True, None, False
         if name in self.strategy_tool_names:
             return (*self.strategy_tool(name, args), None, False)
         result = self.instance.call(name, args)
         return result.content, result.is_error, result.resource, False
+
+    def is_unoffered(self, name: str) -> bool:
+        """Whether ``name`` is one of the trial's tools that ``expose_tools`` did not offer at this step.
+
+        Such a call is answered with an error and not executed: a model can only call what the
+        request offers (a wrong choice of tools costs a step, as it would with a real model).
+        """
+        if self.expose_tools is None or self.tools is self.all_tools:
+            return False
+        known = {t["function"]["name"] for t in self.all_tools}
+        return name in known and name not in {t["function"]["name"] for t in self.tools}
 
     def submit(self, args: dict, request: list[dict], reply: dict) -> tuple[str, bool]:
         """Grade the answer, unless the stop hook finds unfinished work and refuses it."""

@@ -134,6 +134,9 @@ def context_columns(trial: Any) -> dict:
         "final_history_tokens": trial.history_tokens,
         "compactions": trial.ctx.compactions,
         "rewrites_system": trial.rewrites_system,
+        "tool_schema_tokens": trial.tool_schema_tokens,
+        "tool_schema_tokens_saved": trial.tool_schema_tokens_saved,
+        "unoffered_calls": trial.unoffered_calls,
     }
 
 

@@ -16,7 +16,13 @@ running summary, counters). Optional, duck-typed hooks:
 * ``order_tools(tools) -> tools`` returns this step's order of the tool schemas (called after
   every ``prepare``; it must return a permutation, or the trial ends with ``strategy_error``).
   The schemas precede the messages in the cached prefix, so reordering them breaks the cache;
-  it exists for deliberate experiments (``strategies/pitfalls.py``).
+  it exists for deliberate experiments (``strategies/pitfalls.py``);
+* ``expose_tools(tools) -> tools`` returns the tools offered at this step (called after every
+  ``prepare`` and ``order_tools``): a subset of the trial's tools, unchanged, that keeps
+  ``submit`` (else the trial ends with ``strategy_error``). The harness answers a call to a tool
+  of the trial that is not offered with an error, without running it (``unoffered_calls``), and
+  records the schema tokens sent and left out (``tool_schema_tokens``, ``tool_schema_tokens_saved``).
+  A change of the offered set breaks the prefix cache like a reorder (``strategies/select_tools.py``).
 
 Server-side strategies (strategies/server_side.py) add three more: a class attribute
 ``server_side`` names the server feature the backend must apply (``"context_management"``;

@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
-from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.policy_kit import (failed_attempts, format_summary, latest_results, make_call, other_calls, parse_ranges,
                               pending_pages, ranges, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
 
@@ -91,8 +91,8 @@ PAGE_HEADER = re.compile(r"SocialPulse Monitor · .* · page (\d+) of (\d+)")
 WINDOW_PROMPT = re.compile(r"dated from (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})")
 WINDOW_NOTE = re.compile(r"window (\d{4}-\d{2}-\d{2})\.\.(\d{4}-\d{2}-\d{2})")
 BRANDS_PROMPT = re.compile(r"The brands and the names people use for them: ([^\n]*?)\.(?: |$)", re.M)
-TALLY = re.compile(r"Tally p(\d+) \((?:window [\d.-]+|all dates)\): ([^\n]*)")
-RUNNING = re.compile(r"Running totals \((?:window [\d.-]+|all dates)\) after pages ([\d,\- none]+) of (\d+): ([^\n]*)")
+TALLY = re.compile(r"Tally p(\d+) \((?:window [\d.-]+|all dates|last week)\): ([^\n]*)")
+RUNNING = re.compile(r"Running totals \((?:window [\d.-]+|all dates|last week)\) after pages ([\d,\- none]+) of (\d+): ([^\n]*)")
 COUNT_ITEM = re.compile(r"([A-Z][\w\- ]*?) (\d+)(?:,|$)")
 
 
@@ -112,11 +112,17 @@ class Item:
 
 class BrandReport(TaskFamily):
     """Family generator. Knobs: ``pages`` (feed pages), ``posts_per_page`` (items per page),
-    ``weeks`` (weeks of posts before the window)."""
+    ``weeks`` (weeks of posts before the window), ``notes_window`` (whether the reference agent's notes
+    restate the window's dates; ``False``: they say "last week", so the window lives only in the task
+    statement, as a constraint stated once that a model does not carry forward; seed 003's constraint
+    forgetting, preset ``context_growth``)."""
 
     name = "brand_report"
 
-    def __init__(self, pages: int = 40, posts_per_page: int = 16, weeks: int = 4) -> None:
+    def __init__(self, pages: int = 40, posts_per_page: int = 16, weeks: int = 4, notes_window: bool = True) -> None:
+        if not isinstance(notes_window, bool):
+            raise KnobError(f"task knob notes_window={notes_window!r} must be true or false")
+        self.notes_window = notes_window
         self.pages = self.check_knob("pages", pages, 1, 1000)
         self.posts_per_page = self.check_knob("posts_per_page", posts_per_page, 4, 200)
         self.weeks = self.check_knob("weeks", weeks, 1, 52)
@@ -222,7 +228,8 @@ class BrandReportInstance(TaskInstance):
     def __init__(self, family: BrandReport, seed: int, category: str, brands: list, start: date, end: date,
                  today: date, items: list[Item]) -> None:
         self.seed = seed
-        self.id = f"brand_report-p{family.pages}-s{seed}"
+        self.id = f"brand_report-p{family.pages}{'' if family.notes_window else '-terse'}-s{seed}"
+        self.notes_window = family.notes_window
         self.pages = family.pages
         self.per_page = family.posts_per_page
         self.category = category
@@ -332,7 +339,7 @@ class BrandReportInstance(TaskInstance):
 
     def reference_policy(self) -> "BrandPolicy":
         """The careful page-by-page analyst."""
-        return BrandPolicy()
+        return BrandPolicy(notes_window=self.notes_window)
 
     def data_fingerprint(self) -> list:
         """The brands, the window and every item."""
@@ -374,7 +381,16 @@ def _counts_text(counts: dict[str, int]) -> str:
 
 
 class BrandPolicy:
-    """Reference policy for ``brand_report`` (see the module docstring)."""
+    """Reference policy for ``brand_report`` (see the module docstring). ``notes_window=False``: its notes say
+    "last week" instead of the window's dates (it still applies the window while the task statement is visible)."""
+
+    def __init__(self, notes_window: bool = True) -> None:
+        self.notes_window = notes_window
+
+    def _scope(self, window: tuple[str, str] | None) -> str:
+        if window is None:
+            return "all dates"
+        return f"window {window[0]}..{window[1]}" if self.notes_window else "last week"
 
     def _knowledge(self, tool_outputs: list[str], notes: list[str]):
         vocabulary: dict[str, list[str]] = {}
@@ -440,7 +456,7 @@ class BrandPolicy:
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Read the next page, re-read a lost one, re-issue a rate-limited one, or submit."""
         window, total, tallies, covered, counts, plan = self._state(messages)
-        scope = f"window {window[0]}..{window[1]}" if window else "all dates"
+        scope = self._scope(window)
         lines = []
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             header = PAGE_HEADER.search(text)

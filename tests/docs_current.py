@@ -18,9 +18,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import experiments_table as tables  # noqa: E402
 
 
-def check_current(doc: str, results: Path) -> None:
-    """Run what ``doc``'s blocks need into ``results`` and assert none of them is stale."""
-    tables.run_for(ROOT / doc, results)
-    stale = tables.stale_blocks(ROOT / doc, results)
+def block_groups(doc: str) -> dict[str, set[str]]:
+    """``doc``'s generated blocks grouped by what they are computed from (a preset's sweep, the main job, or
+    themselves): one group per test case, so that pytest-xdist runs the presets on different cores."""
+    groups: dict[str, set[str]] = {}
+    for name in tables.block_names(ROOT / doc):
+        groups.setdefault(tables.source_of(name), set()).add(name)
+    return groups
+
+
+def check_current(doc: str, results: Path, only: set[str] | None = None) -> None:
+    """Run what ``doc``'s blocks (or those in ``only``) need into ``results`` and assert none of them is stale."""
+    tables.run_for(ROOT / doc, results, only)
+    stale = tables.stale_blocks(ROOT / doc, results, only)
     assert not stale, (f"{doc}: stale generated blocks {stale}; regenerate: .venv/bin/python "
                        f"benchmarks/experiments_table.py --run --update {doc}")

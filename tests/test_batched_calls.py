@@ -172,7 +172,8 @@ def test_failure_memory_batches_follow_the_calibration_llm():
             break
         messages = play(messages, instance, message, turn)
     assert shapes == [["query_api", "read_ticket"], ["export_report"], ["read_export"], ["submit"]]
-    assert instance.grade(names(message)[0][1]).success and instance._repeats() == 0
+    grade = instance.grade(names(message)[0][1])
+    assert grade.success and grade.detail["repeated_failed_calls"] == 0
 
 
 def test_failure_memory_parallel_calls_need_no_unseen_result():

@@ -97,3 +97,22 @@ def test_every_window_boundary_changes_the_answer(knobs):
         assert negative_counts(instance.items, brands, instance.start, instance.end) == instance.truth
         for name, (start, end) in shifted_windows(instance.start, instance.end).items():
             assert negative_counts(instance.items, brands, start, end) != instance.truth, (seed, name)
+
+
+def test_notes_window_knob_keeps_the_task_and_only_changes_the_notes(tmp_path):
+    """``notes_window=False`` (preset context_growth): same feed, the notes say "last week", and once a window
+    drops the task statement the agent loses the dates and counts every week; the default notes keep them."""
+    terse = BrandReport(**SMOKE, notes_window=False)
+    assert terse.generate(0).data_fingerprint() == BrandReport(**SMOKE).generate(0).data_fingerprint()
+    assert terse.generate(0).id == "brand_report-p3-terse-s0"
+    row, _ = run(tmp_path / "full", terse, 0)
+    assert row["success"]
+    with pytest.raises(KnobError):
+        BrandReport(notes_window="no")
+    knobs = dict(pages=12, posts_per_page=30)
+    dated, _ = run(tmp_path / "dated", BrandReport(**knobs), 0, strategy=SlidingWindow(), budget=6_000)
+    lost, instance = run(tmp_path / "lost", BrandReport(**knobs, notes_window=False), 0, strategy=SlidingWindow(),
+                         budget=6_000)
+    assert not lost["success"]
+    assert sum(lost["grade_detail"]["given"].values()) > sum(instance.truth.values())  # every week counted
+    assert dated["score"] > lost["score"]

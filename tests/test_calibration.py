@@ -43,4 +43,5 @@ def test_perfect_agent_reproduces_the_recorded_gap():
     run = next(r for r in RUNS if r.folder == "call_budget_none")
     with tempfile.TemporaryDirectory() as tmp:
         ours = cal.run_reference(run.overrides, "perfect", 1, Path(tmp))
-    assert ours[0]["steps"] == 13 and ours[0]["input_tokens"] == 32_062
+    # 32,595 since issue 13 (was 32,062): the prompt states the 4-line limit and the transcripts' words changed
+    assert ours[0]["steps"] == 13 and ours[0]["input_tokens"] == 32_595

@@ -134,3 +134,90 @@ def test_notes_over_headtail_keep_within_three_calls(tmp_path, seed):
     row, _ = run(tmp_path, CallBudget(), seed=seed, strategy=Notes(base=HeadTail()), budget=8_000, max_steps=150)
     assert row["call_violations"] == 0 and row["max_calls_per_merchant"] == MAX_CALLS, row["grade_detail"]
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
+
+
+# -- ground truth rules (issue 13 §3; tasks/README.md, call_budget) -----------------------------------------------
+
+from tasks.call_budget import ACC, CB, CTR, DEC, DISPOSITION, STANDARD_OFFER  # noqa: E402
+
+SAID = {ACC: ("works for us", "deal at", "We accept"), DEC: ("No, thank you", "it's a no", "stop calling"),
+        CB: ("call back later", "try again later", "call back later, please"), CTR: ("We could do",)}
+
+
+def _careful_calls(instance, merchant):
+    """The calls of an agent that offers the standard rate, takes every counter-offer and stops at 3 calls or a
+    final answer; yields (attempt, transcript)."""
+    offer = STANDARD_OFFER
+    for attempt in range(1, MAX_CALLS + 1):
+        text = instance.call("call_merchant", {"merchant": merchant, "offer": offer}).content
+        yield attempt, text
+        outcome = DISPOSITION.search(text)
+        if outcome.group(1) in (ACC, DEC):
+            return
+        if outcome.group(1) == CTR:
+            offer = int(outcome.group(2))
+
+
+def test_rule_each_call_has_one_disposition_and_the_contact_says_the_same():
+    for knobs in (SMOKE, {}):
+        for seed in range(30):
+            instance = CallBudget(**knobs).generate(seed)
+            for merchant in instance.merchants:
+                for attempt, text in _careful_calls(instance, merchant):
+                    lines = text.splitlines()
+                    assert len(DISPOSITION.findall(text)) == 1 and DISPOSITION.search(lines[-1])
+                    outcome = DISPOSITION.search(lines[-1]).group(1)
+                    assert any(words in lines[-2] for words in SAID[outcome]), (instance.id, merchant, lines[-2])
+                    # hearsay about other merchants names another merchant and is never a disposition
+                    for line in lines[:-1]:
+                        if "I heard" in line:
+                            assert merchant not in line and not DISPOSITION.search(line)
+
+
+def test_rule_the_closable_merchants_are_those_a_careful_agent_closes_within_three_calls():
+    """``accepted`` is unambiguous: a merchant is in the answer exactly when its third call at the latest ends
+    ACCEPTED for an agent that takes every counter-offer; a counter-offer on the third call cannot be taken."""
+    for knobs in (SMOKE, {}):
+        for seed in range(30):
+            instance = CallBudget(**knobs).generate(seed)
+            closed = {m for m in instance.merchants
+                      if DISPOSITION.search(list(_careful_calls(instance, m))[-1][1]).group(1) == ACC}
+            assert closed == set(instance.answer_ids) == instance.closed, instance.id
+            assert instance.grade({"accepted": sorted(closed)}).success
+
+
+def test_rule_an_accepted_call_refers_only_to_what_the_earlier_calls_said():
+    """"As we agreed on your earlier call" only when an earlier call closed the deal; "as we proposed" only after
+    a counter-offer; otherwise a plain acceptance of this call's offer."""
+    for seed in range(30):
+        instance = CallBudget().generate(seed)
+        for merchant in instance.merchants:
+            history = []
+            for _attempt, text in _careful_calls(instance, merchant):
+                said = text.splitlines()[-2]
+                if "as we agreed on your earlier call" in said.lower():
+                    assert ACC in history
+                if "as we proposed" in said:
+                    assert CTR in history
+                history.append(DISPOSITION.search(text).group(1))
+            again = instance.call("call_merchant", {"merchant": merchant, "offer": STANDARD_OFFER}).content
+            if history[-1] == ACC and len(history) < MAX_CALLS:
+                assert "As we agreed on your earlier call" in again.splitlines()[-2]
+
+
+def test_rule_a_fourth_call_is_declined_and_recorded_as_a_violation():
+    instance = CallBudget(**SMOKE).generate(0)
+    for _ in range(MAX_CALLS):
+        instance.call("call_merchant", {"merchant": "M01", "offer": STANDARD_OFFER})
+    text = instance.call("call_merchant", {"merchant": "M01", "offer": STANDARD_OFFER}).content
+    assert DISPOSITION.search(text).group(1) == DEC and "call number 4" in text and instance.violations == ["M01"]
+
+
+def test_memory_pressure_survives_a_greedy_batcher(tmp_path):
+    """Issue 13 §1: with every known call in one turn (up to the documented limit), the default size still takes
+    8 agent steps or more, its history passes 40K tokens, and no round brings more than 20% of it."""
+    from tests.pressure_helpers import greedy_pressure
+
+    pressure = greedy_pressure(tmp_path, CallBudget().generate(0))
+    assert pressure.success and pressure.steps >= 8, pressure
+    assert pressure.final_history > 40_000 and pressure.largest_share <= 0.20, pressure

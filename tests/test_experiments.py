@@ -21,6 +21,7 @@ STRATEGIES = {(CONFIG_DIR / "strategy" / f"{n}.yaml").read_text().split("_target
 
 def test_the_issue_presets_exist():
     assert {"review44", "invoice_layers", "compression_six", "status_bar", "cache_pitfalls"} <= set(PRESETS)
+    assert {"lost_in_middle", "context_growth", "three_versions", "review44_budget"} <= set(PRESETS)  # issue 16
 
 
 def sweep_points(name: str) -> list[list[str]]:
@@ -72,6 +73,14 @@ def test_variants_differ_where_the_seed_says():
     assert notes.strategy.base._target_ == "strategies.clear_tool_results.ClearToolResults"
     assert composed("invoice_layers", "variant/invoice_layers=clear_summary").strategy.summarize is True
     assert composed("compression_six").budget == "128k"
+    terse = composed("context_growth", "variant/context_growth=sliding_window_terse")
+    assert (terse.strategy.name, terse.task.notes_window, terse.task.name) == ("sliding_window", False, "brand_report")
+    assert "notes_window" not in composed("context_growth", "variant/context_growth=sliding_window").task
+    lim = composed("lost_in_middle", "variant/lost_in_middle=perfect")
+    assert (lim.model.profile, lim.trials, list(lim.task.positions)) == ("perfect", 1, [1, 3, 5, 10, 15, 20])
+    assert composed("lost_in_middle").model.profile == "realistic"
+    assert composed("three_versions", "variant/three_versions=isolation").strategy.name == "isolate"
+    assert composed("review44_budget").hooks.completion_check is True
 
 
 def harness(*args, cwd):

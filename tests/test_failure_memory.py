@@ -167,3 +167,81 @@ def test_a_one_cent_error_fails_for_every_seed(field):
             assert not graded.success and not graded.detail["fields"][field], (seed, expected[field], wrong[field])
     assert not instance.grade({**expected, field: float("nan")}).success
     assert not instance.grade({**expected, field: True}).success
+
+
+# -- ground truth rules (issue 13 §3; tasks/README.md, failure_memory) --------------------------------------------
+
+from decimal import Decimal  # noqa: E402
+
+from tasks.failure_memory import EXPORT_READY, PERIODS  # noqa: E402
+
+FULL_ROW = re.compile(r"^RF-\d+ \| (\d{4})-(\d{2})-\d{2} \| (ACC-\d{5}) \| [^|]+\| [^|]+\| ([\d,]+\.\d{2}) \| (\w+)$", re.M)
+
+
+def _rule_instances():
+    for knobs in (SMOKE, {}):
+        for seed in range(40):
+            yield FailureMemory(**knobs).generate(seed)
+
+
+def _rows(instance, dataset, period):
+    """Every row of an export, read through the tools as an agent reads it."""
+    ready = EXPORT_READY.search(instance.call("export_report", {"dataset": dataset, "period": period}).content)
+    rows = []
+    for page in range(1, int(ready.group(4)) + 1):
+        rows += FULL_ROW.findall(instance.call("read_export", {"export_id": ready.group(1), "page": page}).content)
+    return rows
+
+
+def _cents(rows, account, statuses):
+    return sum(int(Decimal(a.replace(",", "")) * 100) for _, _, acct, a, s in rows if acct == account and s in statuses)
+
+
+def test_rule_a_total_is_the_accounts_settled_and_pending_refunds_of_the_quarter():
+    """The expected totals are the account's refund rows of the quarter's refunds export, settled and pending, in
+    exact cents; every row is dated in its quarter; the voided rule changes the answer whenever the account has
+    two rows or more; chargebacks and credits are other datasets."""
+    for instance in _rule_instances():
+        for period, key in ((instance.first, "first_total"), (instance.second, "second_total")):
+            rows = _rows(instance, "refunds", period)
+            year, quarter = int(period[:4]), int(period[-1])
+            assert all(int(y) == year and (int(m) - 1) // 3 + 1 == quarter for y, m, *_ in rows)
+            assert {s for *_, s in rows} <= {"settled", "pending", "voided"}
+            total = _cents(rows, instance.account, {"settled", "pending"})
+            assert total == round(instance.expected[key] * 100), (instance.id, period)
+            if sum(1 for r in rows if r[2] == instance.account) >= 2:
+                assert _cents(rows, instance.account, {"settled", "pending", "voided"}) != total
+
+
+def test_rule_other_accounts_are_never_the_account():
+    for instance in _rule_instances():
+        rows = _rows(instance, "refunds", instance.first) + _rows(instance, "chargebacks", instance.second)
+        others = {acct for _, _, acct, _, _ in rows} - {instance.account}
+        assert others and instance.account in {acct for _, _, acct, _, _ in rows}
+        for tid in instance.ticket_ids:
+            text = instance.call("read_ticket", {"ticket_id": tid}).content
+            assert not re.search(rf"They say {instance.account}\b", text)
+
+
+def test_rule_exactly_one_ticket_is_escalated_and_the_withdrawn_one_is_cancelled_in_so_many_words():
+    for instance in _rule_instances():
+        headers = [instance.call("read_ticket", {"ticket_id": t}).content.splitlines()[1] for t in instance.ticket_ids]
+        finance = [h for h in headers if "Escalation: FINANCE" in h]
+        assert len(finance) == 1 and f"compare refunds for {instance.second}" in finance[0]
+        assert instance.ticket_ids[[i for i, h in enumerate(headers) if h in finance][0]] == instance.escalated
+        assert instance.second != instance.first and instance.second in PERIODS
+        withdrawn = [h for h in headers if "withdrawn" in h]
+        assert len(withdrawn) <= 1
+        for h in withdrawn:
+            assert "was cancelled" in h and instance.second not in h and instance.first not in h
+        assert all(h.endswith("Escalation: none") for h in headers if h not in finance + withdrawn)
+
+
+def test_memory_pressure_survives_a_greedy_batcher(tmp_path):
+    """Issue 13 §1: with every known call in one turn (up to the documented limit), the default size still takes
+    8 agent steps or more, its history passes 40K tokens, and no round brings more than 20% of it."""
+    from tests.pressure_helpers import greedy_pressure
+
+    pressure = greedy_pressure(tmp_path, FailureMemory().generate(0))
+    assert pressure.success and pressure.steps >= 8, pressure
+    assert pressure.final_history > 40_000 and pressure.largest_share <= 0.20, pressure

@@ -4,7 +4,7 @@ import pytest
 
 from strategies.headtail import HeadTail
 from tasks.base import KnobError
-from tasks.people_tracker import PeopleTracker, page_moves
+from tasks.people_tracker import BROWSER_CALLS, PeopleTracker, page_denials, page_moves, without_denied
 from tests.family_helpers import run
 
 SMOKE = dict(people=2, moves=2, roundups=1, noise=3)
@@ -19,10 +19,12 @@ def test_generation_is_byte_identical_per_seed_and_differs_across_seeds():
 def test_every_move_is_findable_and_distractors_are_not_moves():
     instance = PeopleTracker().generate(0)
     people = set(instance.names)
-    stated = set()
+    stated, denied = set(), set()
     for page in instance.pages.values():
         stated |= page_moves(page.body, people)
-    assert stated == {(m.person, m.month, m.to) for m in instance.moves}
+        denied |= page_denials(page.body, people)
+    assert without_denied(stated, denied) == {(m.person, m.month, m.to) for m in instance.moves}
+    assert stated != without_denied(stated, denied), "a late round-up reports a denied move"
     assert any("denied" in p.body for p in instance.pages.values())
     assert any(not set(p.names) & people for p in instance.pages.values())  # similar names
 
@@ -134,17 +136,19 @@ def test_parallel_calls_search_everyone_known_then_open_every_known_page():
     messages = start(instance)
     action, batch = _batch(policy, messages, instance)
     assert _calls({"tool_calls": batch}) == [("search", {"query": name}) for name in instance.names]
-    # only the first two searches were run: the first two people's pages, then the third person's search
+    # only the first two searches were run: the first two people's pages, then the third person's search,
+    # at most BROWSER_CALLS per turn (the limit the prompt states)
     messages = answer_round(instance, messages, action, batch[:2])
     action, batch = _batch(policy, messages, instance)
     expected = []
     for name in instance.names[:2]:
         expected += [("open_page", {"url": u}) for u in _urls(instance, name) if ("open_page", {"url": u}) not in expected]
-    assert _calls({"tool_calls": batch}) == expected + [("search", {"query": instance.names[2]})]
+    plan = expected + [("search", {"query": instance.names[2]})]
+    assert _calls({"tool_calls": batch}) == plan[:BROWSER_CALLS]
     # pages in view are not opened again; the rest are
     messages = answer_round(instance, messages, action, batch[:3], step=1)
     action, batch = _batch(policy, messages, instance)
-    assert _calls({"tool_calls": batch}) == expected[3:] + [("search", {"query": instance.names[2]})]
+    assert _calls({"tool_calls": batch}) == plan[3:][:BROWSER_CALLS]
 
 
 def test_a_multi_result_round_is_noted_page_by_page():
@@ -154,10 +158,13 @@ def test_a_multi_result_round_is_noted_page_by_page():
     policy = instance.reference_policy()
     requests, final = batched_run(instance, policy)
     assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
-    assert len(requests) == 3, "search everyone; open every page; submit"
-    text = policy.act(requests[2], instance.tools)["content"]
-    opened = [m["content"].split('"')[1] for m in requests[2] if str(m.get("content", "")).startswith("<page url=")]
-    assert len(opened) > 4 and all(f"Notes on {url}: " in text for url in opened)
+    pages = len({u for name in instance.names for u in _urls(instance, name)})
+    assert len(requests) == 2 + -(-pages // BROWSER_CALLS), "search everyone; open the pages, 4 a turn; submit"
+    for request in requests[2:]:
+        start = max(i for i, m in enumerate(request) if m["role"] == "assistant")
+        text = policy.act(request, instance.tools)["content"]
+        opened = [m["content"].split('"')[1] for m in request[start:] if str(m.get("content", "")).startswith("<page url=")]
+        assert len(opened) > 1 and all(f"Notes on {url}: " in text for url in opened)
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
@@ -173,7 +180,8 @@ def test_rate_limited_calls_are_reissued_and_the_run_still_succeeds(limit):
     action, batch = _batch(policy, messages, instance)
     messages = answer_round(instance, messages, action, batch, limit=1)  # the second search is rate limited
     action, batch = _batch(policy, messages, instance)
-    assert ("search", {"query": instance.names[1]}) in _calls({"tool_calls": batch})
+    plan = _calls({"tool_calls": batch})
+    assert ("search", {"query": instance.names[1]}) in plan or len(plan) == BROWSER_CALLS  # the rest comes later
     assert f"Not done (rate limited): search {json.dumps({'query': instance.names[1]})}" in action["content"]
     current_first = batch[0]
     assert "opened: " + json.loads(current_first["function"]["arguments"])["url"] in action["content"]
@@ -220,3 +228,85 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
             row = profiled_row(tmp_path, PeopleTracker(**SMOKE).generate(seed), trial=trial)
             assert row["outcome"] == "submitted" and row["steps"] <= 3 + -(-pages // 4), (seed, trial, row["steps"])
             assert 2 * row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 2
+
+
+# -- ground truth rules (issue 13 §3; tasks/README.md, people_tracker) --------------------------------------------
+
+RULE_SEEDS = range(40)
+
+
+def _rule_instances():
+    for knobs in (SMOKE, {}, dict(people=18, moves=3, roundups=4)):
+        for seed in RULE_SEEDS:
+            yield PeopleTracker(**knobs).generate(seed)
+
+
+def test_rule_every_true_move_is_stated_with_its_month_and_both_companies():
+    for instance in _rule_instances():
+        people = set(instance.names)
+        stated = set().union(*(page_moves(p.body, people) for p in instance.pages.values()))
+        for move in instance.moves:
+            assert move.frm != move.to and "2018-01" <= move.month <= "2025-12"
+            assert (move.person, move.month, move.to) in stated, (instance.id, move)
+
+
+def test_rule_a_reported_move_that_is_not_true_is_denied_explicitly_and_the_denial_is_true():
+    """Every move a page reports that did not happen is a (person, company) that a page denies in so many words
+    ("... were false: C denied that it had hired P, and P never joined C"), and no denied company is one the
+    person ever worked for."""
+    for instance in _rule_instances():
+        people = set(instance.names)
+        stated = set().union(*(page_moves(p.body, people) for p in instance.pages.values()))
+        denied = set().union(*(page_denials(p.body, people) for p in instance.pages.values()))
+        truth = {(m.person, m.month, m.to) for m in instance.moves}
+        assert {(p, c) for p, _, c in stated - truth} <= denied, instance.id
+        worked = {(m.person, c) for m in instance.moves for c in (m.frm, m.to)}
+        assert not denied & worked, instance.id
+        assert len(denied) == len(instance.names)  # one denied report per person
+
+
+def test_rule_the_denial_is_read_long_before_the_late_round_up_that_repeats_it():
+    """A late round-up reports an early person's denied move; its headline (what search finds it by) names only
+    the last people of the prompt, so the agent opens it only when it gets to them."""
+    for instance in _rule_instances():
+        if len(instance.names) < 3:
+            continue
+        early = instance.names[: len(instance.names) // 3]
+        late = [p for p in instance.pages.values() if p.url.split("/")[-1].startswith("who-went-where")]
+        assert len(late) == len(early)
+        for page in late:
+            assert set(page.names) <= set(instance.names[-2:])
+            assert {d[0] for d in page_moves(page.body, set(early))} and not page_denials(page.body, set(instance.names))
+
+
+def test_rule_a_similar_name_is_another_person_and_never_a_tracked_move():
+    for instance in _rule_instances():
+        people = set(instance.names)
+        for page in instance.pages.values():
+            others = [n for n in page.names if n not in people]
+            for name in others:
+                first, last = name.split()
+                assert any(first == p.split()[0] or last == p.split()[1] for p in people)  # similar
+                assert name not in people
+            if others and not set(page.names) & people:
+                assert not page_moves(page.body, people), (instance.id, page.url)
+
+
+def test_rule_talks_comments_and_related_links_state_no_move():
+    from tasks.people_tracker import SPOKE
+
+    assert not page_moves(SPOKE.format(name="Dana Whitfield", event="Web Summit", when="May 2024"), {"Dana Whitfield"})
+    for instance in _rule_instances():
+        for page in instance.pages.values():
+            tail = page.body.split("Related links:", 1)[1]
+            assert not any(name in tail for name in instance.names), (instance.id, page.url)
+
+
+def test_memory_pressure_survives_a_greedy_batcher(tmp_path):
+    """Issue 13 §1: with every known call in one turn (up to the documented limit), the default size still takes
+    8 agent steps or more, its history passes 40K tokens, and no round brings more than 20% of it."""
+    from tests.pressure_helpers import greedy_pressure
+
+    pressure = greedy_pressure(tmp_path, PeopleTracker().generate(0))
+    assert pressure.success and pressure.steps >= 8, pressure
+    assert pressure.final_history > 40_000 and pressure.largest_share <= 0.20, pressure

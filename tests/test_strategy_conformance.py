@@ -26,7 +26,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.conversation import check_tool_order, split_head, split_rounds, validate_projection
+from harness.conversation import check_tool_order, check_tool_subset, split_head, split_rounds, validate_projection
 from harness.runner import build
 from tests.helpers import FakeContext
 from harness.tokens import TokenCounter
@@ -45,11 +45,16 @@ VARIANTS = {  # parameter settings with a code path of their own
     "clear_tool_results-trigger": {**CONFIGS["clear_tool_results"], "trigger": 0.5, "keep": 1, "clear_at_least": 50},
     "offload-small": {**CONFIGS["offload"], "threshold": 30, "keep_recent": 0},
     "notes-default": {k: v for k, v in CONFIGS["notes"].items() if k != "base"},
+    "select_tools-rank-only": {**CONFIGS["select_tools"], "max_tools": 0, "keep_recent_rounds": 0},
+    "pitfall_json_keys-arguments": {**CONFIGS["pitfall_json_keys"], "targets": ["arguments"]},
+    "context_aware_compression-all": {**CONFIGS["context_aware_compression"], "min_tokens": 0, "keep_recent_rounds": 1},
 }
 SPECS = {**CONFIGS, **VARIANTS}
 EXAMPLES = 40  # per config: the whole file runs in about 10 s on one core
 TASK_TOOL = {"type": "function", "function": {"name": "read_page", "description": "Read a page.",
                                               "parameters": {"type": "object", "properties": {}}}}
+SUBMIT_TOOL = {"type": "function", "function": {"name": "submit", "description": "Submit your final answer.",
+                                                "parameters": {"type": "object", "properties": {}}}}
 STORES = tempfile.TemporaryDirectory(prefix="ctxbench-fuzz-")  # every context's store, removed at exit
 TEXT_CACHE: dict[str, int] = {}  # token counts shared by every context (as the runner shares them in a run)
 ODD = st.lists(st.sampled_from(["a", " ", "\n", '"', "\\", "中", "\ud800", "\udfff", "- [ ] x"]), max_size=6).map("".join)
@@ -180,6 +185,9 @@ def check_step(name: str, strategy: Any, twin: Any, prefix: list[dict]) -> None:
     validate_projection(out, prefix[0], allow_system_rewrite=bool(getattr(strategy, "rewrites_system", False)))
     if hasattr(strategy, "order_tools"):
         check_tool_order(strategy.order_tools(list(strategy.ctx.tools)), strategy.ctx.tools)
+    if hasattr(strategy, "expose_tools"):  # the loop's tools end with submit
+        offered = [*strategy.ctx.tools, SUBMIT_TOOL]
+        check_tool_subset(strategy.expose_tools(list(offered)), offered)
     assert twin.prepare(list(prefix)) == out, f"{name} is not deterministic"
     if budget_guarantee(strategy) == "hard" and fits_hard_condition(strategy, prefix):
         tokens = strategy.ctx.count_tokens(out) + strategy.ctx.request_overhead()

@@ -7,8 +7,39 @@ documented concurrency limit.
 """
 from __future__ import annotations
 
+import re
+
 
 def limit_sentence(limit: int, what: str = "tool calls") -> str:
     """The prompt sentence that documents a per-turn limit."""
     return (f"The API allows at most {limit} {what} per turn; further calls in the same turn are rejected "
             "as rate limited and must be retried in a later turn.")
+
+
+_DOCUMENTED_LIMIT = re.compile(r"allows at most (\d+) .+? per turn")
+
+
+def documented_limit(text: str) -> int | None:
+    """The per-turn limit a prompt states with ``limit_sentence`` (``None`` when it states none)."""
+    match = _DOCUMENTED_LIMIT.search(text)
+    return int(match.group(1)) if match else None
+
+
+def prompt_limit(messages: list[dict]) -> int | None:
+    """The per-turn limit stated by the visible system or user messages (the task's prompt), if any."""
+    for message in messages:
+        if message.get("role") in ("system", "user"):
+            limit = documented_limit(str(message.get("content") or ""))
+            if limit is not None:
+                return limit
+    return None
+
+
+def within_limit(messages: list[dict], more: list[dict]) -> list[dict]:
+    """``more`` (the calls a policy adds to its own next call) cut so that the turn keeps to the documented limit.
+
+    A policy that read the limit in its prompt sends at most that many calls per turn, its own first
+    call included, as a client of a rate-limited API does; without a stated limit ``more`` is unchanged.
+    """
+    limit = prompt_limit(messages)
+    return list(more) if limit is None else list(more)[: max(0, limit - 1)]

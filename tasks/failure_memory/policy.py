@@ -1,0 +1,302 @@
+"""The reference policy of ``failure_memory``: the agent who tries the API first, then the exports."""
+from __future__ import annotations
+
+import re
+
+from tasks.failure_memory.world import ESCALATED, EXPORT_HEADER, EXPORT_READY, ROW, TICKET_HEADER
+from tasks.kit.limits import within_limit
+from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
+                              make_call, is_rate_limited, rate_limited_calls, reply, submit, tools_used)
+
+API_BROKEN = "The billing API is known to fail (authentication)"  # the policy's reason for exporting
+# the API is known broken: its own notes (FAILED line, reason for exporting), a summary's failed attempt, the error
+API_FAILED = re.compile(r"FAILED: query_api|" + re.escape(API_BROKEN)
+                        + r"|query_api: ERROR(?!: rate limited)|\[tool query_api\]: ERROR(?!: rate limited)")
+# notes and recitation
+PAGE_NOTE = re.compile(r"Export (EXP-[0-9A-F]{6}) \((\d{4}-Q\d)\) page (\d+)/(\d+): (ACC-\d{5}) amounts: ([^\n]*)")
+EXPORT_NOTE = re.compile(r"Export for (\d{4}-Q\d): (EXP-[0-9A-F]{6}) \((\d+) pages\)")
+TICKET_NOTE = re.compile(r"Ticket (T-\d+): (not escalated|ESCALATED)")
+FINDING = re.compile(r"(first_total|escalated_ticket|second_period|second_total)=([\w.\-]+)")
+TICKETS_DONE = re.compile(r"tickets reviewed up to (T-\d+)")
+PROMPT_ACCOUNT = re.compile(r"account (ACC-\d{5})")
+PROMPT_FIRST = re.compile(r"total refunds in (\d{4}-Q\d)")
+PROMPT_TICKETS = re.compile(r"open tickets ((?:T-\d+(?:, )?)+)")
+
+
+class FailureMemoryPolicy:
+    """Reference policy for ``failure_memory`` (see the module docstring).
+
+    ``running_notes`` (set by the ``realistic`` profile) changes nothing here any more: every reply
+    already restates the findings (``Findings: ...``), as the calibration LLM did, and the failure
+    is written where the LLM wrote it, in the replies right after it (``FAILED: query_api ...``) and
+    as the reason of each export (``The billing API is known to fail ...``), not in every reply. The
+    calibration LLM (shared/calibration/failure_memory_headtail_2k) said once that the API cannot
+    work and never again; restating it in every reply made the failure uncuttable (issue 13 §2).
+    """
+
+    running_notes = False
+
+    def _knowledge(self, messages: list[dict]) -> dict:
+        k: dict = {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
+                   "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None}
+        for message in messages:
+            role, text = message.get("role"), str(message.get("content") or "")
+            if role == "user" and k["account"] is None and PROMPT_ACCOUNT.search(text):
+                k["account"] = PROMPT_ACCOUNT.search(text).group(1)
+                first = PROMPT_FIRST.search(text)
+                k["first"] = first.group(1) if first else None
+                tickets = PROMPT_TICKETS.search(text)
+                k["tickets"] = re.findall(r"T-\d+", tickets.group(1)) if tickets else []
+                continue
+            if role == "tool":
+                self._read_tool(text, k)
+            elif role in ("user", "assistant"):
+                self._read_text(text, k)
+        return k
+
+    def _read_tool(self, text: str, k: dict) -> None:
+        if text.startswith("ERROR: query_api"):
+            k["api_failed"] = True
+        ready = EXPORT_READY.search(text)
+        if ready and ready.group(2) == "refunds":
+            k["exports"][ready.group(3)] = (ready.group(1), int(ready.group(4)))
+        header = EXPORT_HEADER.search(text)
+        if header and header.group(2) == "refunds" and k["account"]:
+            export_id, _, period, page, pages = header.groups()
+            k["exports"].setdefault(period, (export_id, int(pages)))
+            amounts = [a for acct, a, status in ROW.findall(text) if acct == k["account"] and status != "voided"]
+            k["pages"].setdefault(period, {})[int(page)] = [float(a.replace(",", "")) for a in amounts]
+        ticket = TICKET_HEADER.search(text)
+        if ticket:
+            esc = ESCALATED.search(text)
+            k["tickets_seen"][ticket.group(1)] = esc.group(1) if esc else None
+
+    def _read_text(self, text: str, k: dict) -> None:
+        if API_FAILED.search(text):
+            k["api_failed"] = True
+        for period, export_id, pages in EXPORT_NOTE.findall(text):
+            k["exports"][period] = (export_id, int(pages))
+        for export_id, period, page, pages, _acct, amounts in PAGE_NOTE.findall(text):
+            k["exports"].setdefault(period, (export_id, int(pages)))
+            values = [float(a) for a in re.findall(r"[\d.]+", amounts) if a != "."] if amounts.strip() != "none" else []
+            k["pages"].setdefault(period, {})[int(page)] = values
+        for line in text.splitlines():
+            note = TICKET_NOTE.search(line)
+            if note:
+                period = re.search(r"second quarter (\d{4}-Q\d)", line)
+                k["tickets_seen"][note.group(1)] = period.group(1) if period else None
+        for key, value in FINDING.findall(text):
+            k["findings"][key] = value
+        done = TICKETS_DONE.search(text)
+        if done:
+            k["furthest"] = done.group(1)
+
+    def _total(self, k: dict, period: str) -> float | None:
+        """The period's total if known (a finding) or computable (every page visible or noted)."""
+        key = "first_total" if period == k["first"] else "second_total"
+        if key in k["findings"]:
+            return float(k["findings"][key])
+        if period in k["exports"]:
+            pages = k["exports"][period][1]
+            got = k["pages"].get(period, {})
+            if all(p in got for p in range(1, pages + 1)):
+                return round(sum(sum(v) for v in got.values()), 2)
+        return None
+
+    def _fetch(self, k: dict, messages: list[dict], period: str) -> tuple[str, dict]:
+        """The next call that gets ``period``'s data."""
+        if period in k["exports"]:
+            export_id, pages = k["exports"][period]
+            got = k["pages"].get(period, {})
+            missing = [p for p in range(1, pages + 1) if p not in got]
+            return f"Reading page {missing[0]} of export {export_id} ({period}).", make_call(
+                "read_export", export_id=export_id, page=missing[0])
+        if k["api_failed"]:
+            return (f"{API_BROKEN}; using a refunds export for {period}.",
+                    make_call("export_report", dataset="refunds", period=period))
+        endpoint = f"/v2/refunds?account={k['account']}&period={period}"
+        return f"Querying the billing API for {period}.", make_call("query_api", endpoint=endpoint, auth="token")
+
+    def _findings(self, k: dict) -> dict:
+        """The findings known from notes, plus the totals and the escalation the visible data gives."""
+        findings = dict(k["findings"])
+        first_total = self._total(k, k["first"]) if k["first"] else None
+        if first_total is not None:
+            findings["first_total"] = f"{first_total:.2f}"
+        escalated = next((t for t, p in k["tickets_seen"].items() if p), None)
+        if escalated:
+            findings["escalated_ticket"] = escalated
+            findings["second_period"] = k["tickets_seen"][escalated]
+        second = findings.get("second_period")
+        if second:
+            second_total = self._total(k, second)
+            if second_total is not None:
+                findings["second_total"] = f"{second_total:.2f}"
+        return findings
+
+    @staticmethod
+    def _ticket_plan(messages: list[dict], k: dict) -> tuple[list[str], list[str]]:
+        """Tickets to read again (called, but neither their thread nor a note on them is visible; in
+        order) and tickets not read yet (after the furthest one known, in order)."""
+        seen = set(k["tickets_seen"])
+        called = {str(e.args.get("ticket_id")) for e in exchanges(messages) if e.name == "read_ticket"}
+        lost = [t for t in k["tickets"] if t in called and t not in seen]
+        known = [k["tickets"].index(t) for t in seen | called if t in k["tickets"]]
+        if k["furthest"] in k["tickets"]:
+            known.append(k["tickets"].index(k["furthest"]))
+        return lost, k["tickets"][max(known, default=-1) + 1:]
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """First quarter, tickets, second quarter, submit."""
+        k = self._knowledge(messages)
+        findings = self._findings(k)
+        second = findings.get("second_period")
+        note = self._note(messages, k, findings)
+        if "first_total" not in findings:
+            why, call = self._fetch(k, messages, k["first"])
+            return reply(note + "\n" + why, call)
+        if "second_period" not in findings:
+            lost, unread = self._ticket_plan(messages, k)
+            if lost:
+                why = ("was rate limited (not read)" if _rate_limited_ticket(messages, lost[0])
+                       else "is out of view and I have no note on it")
+                return reply(note + f"\nTicket {lost[0]} {why}; reading it again.",
+                             make_call("read_ticket", ticket_id=lost[0]))
+            if unread:
+                return reply(note, make_call("read_ticket", ticket_id=unread[0]))
+            return submit(note + "\nNo escalated ticket found; submitting what I have.", **_answer(findings))
+        if "second_total" not in findings:
+            why, call = self._fetch(k, messages, second)
+            return reply(note + "\n" + why, call)
+        return submit(note + "\nAll three parts done; submitting.", **_answer(findings))
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """Every other call whose arguments are known now, in the order of the work.
+
+        The first quarter's data (the API query, or its export, or all its missing pages),
+        every ticket to read again or not read yet (while the escalated one is unknown), and
+        the second quarter's data once its period is known. Nothing that needs an unseen
+        result: pages only of an export whose id is visible, and at most one ``query_api``
+        per turn (a second one after an unseen failure would retry a broken approach).
+        """
+        if (first.get("function") or {}).get("name") == "submit":
+            return []
+        k = self._knowledge(messages)
+        findings = self._findings(k)
+        calls: list[dict] = []
+        if "first_total" not in findings and k["first"]:
+            calls += self._fetches(k, k["first"])
+        if "second_period" not in findings:
+            lost, unread = self._ticket_plan(messages, k)
+            calls += [make_call("read_ticket", ticket_id=t) for t in lost + unread]
+        second = findings.get("second_period")
+        if second and "second_total" not in findings:
+            calls += self._fetches(k, second)
+        api = (first.get("function") or {}).get("name") == "query_api"
+        more = []
+        for call in calls:
+            if call["function"]["name"] == "query_api":
+                if api:
+                    continue
+                api = True
+            if call != first:
+                more.append(call)
+        return within_limit(messages, more)
+
+    def _fetches(self, k: dict, period: str) -> list[dict]:
+        """Every call that gets ``period``'s data now: all its missing pages, else its export or the API."""
+        if period in k["exports"]:
+            export_id, pages = k["exports"][period]
+            got = k["pages"].get(period, {})
+            return [make_call("read_export", export_id=export_id, page=p) for p in range(1, pages + 1) if p not in got]
+        return [self._fetch(k, [], period)[1]]
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """What it would submit now: the findings so far (``None`` before any)."""
+        findings = self._findings(self._knowledge(messages))
+        return _answer(findings) if findings else None
+
+    def _note(self, messages: list[dict], k: dict, findings: dict) -> str:
+        lines = []
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            if is_rate_limited(text):
+                continue
+            if text.startswith("ERROR: query_api"):
+                lines.append("FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
+                             "mode disabled for /v2/*); retrying cannot work. Switching to the reporting exports.")
+            ready = EXPORT_READY.search(text)
+            if ready:
+                lines.append(f"Export for {ready.group(3)}: {ready.group(1)} ({ready.group(4)} pages)")
+            header = EXPORT_HEADER.search(text)
+            if header and header.group(2) == "refunds":
+                export_id, _, period, page, pages = header.groups()
+                values = k["pages"].get(period, {}).get(int(page), [])
+                lines.append(f"Export {export_id} ({period}) page {page}/{pages}: {k['account']} amounts: "
+                             + (", ".join(f"{v:.2f}" for v in values) or "none"))
+            ticket = TICKET_HEADER.search(text)
+            if ticket:
+                esc = ESCALATED.search(text)
+                lines.append(f"Ticket {ticket.group(1)}: " + (f"ESCALATED to finance, second quarter {esc.group(1)}"
+                                                              if esc else "not escalated"))
+        limited = [f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)]
+        if limited:
+            lines.append(f"Rate limited, so not done (not a failure): {'; '.join(limited)}; making them again.")
+        lines.append("Findings: " + (", ".join(f"{key}={findings[key]}" for key in
+                                               ("first_total", "escalated_ticket", "second_period", "second_total")
+                                               if key in findings) or "none yet"))
+        return "\n".join(lines)
+
+    def summarize(self, history_text: str) -> str:
+        """Findings, export ids and failures; not per-page amounts nor the list of tickets read."""
+        k: dict = {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
+                   "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None}
+        account = PROMPT_ACCOUNT.search(history_text)
+        k["account"] = account.group(1) if account else None
+        first = PROMPT_FIRST.search(history_text)
+        k["first"] = first.group(1) if first else None
+        tickets = PROMPT_TICKETS.search(history_text)
+        k["tickets"] = re.findall(r"T-\d+", tickets.group(1)) if tickets else []
+        for block in history_text.split("\n["):
+            body = block.split("]: ", 1)[1] if block.startswith("tool ") and "]: " in block else block
+            if block.startswith("tool "):
+                self._read_tool(body, k)
+            else:
+                self._read_text(block, k)
+        findings = dict(k["findings"])
+        for period, key in ((k["first"], "first_total"), (findings.get("second_period"), "second_total")):
+            if period and key not in findings:
+                total = self._total(k, period)
+                if total is not None:
+                    findings[key] = f"{total:.2f}"
+        escalated = next((t for t, p in k["tickets_seen"].items() if p), None)
+        if escalated:
+            findings["escalated_ticket"], findings["second_period"] = escalated, k["tickets_seen"][escalated]
+        key_findings = ["Findings: " + (", ".join(f"{a}={b}" for a, b in findings.items()) or "none yet")]
+        key_findings += [f"Export for {p}: {e} ({n} pages)" for p, (e, n) in sorted(k["exports"].items())]
+        indices = [k["tickets"].index(t) for t in k["tickets_seen"] if t in k["tickets"]]
+        progress = []
+        if indices:
+            progress.append(f"tickets reviewed up to {k['tickets'][max(indices)]}")
+        progress.append("remaining: " + ", ".join(
+            part for part, key in (("first quarter total", "first_total"), ("find the escalated ticket", "second_period"),
+                                   ("second quarter total", "second_total")) if key not in findings) or "submit")
+        failed = [f for f in failed_attempts(history_text) if RATE_LIMITED not in f]  # not done, not failed
+        if k["api_failed"] and not any(f.startswith("query_api") for f in failed):
+            failed.append("query_api: ERROR: HTTP 401, token mode disabled; do not retry")
+        return format_summary(key_findings, tools_used(history_text), failed, progress)
+
+
+def _rate_limited_ticket(messages: list[dict], ticket: str) -> bool:
+    """Whether the latest visible ``read_ticket`` call for ``ticket`` was rate limited (not executed)."""
+    results = [e.result for e in exchanges(messages) if e.name == "read_ticket" and str(e.args.get("ticket_id")) == ticket]
+    return bool(results) and is_rate_limited(results[-1])
+
+
+def _answer(findings: dict) -> dict:
+    def number(key: str) -> float:
+        try:
+            return float(findings.get(key, 0))
+        except ValueError:
+            return 0.0
+    return {"first_total": number("first_total"), "escalated_ticket": findings.get("escalated_ticket", ""),
+            "second_period": findings.get("second_period", ""), "second_total": number("second_total")}

@@ -1,0 +1,270 @@
+"""The reference policy of ``people_tracker``: the careful researcher, and its sub-agent (strategy ``isolate``)."""
+from __future__ import annotations
+
+import re
+
+from tasks.kit.limits import limit_sentence, within_limit
+from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
+                              make_call, rate_limited_notes, real_failures, reply, submit, texts, tool_texts, tools_used)
+from tasks.people_tracker.world import BROWSER_CALLS, DENIAL_PATTERN, MOVE_PATTERNS, month_of
+
+PAGE_URL = re.compile(r'^<page url="([^"]+)">')
+SEARCH_HEADER = re.compile(r'^Search results for "([^"]+)"')
+RESULT_URL = re.compile(r"^  (https://\S+)$", re.M)
+NOTE = re.compile(r"Notes on (https://\S+):")
+MOVE_ITEM = re.compile(r"([A-Z][a-z]+ [A-Z][a-z]+) (\d{4}-\d{2}) ([A-Z][\w ]+?)(?:;|$)")
+MOVES_LINE = re.compile(r"(?:Moves so far|Moves noted): ([^\n]*)")
+NOTE_LINE = re.compile(r"Notes on https://\S+: ([^\n]*)")
+DENIED_NOTE = re.compile(r"denied: ([A-Z][a-z]+ [A-Z][a-z]+) joining ([A-Z][\w ]+?) \(not a move\)")
+PROGRESS = re.compile(r"Progress: done: ([^;\n]*); current: ([^;\n]*); opened: ([^;\n]*); remaining: ([^\n]*)")
+PEOPLE_PROMPT = re.compile(r"Track these people: ([^.]*)\.")
+# delegation (strategy ``isolate``): one sub-agent per person
+SUBTASK_PROMPT = re.compile(r"Track this person: ([^.]*)\.")
+REPORT_TRACKED = re.compile(r"^Sub-agent report: tracked ([^\n]*)$", re.M)
+
+
+def page_denials(text: str, people: set[str]) -> set[tuple[str, str]]:
+    """(person, company) of the reported moves of tracked people that a page says were denied (exact names)."""
+    return {(m.group("name"), m.group("to").strip()) for m in DENIAL_PATTERN.finditer(text) if m.group("name") in people}
+
+
+def without_denied(moves: set[tuple[str, str, str]], denied: set[tuple[str, str]]) -> set[tuple[str, str, str]]:
+    """The moves whose (person, company) was not denied."""
+    return {m for m in moves if (m[0], m[2]) not in denied}
+
+
+def page_moves(text: str, people: set[str]) -> set[tuple[str, str, str]]:
+    """Moves of tracked people stated on a page (exact names; talks are not moves; a denial is no move).
+
+    A move a page reports is returned even when another page denied it: the caller removes the
+    denied ones it knows of (``without_denied``)."""
+    found = set()
+    for paragraph in text.split("\n\n"):
+        for pattern in MOVE_PATTERNS:
+            for match in pattern.finditer(paragraph):
+                month = month_of(match.group("when"))
+                if match.group("name") in people and month:
+                    found.add((match.group("name"), month, match.group("to").strip()))
+    return found
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip() and n.strip() != "none"]
+
+
+class TrackerPolicy:
+    """Reference policy for ``people_tracker`` (see the module docstring).
+
+    With the ``isolate`` strategy (``delegate`` on offer) it hands each person, in the
+    prompt's order, to a sub-agent of their own (``Track this person: NAME. ...``): a
+    person's search results and pages are a natural, self-contained unit, and pages that
+    mention several people (round-ups) are simply read by each sub-agent that finds them.
+    The sub-agent reports ``Moves noted``; the main agent merges the visible reports and
+    submits. A person whose report is no longer visible is delegated again; a delegate
+    result that is not a report (the sub-agent failed) ends delegation, and the main agent
+    tracks the rest itself.
+    """
+
+    prompt_pattern = PEOPLE_PROMPT
+
+    @staticmethod
+    def _notes(messages: list[dict]) -> list[str]:
+        """The agent's own notes plus the visible sub-agent reports (``delegate`` results)."""
+        return texts(messages) + [t for t in tool_texts(messages) if t.startswith(REPORT_PREFIX)]
+
+    def delegate_plan(self, messages: list[dict]) -> str | None:
+        """The next person for a sub-agent; None to act normally (merge and submit)."""
+        people = next((m.group(1) for t in texts(messages, ("user",)) for m in [PEOPLE_PROMPT.search(t)] if m), None)
+        if people is None:
+            return None
+        if delegation_failed(messages):
+            return None
+        results = [e.result for e in exchanges(messages) if e.name == "delegate" and e.result is not None]
+        tracked = {name.strip() for r in results for name in REPORT_TRACKED.findall(r)}
+        pending = [n.strip() for n in people.split(";") if n.strip() and n.strip() not in tracked]
+        if not pending:
+            return None
+        return (f"Track this person: {pending[0]}. Find every employer change since 2018: the month (YYYY-MM) and "
+                "the company they joined. Use search(query) and open_page(url). Beware of people with similar names "
+                "(a different first or last name is a different person) and of rumours that were denied (a move that "
+                "the company or the person denied did not happen, even where another page reports it). Report every "
+                "move as: person YYYY-MM company. " + limit_sentence(BROWSER_CALLS, "search or open_page calls"))
+
+    def subagent_policy(self, task: str) -> "TrackerSubPolicy":
+        """The policy of a sub-agent (it reads its person from its own context)."""
+        return TrackerSubPolicy()
+
+    def _state(self, tool_outputs: list[str], notes: list[str]):
+        people: list[str] = []
+        progress = None
+        moves: set[tuple[str, str, str]] = set()
+        denied: set[tuple[str, str]] = set()
+        noted: set[str] = set()
+        tracked: list[str] = []
+        for text in notes:
+            denied.update(DENIED_NOTE.findall(text))
+            tracked += [n.strip() for n in REPORT_TRACKED.findall(text)]
+            match = self.prompt_pattern.search(text)
+            if match:
+                people = [n.strip() for n in match.group(1).split(";")]
+            for line in MOVES_LINE.findall(text) + NOTE_LINE.findall(text):
+                moves.update(MOVE_ITEM.findall(line))
+            noted.update(NOTE.findall(text))
+            for groups in PROGRESS.findall(text):
+                progress = groups
+        done: list[str] = []
+        current = None
+        opened: set[str] = set()
+        remaining: list[str] = []
+        if progress:
+            done, current, opened, remaining = (_names(progress[0]), progress[1].strip(),
+                                                set(_names(progress[2])), _names(progress[3]))
+            if current == "none":
+                current = None
+        for name in tracked:  # people a sub-agent reported on are done
+            if name not in done:
+                done.append(name)
+            if current == name:
+                current = None
+        if not people:
+            people = done + ([current] if current else []) + remaining
+        pages: dict[str, str] = {}
+        results: dict[str, list[str]] = {}
+        for text in tool_outputs:
+            match = PAGE_URL.match(text)
+            if match:
+                pages[match.group(1)] = text
+                moves |= page_moves(text, set(people))
+                denied |= page_denials(text, set(people))
+            match = SEARCH_HEADER.match(text)
+            if match:
+                results[match.group(1)] = RESULT_URL.findall(text)
+        moves = without_denied(moves, denied)
+        return people, moves, noted, done, current, opened, pages, results
+
+    def _visible_state(self, messages: list[dict]) -> tuple:
+        """``_state`` of the visible messages, with the current person's ``opened`` pages brought up to date:
+        pages in view or noted count as opened, a page whose open was rate limited (not done) does not.
+        Returns (people, moves, noted, done, current, opened, pages, results) as ``_state`` does."""
+        people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages),
+                                                                                   self._notes(messages))
+        opened -= deferred_args(messages, "open_page", "url")
+        if current is not None:
+            opened |= {u for u in pages if u in results.get(current, [])} | (noted & set(results.get(current, [])))
+        return people, moves, noted, done, current, opened, pages, results
+
+    @staticmethod
+    def _denied(messages: list[dict], people: list[str]) -> set[tuple[str, str]]:
+        """(person, company) of every denied move the visible pages and notes show."""
+        denied = {d for text in texts(messages) + tool_texts(messages) for d in DENIED_NOTE.findall(text)}
+        return denied | {d for text in tool_texts(messages) if PAGE_URL.match(text) for d in page_denials(text, set(people))}
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The lookups whose arguments the visible messages already give, person by person in the prompt's
+        order (profile ``realistic`` batches them with ``first``): a search for each person whose results
+        are not in view, and every result page of a person whose results are in view that is neither open,
+        noted nor listed as opened. A person's pages depend on their search, so they come a turn later."""
+        if (first.get("function") or {}).get("name") not in ("search", "open_page"):
+            return []
+        people, _, noted, done, current, opened, pages, results = self._visible_state(messages)
+        seen = set(noted) | set(pages)
+        calls = []
+        for person in ([current] if current else []) + [p for p in people if p not in done and p != current]:
+            if person not in results:
+                calls.append(make_call("search", query=person))
+                continue
+            for url in results[person]:
+                if url not in seen and not (person == current and url in opened):
+                    seen.add(url)
+                    calls.append(make_call("open_page", url=url))
+        return within_limit(messages, [call for call in calls if call["function"] != first.get("function")])  # canonical
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The moves it would submit now: every move noted or in view (None: none yet)."""
+        moves = self._visible_state(messages)[1]
+        if not moves:
+            return None
+        return {"moves": [{"person": p, "month": m, "company": c} for p, m, c in sorted(moves)]}
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Search the current person, open the next result, move to the next person, or submit."""
+        people, moves, noted, done, current, opened, pages, results = self._visible_state(messages)
+        lines = []
+        denied = self._denied(messages, people)
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            match = PAGE_URL.match(text)
+            if match:
+                found = sorted(without_denied(page_moves(text, set(people)), denied))
+                said = [" ".join(m) for m in found] + [f"denied: {p} joining {c} (not a move)"
+                                                        for p, c in sorted(page_denials(text, set(people)))]
+                lines.append(f"Notes on {match.group(1)}: " + ("; ".join(said) or "no moves of the people I track"))
+        lines += rate_limited_notes(messages)
+        action = None
+        while action is None:
+            if current is None:
+                todo = [p for p in people if p not in done]
+                if not todo:
+                    break
+                current, opened = todo[0], set()
+            if current not in results:
+                action = make_call("search", query=current)
+                break
+            pending = [u for u in results[current] if u not in opened and u not in noted and u not in pages]
+            if pending:
+                opened.add(pending[0])
+                action = make_call("open_page", url=pending[0])
+                break
+            done.append(current)
+            current = None
+        remaining = [p for p in people if p not in done and p != current]
+        lines.append("Moves so far: " + ("; ".join(" ".join(m) for m in sorted(moves)) or "none"))
+        lines.append(f"Progress: done: {', '.join(done) or 'none'}; current: {current or 'none'}; "
+                     f"opened: {', '.join(sorted(opened)) or 'none'}; remaining: {', '.join(remaining) or 'none'}")
+        note = "\n".join(lines)
+        if action is not None:
+            return reply(note, action)
+        answer = [{"person": p, "month": m, "company": c} for p, m, c in sorted(moves)]
+        return submit(note + "\nEveryone tracked; submitting the moves.", moves=answer)
+
+    def summarize(self, history_text: str) -> str:
+        """Keep the noted moves (with month and company) and the progress; raw page facts not yet noted are lost."""
+        progress = PROGRESS.findall(history_text)
+        moves: set[tuple[str, str, str]] = set()
+        for line in MOVES_LINE.findall(history_text) + NOTE_LINE.findall(history_text):
+            moves.update(MOVE_ITEM.findall(line))
+        findings = ["Moves noted: " + ("; ".join(" ".join(m) for m in sorted(moves)) or "none")]
+        state = []
+        if progress:
+            d, c, o, r = progress[-1]
+            state.append(f"Progress: done: {d}; current: {c}; opened: {o}; remaining: {r}")
+        else:
+            state.append("no person finished yet")
+        return format_summary(findings, tools_used(history_text), real_failures(history_text), state)
+
+
+class TrackerSubPolicy(TrackerPolicy):
+    """A sub-agent tracking the one person its task names; it reports instead of submitting.
+
+    It batches like the main policy (``parallel_calls`` is inherited: its one person's search,
+    then every result page) but never submits early: a sub-agent ends with ``report``.
+    """
+
+    prompt_pattern = SUBTASK_PROMPT
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """None: a sub-agent cannot submit (an early ``submit`` would be an unknown tool to it)."""
+        return None
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Search, open every result, then ``report`` the moves noted."""
+        message = TrackerPolicy.act(self, messages, tools)
+        calls = message.get("tool_calls") or []
+        if not any(c.get("function", {}).get("name") == "submit" for c in calls):
+            return message
+        task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        match = SUBTASK_PROMPT.search(task)
+        person = match.group(1).strip() if match else "nobody (no person named)"
+        moves = sorted(self._state(tool_texts(messages), texts(messages))[1])
+        conclusion = (f"{REPORT_PREFIX}: tracked {person}\n"
+                      "Moves noted: " + ("; ".join(" ".join(m) for m in moves) or "none"))
+        return reply(str(message.get("content") or ""), make_call("report", conclusion=conclusion))
