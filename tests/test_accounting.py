@@ -90,19 +90,21 @@ def test_a_per_turn_call_limit_rejects_the_extra_calls_without_executing_them(tm
     """A task's max_calls_per_turn: calls beyond it get the rate-limited result, never reach the task,
     count as failed calls, and the batching agent re-issues them and still succeeds."""
     from tasks.base import rate_limited_message
+    from tasks.code_review import CodeReview
 
-    instance = InvoiceAudit(pages=20).generate(0)
+    # code_review batches its file reads (invoice_audit's cursor pages come one per turn since issue 13)
+    instance = CodeReview(files=20, bugs=5).generate(0)
     instance.max_calls_per_turn = 2
     executed = []
     original = instance.call
 
     def counting_call(name, args):
-        executed.append((name, args.get("page")))
+        executed.append((name, args.get("path")))
         return original(name, args)
 
     instance.call = counting_call
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=100_000, max_steps=40, strategy_name="x", strategy_params={}, model_name="scripted")
+    settings = TrialSettings(budget=1_000_000, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted")
     row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=NoManagement(),
                     model=ScriptedModel(profile="realistic"), summarizer=None, settings=settings, writer=writer)
     writer.close()
@@ -117,4 +119,5 @@ def test_a_per_turn_call_limit_rejects_the_extra_calls_without_executing_them(tm
             per_step[e["step"]] = per_step.get(e["step"], 0) + 1
     assert max(per_step.values()) <= 2, "no turn executes more than the limit"
     assert len(executed) == sum(per_step.values()), "rejected calls never reach the task"
-    assert row["success"] and sorted({p for _, p in executed}) == list(range(1, 21)), "every page read in the end"
+    read = {p for name, p in executed if name == "read_file"}
+    assert row["success"] and read == set(instance.files), "every file read in the end"

@@ -1,10 +1,9 @@
 """Batching hooks of the reader families (invoice_audit, brand_report, code_review) and their sub-agents.
 
-``parallel_calls`` returns only calls whose arguments are known from the visible messages;
-``act`` notes every result of a round that holds several; a rate-limited result is issued
-again, never taken as done; ``early_answer`` says what it would submit now. The realistic
-profile at the calibration size stays within 1.5x of the frontier LLM's steps and input
-tokens (../shared/calibration, skipped when absent).
+``parallel_calls`` returns only calls whose arguments are known from the visible messages
+(for the cursor-paginated families, invoice_audit and brand_report, only pages whose cursor
+is in view); ``act`` notes every result of a round that holds several; a rate-limited result
+is issued again, never taken as done; ``early_answer`` says what it would submit now.
 """
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from strategies.none import NoManagement
 from tasks.brand_report import BrandReport
 from tasks.code_review import LISTING_LINE, CodeReview
 from tasks.invoice_audit import InvoiceAudit
+from tasks.kit.cursors import next_cursor
 from tasks.policy_kit import RATE_LIMITED, latest_results, make_call, next_page, pending_pages
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "calibration"
@@ -30,6 +30,7 @@ SMALL = {
     "brand_report": lambda: BrandReport(pages=5, posts_per_page=8, weeks=2),
     "code_review": lambda: CodeReview(files=10, bugs=3),
 }
+CURSOR_READERS = {"invoice_audit": "get_invoice_page", "brand_report": "get_posts"}
 
 
 def start(instance) -> list[dict]:
@@ -79,24 +80,57 @@ def drive(instance, policy, batch: int = 8, limit: int | None = None, max_steps:
 
 # --- parallel_calls: only calls whose arguments are known now -------------------------------------------------
 
-def test_invoice_parallel_calls_are_the_other_pages_of_the_prompts_page_count():
-    instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
+def _cursor_of(page_text: str) -> str:
+    return next_cursor(page_text)
+
+
+def _round(instance, tool: str, calls: list[tuple[str, str | None]], first_id: int = 1) -> list[dict]:
+    """One assistant turn calling ``tool`` with each cursor, and its results (``None``: the real page)."""
+    ids = [f"c{first_id + n}" for n in range(len(calls))]
+    message = {"role": "assistant", "content": "",
+               "tool_calls": [{**make_call(tool, cursor=c), "id": i} for (c, _), i in zip(calls, ids)]}
+    results = [{"role": "tool", "tool_call_id": i, "content": r if r is not None else instance.call(tool, {"cursor": c}).content}
+               for (c, r), i in zip(calls, ids)]
+    return [message] + results
+
+
+@pytest.mark.parametrize("family", sorted(CURSOR_READERS))
+def test_cursor_readers_offer_only_pages_whose_cursor_is_in_view(family):
+    """A batching agent cannot fetch a page before the page before it named its cursor: one read per turn,
+    plus the pages it must read again (their cursors are in its own visible calls)."""
+    instance, tool = SMALL[family]().generate(0), CURSOR_READERS[family]
     policy = instance.reference_policy()
     messages = start(instance)
     first = policy.act(messages, instance.tools)["tool_calls"][0]
-    assert args_of(first) == {"page": 1}
-    assert [args_of(c)["page"] for c in policy.parallel_calls(messages, instance.tools, first)] == [2, 3, 4, 5, 6]
-    unknown = [messages[0], {"role": "user", "content": "Audit the invoices with get_invoice_page."}]
-    assert policy.parallel_calls(unknown, instance.tools, make_call("get_invoice_page", page=1)) == []
+    assert (name_of(first), args_of(first)) == (tool, {"cursor": ""})
+    assert policy.parallel_calls(messages, instance.tools, first) == []
+    page1 = instance.call(tool, {"cursor": ""}).content
+    page2 = instance.call(tool, {"cursor": _cursor_of(page1)}).content
+    read = messages + _round(instance, tool, [("", None)]) + _round(instance, tool, [(_cursor_of(page1), None)], 2)
+    first = policy.act(read, instance.tools)["tool_calls"][0]
+    assert args_of(first) == {"cursor": _cursor_of(page2)} and policy.parallel_calls(read, instance.tools, first) == []
+    # page 2's result is cut (its call and page 1's footer still name its cursor): re-read it with page 3
+    lost = messages + _round(instance, tool, [("", None)]) + _round(instance, tool, [(_cursor_of(page1), "[cleared]")], 2)
+    first = policy.act(lost, instance.tools)["tool_calls"][0]
+    assert args_of(first) == {"cursor": _cursor_of(page1)}
+    assert policy.parallel_calls(lost, instance.tools, first) == []  # page 3's cursor was on the lost page
 
 
-def test_brand_parallel_calls_are_the_other_feed_pages():
-    instance = BrandReport(pages=5, posts_per_page=8, weeks=2).generate(0)
+@pytest.mark.parametrize("family", sorted(CURSOR_READERS))
+def test_a_lost_cursor_is_found_by_walking_from_the_first_page(family):
+    """Notes say pages 1-2 were done but no cursor is in view: the agent re-reads page 1, then page 2, to
+    find page 3's cursor (the honest cost of losing it), never guessing one."""
+    instance, tool = SMALL[family]().generate(0), CURSOR_READERS[family]
     policy = instance.reference_policy()
-    messages = start(instance)
-    first = policy.act(messages, instance.tools)["tool_calls"][0]
-    calls = policy.parallel_calls(messages, instance.tools, first)
-    assert {name_of(c) for c in calls} == {"get_posts"} and [args_of(c)["page"] for c in calls] == [2, 3, 4, 5]
+    _, replies, _, _ = drive(instance, instance.reference_policy(), batch=8)
+    notes = [r["content"] for r in replies[1:3]]  # the notes written on pages 1 and 2
+    messages = start(instance) + [{"role": "assistant", "content": "\n".join(
+        line for line in note.splitlines() if "next_cursor" not in line)} for note in notes]
+    first = policy.act(messages, instance.tools)
+    assert args_of(first["tool_calls"][0]) == {"cursor": ""} and "no longer in view" in first["content"]
+    page1 = instance.call(tool, {"cursor": ""}).content
+    walked = messages + _round(instance, tool, [("", None)])
+    assert args_of(policy.act(walked, instance.tools)["tool_calls"][0]) == {"cursor": _cursor_of(page1)}
 
 
 def test_code_review_parallel_calls_wait_for_the_listing_then_follow_it():
@@ -135,8 +169,17 @@ def test_code_review_parallel_calls_add_a_helper_module_a_visible_file_needs():
 
 # --- a round with several results ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("family", sorted(SMALL))
-def test_batched_run_succeeds_in_fewer_steps_and_notes_every_result(family):
+@pytest.mark.parametrize("family", sorted(CURSOR_READERS))
+def test_batched_cursor_run_is_one_round_per_page(family):
+    instance = SMALL[family]().generate(0)
+    one, one_replies, one_exec, _ = drive(instance, instance.reference_policy(), batch=1)
+    many, replies, executed, _ = drive(instance, instance.reference_policy(), batch=1000)
+    assert instance.grade(one).success and instance.grade(many).success
+    assert len(replies) == len(one_replies) == instance.pages + 1 and executed == one_exec
+
+
+def test_batched_run_succeeds_in_fewer_steps_and_notes_every_result():
+    family = "code_review"
     instance = SMALL[family]().generate(0)
     one, one_replies, one_exec, _ = drive(instance, instance.reference_policy(), batch=1)
     many, replies, executed, _ = drive(instance, instance.reference_policy(), batch=8)
@@ -145,31 +188,44 @@ def test_batched_run_succeeds_in_fewer_steps_and_notes_every_result(family):
     assert len(set(map(json.dumps, (a for _, a in executed)))) == len(executed)  # nothing read twice
     batched = next(r for r in replies if len(r["tool_calls"]) > 1)
     after = replies[replies.index(batched) + 1]["content"]
-    if family == "invoice_audit":
-        assert after.count("Ledger p") == len(batched["tool_calls"])
-    elif family == "brand_report":
-        assert after.count("Tally p") == len(batched["tool_calls"])
-    else:
-        assert after.count("Reviewed ") >= len(batched["tool_calls"]) - 1  # a helper module may wait for its callers
+    assert after.count("Reviewed ") >= len(batched["tool_calls"]) - 1  # a helper module may wait for its callers
 
 
 def test_act_notes_every_result_of_a_round_and_reads_its_notes_back():
     instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
     policy = instance.reference_policy()
-    calls = [{**make_call("get_invoice_page", page=p), "id": f"c{p}"} for p in (3, 1, 2)]
+    cursors = [instance.listing.cursor_for(p) for p in (3, 1, 2)]
+    calls = [{**make_call("get_invoice_page", cursor=c), "id": f"c{n}"} for n, c in enumerate(cursors)]
     messages = start(instance) + [{"role": "assistant", "content": "Duplicates so far: none", "tool_calls": calls}]
     messages += [{"role": "tool", "tool_call_id": c["id"], "content": instance.call(name_of(c), args_of(c)).content}
                  for c in calls]
     assert len(latest_results(messages)) == 3
     message = policy.act(messages, instance.tools)
-    assert [line.split(":")[0] for line in message["content"].splitlines()[:3]] == ["Ledger p3", "Ledger p1", "Ledger p2"]
-    assert args_of(message["tool_calls"][0]) == {"page": 4}
-    # the page texts are cut; the ledgers written in the reply carry the knowledge forward
+    ledgers = [line.split(":")[0] for line in message["content"].splitlines() if line.startswith("Ledger")]
+    assert ledgers == ["Ledger p3", "Ledger p1", "Ledger p2"]
+    assert args_of(message["tool_calls"][0]) == {"cursor": instance.listing.cursor_for(4)}
+    # the page texts are cut; the ledgers and the copied next_cursor lines carry the knowledge forward
     cut = start(instance) + [{**message, "tool_calls": [{**message["tool_calls"][0], "id": "c4"}]},
-                             {"role": "tool", "tool_call_id": "c4", "content": instance.call("get_invoice_page", {"page": 4}).content}]
+                             {"role": "tool", "tool_call_id": "c4", "content": instance.call("get_invoice_page", {
+                                 "cursor": instance.listing.cursor_for(4)}).content}]
     later = policy.act(cut, instance.tools)
-    assert args_of(later["tool_calls"][0]) == {"page": 5}
-    assert [args_of(c)["page"] for c in policy.parallel_calls(cut, instance.tools, later["tool_calls"][0])] == [6]
+    assert args_of(later["tool_calls"][0]) == {"cursor": instance.listing.cursor_for(5)}
+    assert policy.parallel_calls(cut, instance.tools, later["tool_calls"][0]) == []
+
+
+@pytest.mark.parametrize("family", sorted(CURSOR_READERS))
+def test_cursor_readers_issue_a_rate_limited_page_again(family):
+    instance, tool = SMALL[family]().generate(0), CURSOR_READERS[family]
+    policy = instance.reference_policy()
+    page1 = instance.call(tool, {"cursor": ""}).content
+    page2 = instance.call(tool, {"cursor": _cursor_of(page1)}).content
+    limited = f"{RATE_LIMITED}: at most 1 tool calls per turn; this call was not executed. Retry it in a later turn."
+    messages = (start(instance) + _round(instance, tool, [("", None)])
+                + _round(instance, tool, [(_cursor_of(page1), "[cleared]")], 2)
+                + _round(instance, tool, [(_cursor_of(page1), None), (_cursor_of(page2), limited)], 3))
+    message = policy.act(messages, instance.tools)
+    assert "Rate limited, not done; issuing again" in message["content"] and "no longer in view" not in message["content"]
+    assert args_of(message["tool_calls"][0]) == {"cursor": _cursor_of(page2)}
 
 
 # --- rate limits ---------------------------------------------------------------------------------------------
@@ -186,7 +242,7 @@ def test_pending_pages_agrees_with_next_page_and_retries_rate_limited_pages():
         assert (plan[0] if plan else None) == next_page(ok, "get", covered, total)
 
 
-@pytest.mark.parametrize("family", sorted(SMALL))
+@pytest.mark.parametrize("family", ["code_review"])  # the cursor readers never batch more than one new page
 def test_rate_limited_calls_are_issued_again_and_never_counted_as_done(family):
     instance = SMALL[family]().generate(0)
     answer, replies, executed, rejected = drive(instance, instance.reference_policy(), batch=5, limit=2)
@@ -201,11 +257,11 @@ def test_rate_limited_calls_are_issued_again_and_never_counted_as_done(family):
 def test_sub_agents_batch_their_range_and_retry_rate_limited_calls():
     instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
     task = instance.reference_policy().delegate_plan(start(instance) + [])
-    assert task and "Audit pages 1-6 of 6" in task
+    assert task and 'Audit pages 1-10 of ? of the invoice history with get_invoice_page, starting with cursor ""' in task
     sub = instance.reference_policy().subagent_policy(task)
     sub_start = [{"role": "system", "content": "sub-agent"}, {"role": "user", "content": task}]
     first = sub.act(sub_start, instance.tools)["tool_calls"][0]
-    assert [args_of(c)["page"] for c in sub.parallel_calls(sub_start, instance.tools, first)] == [2, 3, 4, 5, 6]
+    assert args_of(first) == {"cursor": ""} and sub.parallel_calls(sub_start, instance.tools, first) == []
     assert sub.early_answer(sub_start) is None
 
     review = CodeReview(files=10, bugs=3).generate(0)
@@ -220,7 +276,22 @@ def test_sub_agents_batch_their_range_and_retry_rate_limited_calls():
     assert sub.early_answer(sub_start) is None
 
 
-@pytest.mark.parametrize("factory", ["invoice", "review"])
+def test_invoice_sub_agent_reads_its_range_by_cursor_and_reports_where_to_go_on():
+    instance = InvoiceAudit(pages=12, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
+    task = instance.reference_policy().delegate_plan(start(instance))
+    sub = instance.reference_policy().subagent_policy(task)
+
+    class SubInstance:  # the sub-agent's context: its task as the first user message
+        tools = instance.tools
+        system_prompt, user_prompt, call = "sub-agent", task, instance.call
+
+    report, replies, executed, rejected = drive(SubInstance, sub, batch=6, limit=1)
+    assert not rejected and len(executed) == 10
+    assert report["conclusion"].startswith("Sub-agent report: pages reviewed: 1-10 of 12")
+    assert report["conclusion"].endswith(f"next_cursor: {instance.listing.cursor_for(11)} (page 11 of 12)")
+
+
+@pytest.mark.parametrize("factory", ["review"])
 def test_sub_agent_reissues_rate_limited_reads(factory):
     if factory == "invoice":
         instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
@@ -269,7 +340,10 @@ def _realistic_row(tmp_path, instance, trial: int = 0) -> dict:
     return row
 
 
-def test_realistic_profile_matches_the_calibration_llm_on_invoice_audit(tmp_path):
+def test_realistic_profile_on_the_calibration_size_of_invoice_audit(tmp_path):
+    """The calibration LLM read the 4 numbered pages in one turn (2 steps). Issue 13 replaced page numbers by
+    cursors, so no agent can batch them any more: the realistic agent needs a round per page, as the LLM would
+    now, and succeeds like it."""
     trials = CALIBRATION / "invoice_audit_none" / "trials.jsonl"
     if not trials.exists():
         pytest.skip("no calibration trajectories beside the clone (../shared/calibration)")
@@ -277,16 +351,14 @@ def test_realistic_profile_matches_the_calibration_llm_on_invoice_audit(tmp_path
     instance = InvoiceAudit(pages=4, invoices_per_page=5, duplicates=2, min_distance=1, max_distance=3).generate(0)
     row = _realistic_row(tmp_path, instance)
     assert row["success"] == llm["success"]
-    assert row["steps"] <= 1.5 * llm["steps"]
-    assert row["input_tokens"] <= 1.5 * llm["input_tokens"]
+    assert row["steps"] == instance.pages + 1 > llm["steps"]
 
 
-def test_realistic_profile_batches_through_the_wrapper():
+def test_realistic_profile_batches_through_the_wrapper_only_what_it_can_name():
     instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
     wrapped = ProfiledPolicy(instance.reference_policy(), REALISTIC, seed=0, trial=0)
     message = wrapped.act(start(instance), instance.tools)
-    pages = sorted(args_of(c)["page"] for c in message["tool_calls"])
-    assert len(pages) >= 4 and pages == list(range(1, len(pages) + 1))
+    assert [args_of(c) for c in message["tool_calls"]] == [{"cursor": ""}]
 
 
 def test_code_review_reads_one_file_per_turn_once_its_listing_was_cut():

@@ -20,11 +20,18 @@ import calibration as cal  # noqa: E402
 RUNS = cal.calibration_runs() if (cal.CALIBRATION / "README.md").exists() else []
 TOLERANCE = 1.5
 TRIALS = 3
+RECORDED_ON_AN_OLDER_TASK = {
+    "invoice_audit_none": "the LLM read get_invoice_page(page) 1-4 in one turn; issue 13 made the history cursor-"
+                          "paginated, so no agent can batch its pages any more (one round per page: 5 steps; "
+                          "tests/test_batching_readers.py::test_realistic_profile_on_the_calibration_size_of_invoice_audit)",
+}
 
 
 @pytest.mark.skipif(not RUNS, reason="shared/calibration is not beside this checkout")
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: r.folder)
 def test_realistic_agent_is_within_tolerance_of_the_llm(run):
+    if run.folder in RECORDED_ON_AN_OLDER_TASK:
+        pytest.skip(RECORDED_ON_AN_OLDER_TASK[run.folder])
     llm = cal.llm_row(cal.CALIBRATION, run.folder)
     with tempfile.TemporaryDirectory() as tmp:
         ours = cal.run_reference(run.overrides, "realistic", TRIALS, Path(tmp))

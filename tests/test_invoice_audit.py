@@ -1,7 +1,14 @@
 import pytest
 
+from strategies.sliding_window import SlidingWindow
 from tasks.base import KnobError
 from tasks.invoice_audit import InvoiceAudit
+from tasks.invoice_audit.world import SUBSCRIPTION
+from tasks.kit.cursors import next_cursor
+from tests.family_helpers import greedy_pressure, run
+
+SMOKE = dict(pages=4, invoices_per_page=5, duplicates=2, min_distance=1, max_distance=3)
+AUDIT_SIZES = [SMOKE, dict(pages=10, invoices_per_page=10, duplicates=5, min_distance=2, max_distance=6), {}]
 
 
 def test_generation_is_byte_identical_per_seed_and_differs_across_seeds():
@@ -17,12 +24,106 @@ def test_planted_pairs_are_real_duplicates_at_the_right_distance():
     assert len(instance.invoices) == 100
     keys = {}
     for inv in instance.invoices:
-        keys.setdefault((inv.vendor, inv.date, inv.amount), []).append(inv.id)
+        keys.setdefault(inv.key, []).append(inv.id)
     dup_ids = {i for ids in keys.values() if len(ids) > 1 for i in ids}
     assert dup_ids == set(instance.answer_ids)
     for a, b in instance.pairs:
         pa, pb = by_id[a][0] // 10, by_id[b][0] // 10
         assert 1 <= pb - pa <= 7  # inserts can shift a copy by one page
+
+
+# --- ground truth (issue 13 §3): one test per template rule (tasks/README.md, invoice_audit) ------------------
+
+def _instances(knobs, seeds=range(40)):
+    family = InvoiceAudit(**knobs)
+    return [family.generate(seed) for seed in seeds]
+
+
+@pytest.mark.parametrize("knobs", AUDIT_SIZES)
+def test_rule_duplicates_are_exactly_the_pairs_under_the_stated_rule(knobs):
+    """Every group of invoices with one (vendor, service date, amount) is a planted pair of exactly two."""
+    for instance in _instances(knobs):
+        groups = {}
+        for invoice in instance.invoices:
+            groups.setdefault(invoice.key, []).append(invoice.id)
+        repeated = sorted(sorted(ids) for ids in groups.values() if len(ids) > 1)
+        assert repeated == sorted(sorted(pair) for pair in instance.pairs), instance.id
+        assert len(instance.answer_ids) == 2 * len(instance.pairs)
+
+
+@pytest.mark.parametrize("knobs", AUDIT_SIZES)
+def test_rule_a_duplicate_is_the_same_order_billed_twice(knobs):
+    """Both copies share description, tax and purchase order: a duplicate under the "same order" rule too."""
+    for instance in _instances(knobs):
+        by_id = {i.id: i for i in instance.invoices}
+        for a, b in instance.pairs:
+            first, second = by_id[a], by_id[b]
+            assert (first.description, first.tax, first.po, first.city) == (second.description, second.tax,
+                                                                            second.po, second.city)
+            assert first.id != second.id and first.payment_ref != second.payment_ref
+
+
+@pytest.mark.parametrize("knobs", AUDIT_SIZES)
+def test_rule_no_near_duplicate_one_off_charges(knobs):
+    """No two one-off charges share vendor and amount (on any dates): under a rule that ignores the date or
+    the description, the planted pairs are still the only duplicates."""
+    for instance in _instances(knobs):
+        planted = set(instance.answer_ids)
+        seen = {}
+        for invoice in instance.invoices:
+            if invoice.description == SUBSCRIPTION or invoice.id in planted:
+                continue
+            key = (invoice.vendor, invoice.amount)
+            assert key not in seen, (instance.id, invoice.id, seen.get(key))
+            seen[key] = invoice.id
+        pair_keys = [(i.vendor, i.amount) for i in instance.invoices if i.id in planted]
+        assert not set(pair_keys) & set(seen), "a planted pair's vendor and amount appear nowhere else"
+
+
+@pytest.mark.parametrize("knobs", AUDIT_SIZES)
+def test_rule_subscriptions_recur_monthly_and_are_never_duplicates(knobs):
+    """A subscription is billed on the 1st, at one amount per vendor, at most once per vendor and month,
+    never copied, and its amount is never a one-off charge of that vendor."""
+    for instance in _instances(knobs):
+        subscriptions = [i for i in instance.invoices if i.description == SUBSCRIPTION]
+        assert not {i.id for i in subscriptions} & set(instance.answer_ids)
+        months = [(i.vendor, i.date[:7]) for i in subscriptions]
+        assert len(months) == len(set(months)) and all(i.date.endswith("-01") for i in subscriptions)
+        amounts = {}
+        for invoice in subscriptions:
+            assert amounts.setdefault(invoice.vendor, invoice.amount) == invoice.amount
+        assert not any(i.description != SUBSCRIPTION and amounts.get(i.vendor) == i.amount for i in instance.invoices)
+
+
+def test_rule_subscriptions_and_same_day_charges_exist_as_distractors():
+    """The distractors the prompt warns about are there: recurring subscriptions, and other vendors' charges
+    on a duplicate's service date."""
+    instance = InvoiceAudit().generate(0)
+    subscriptions = [i for i in instance.invoices if i.description == SUBSCRIPTION]
+    assert len({i.vendor for i in subscriptions}) >= 2 and len(subscriptions) > len({i.vendor for i in subscriptions})
+    dates = {i.date for i in instance.invoices if i.id in instance.answer_ids}
+    assert any(i.date in dates and i.id not in instance.answer_ids for i in instance.invoices)
+
+
+# --- the tool: cursor pagination (issue 13 §1) -----------------------------------------------------------------
+
+def test_pages_are_read_by_following_cursors():
+    instance = InvoiceAudit(**SMOKE).generate(0)
+    cursor, pages = "", []
+    while cursor is not None:
+        result = instance.call("get_invoice_page", {"cursor": cursor})
+        assert not result.is_error
+        pages.append(result.resource)
+        cursor = next_cursor(result.content)
+    assert pages == ["page:1", "page:2", "page:3", "page:4"]
+    assert result.content.endswith("next_cursor: none (end of results)")
+    other = InvoiceAudit(**SMOKE).generate(1).call("get_invoice_page", {"cursor": ""}).content
+    assert next_cursor(other) != next_cursor(instance.call("get_invoice_page", {"cursor": ""}).content)
+
+
+def test_the_prompt_names_no_page_count():
+    instance = InvoiceAudit().generate(0)
+    assert "30" not in instance.user_prompt and "empty cursor" in instance.user_prompt
 
 
 def test_grading():
@@ -35,7 +136,8 @@ def test_grading():
     assert not instance.grade({}).success
 
 
-@pytest.mark.parametrize("args", [{}, {"page": 0}, {"page": 99}, {"page": "x"}, {"page": 1.5}])
+@pytest.mark.parametrize("args", [{"page": 2}, {"cursor": "cur_0123456789"}, {"cursor": 3}, {"cursor": "page 2"},
+                                  {"cursor": "", "page": 1}])
 def test_bad_arguments_are_tool_errors(args):
     instance = InvoiceAudit(pages=4, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
     result = instance.call("get_invoice_page", args)
@@ -45,7 +147,8 @@ def test_bad_arguments_are_tool_errors(args):
 
 def test_page_has_resource_and_noise():
     instance = InvoiceAudit().generate(0)
-    result = instance.call("get_invoice_page", {"page": 2})
+    first = instance.call("get_invoice_page", {"cursor": ""})
+    result = instance.call("get_invoice_page", {"cursor": next_cursor(first.content)})
     assert result.resource == "page:2" and "page 2 of 30" in result.content and "Privacy" in result.content
 
 
@@ -53,3 +156,33 @@ def test_page_has_resource_and_noise():
 def test_knobs_out_of_range(knobs):
     with pytest.raises(KnobError):
         InvoiceAudit(**knobs)
+
+
+# --- the reference agent ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_reference_agent_succeeds_unmanaged_one_page_per_round(tmp_path, seed):
+    row, instance = run(tmp_path, InvoiceAudit(), seed)
+    assert row["outcome"] == "submitted" and row["success"] and row["steps"] == instance.pages + 1
+
+
+def test_a_sliding_window_reads_on_by_the_newest_cursor_and_misses_far_duplicates(tmp_path):
+    """A sliding window keeps the newest page and its next_cursor, so the agent reads every page once, but
+    the ledgers of earlier pages are gone and the duplicates whose first copy was there are missed."""
+    row, instance = run(tmp_path, InvoiceAudit(pages=8, invoices_per_page=5, duplicates=3, max_distance=6), 0,
+                        strategy=SlidingWindow(max_messages=4), max_steps=60)
+    assert row["outcome"] == "submitted" and not row["success"]
+    assert row["reads"] == instance.pages and row["rereads"] == 0
+
+
+# --- memory pressure under a batching agent (issue 13 §1) -----------------------------------------------------
+
+@pytest.mark.parametrize("knobs,floor", [({}, 40_000),
+                                         pytest.param(dict(pages=100, duplicates=12, max_distance=40), 120_000,
+                                                      marks=pytest.mark.slow)])
+def test_a_greedy_batcher_still_needs_many_rounds(tmp_path, knobs, floor):
+    """Default and long size (configs/suite): the history passes the floor, over one round per page, no
+    round more than 20% of it."""
+    row, largest = greedy_pressure(tmp_path, InvoiceAudit(**knobs).generate(0))
+    assert row["success"] and row["final_history_tokens"] > floor
+    assert row["steps"] >= 8 and largest <= 0.2 * row["final_history_tokens"]

@@ -53,11 +53,11 @@ def test_transcript_holds_every_request(tmp_path):
 
 
 class HidePageOnce:
-    """Hides the first result of page 2 and the agent's ledger note on it."""
+    """Hides the first result of page 2 (read by the cursor page 1 named) and the agent's ledger note on it."""
 
     def prepare(self, messages):
         out = []
-        first = next((m for m in messages if m.get("role") == "tool" and m.get("_args") == {"page": 2}), None)
+        first = next((m for m in messages if m.get("role") == "tool" and " page 2 of " in str(m.get("content"))), None)
         for m in messages:
             if m is first:
                 m = {**m, "content": "[result removed]"}
@@ -72,7 +72,8 @@ def test_context_faithful_agent_rereads_what_it_cannot_see(tmp_path):
     assert row["rereads"] == 1 and row["reads"] == instance.pages + 1
     assert row["success"]
     tools = [e for e in map(json.loads, (tmp_path / "transcripts" / "t0.jsonl").open()) if e["event"] == "tool"]
-    assert [t["args"]["page"] for t in tools if t["name"] == "get_invoice_page"].count(2) == 2
+    page2 = instance.listing.cursor_for(2)
+    assert [t["args"]["cursor"] for t in tools if t["name"] == "get_invoice_page"].count(page2) == 2
 
 
 class Breaks:

@@ -1,0 +1,375 @@
+"""The reference policy of ``brand_report`` and its sub-agent (strategy ``isolate``).
+
+The analyst reads every feed page in order, following each page's ``next_cursor``; after
+each page it writes ``Posts pN (window A..B): Brand [ids]; ...`` (the page's negative
+mentions, by post id), copies the page's ``next_cursor`` line, and recites
+``Running totals (window A..B) after pages R of N: ...``. It counts each post id once (the
+feed re-surfaces some posts on later pages), from every id in view. It knows the brand
+names and nicknames from the prompt and the window from the prompt or from its own notes
+or a summary that restates it; if none of these is visible (the task was cut and the notes
+are gone) it counts every date, says so in its notes, and fails as an LLM that lost the
+constraint would. A page whose call is visible but whose content and notes are gone is
+read again; a page whose cursor is nowhere in view is reached by re-reading from the
+furthest cursor it still knows (``kit.cursor_reading``); otherwise it moves on from the
+latest visible running totals, adding the posts of later pages that it has not seen on
+the pages still in view (so a re-surfaced post whose first page is gone counts twice).
+Batching (profiles ``realistic`` and ``greedy``): ``parallel_calls`` offers the other reads
+whose cursors are in view, so a run still takes one round per page. ``search_posts`` is
+not used.
+
+Reference summary (lossy, documented): keeps the window, the running totals, the pages
+done and the next cursor; drops the per-page notes (the post ids) and every post.
+
+Delegation (``isolate``): chunks of ``chunk`` feed pages, each from the cursor the previous
+sub-agent reported; the task restates the brands, their nicknames and the window; each
+sub-agent reports, per brand, the ids of the in-window original posts with a negative
+sentence about it, and the main agent counts the union of the ids (a post reported twice
+counts once).
+"""
+from __future__ import annotations
+
+import re
+
+from tasks.brand_report.tools import FEED, name_pattern
+from tasks.brand_report.world import NEGATIVE
+from tasks.kit.cursor_reading import FOOTER, footer_line, known_cursors, plan_reads
+from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, latest_results,
+                              make_call, other_calls, parse_ranges, ranges, rate_limit_note, reply, submit, texts,
+                              tool_texts, tools_used)
+
+PAGE_HEADER = re.compile(r"SocialPulse Monitor · .* · page (\d+) of (\d+)")
+WINDOW_PROMPT = re.compile(r"dated from (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})")
+WINDOW_NOTE = re.compile(r"window (\d{4}-\d{2}-\d{2})\.\.(\d{4}-\d{2}-\d{2})")
+BRANDS_PROMPT = re.compile(r"The brands and the names people use for them: ([^\n]*?)\.(?: |$)", re.M)
+RUNNING = re.compile(r"Running totals \((?:window [\d.-]+|all dates|last week)\) after pages ([\d,\- none]+) of (\d+|\?): ([^\n]*)")
+COUNT_ITEM = re.compile(r"([A-Z][\w\- ]*?) (\d+)(?:,|$)")
+IDS_ITEM = re.compile(r"([A-Z][\w\- ]*?) \[([\d, ]*)\]")
+POSTS_NOTE = re.compile(r"Posts p(\d+) \((?:window [\d.-]+|all dates|last week)\): ([^\n]*)")
+SO_FAR = re.compile(r"Negative posts so far \((?:window [\d.-]+|all dates|last week)\): ([^\n]*)")
+REPORT = re.compile(r"pages counted: ([\d,\- none]+) of (\d+|\?) \([^)]*\); negative posts: ([^\n]*?)(?:; next_cursor|$)",
+                    re.M)
+SUBTASK = re.compile(r"Count pages (\d+)-(\d+) of (\d+|\?) of the feed with get_posts, starting with cursor \"([^\"]*)\"")
+NEGATIVE_CUES = [re.compile(re.escape(c.split("{")[0].strip())) for c in NEGATIVE]
+
+
+def negative_posts(text: str, vocabulary: dict[str, list[str]], window: tuple[str, str] | None) -> dict[str, list[int]]:
+    """Per brand, the ids of the original posts on one feed page with a negative sentence naming it,
+    dated inside ``window`` (every date when ``None``), as a careful analyst reads them."""
+    found: dict[str, list[int]] = {b: [] for b in vocabulary}
+    patterns = {b: name_pattern(b, a) for b, a in vocabulary.items()}
+    for block in text.split("\nPost #")[1:]:
+        head, _, rest = block.partition("\n")
+        match = re.match(r"(\d+) · \w+ · @\S+ · (\d{4}-\d{2}-\d{2})", head)
+        body = rest.split("\n")[0].strip()
+        if not match or body.startswith("\u21bb"):
+            continue
+        if window and not window[0] <= match.group(2) <= window[1]:
+            continue
+        for sentence in re.split(r"(?<=[.?!])\s+", body):
+            for brand, pattern in patterns.items():
+                if pattern.search(sentence) and any(c.search(sentence) for c in NEGATIVE_CUES):
+                    found[brand].append(int(match.group(1)))
+    return found
+
+
+def tally_page(text: str, vocabulary: dict[str, list[str]], window: tuple[str, str] | None) -> dict[str, int]:
+    """Negative mentions per brand on one feed page, as a careful analyst reads it."""
+    return {b: len(ids) for b, ids in negative_posts(text, vocabulary, window).items()}
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{b} {n}" for b, n in counts.items())
+
+
+def _ids_text(ids: dict[str, set[int] | list[int]]) -> str:
+    return "; ".join(f"{b} [{', '.join(str(i) for i in sorted(v))}]" for b, v in ids.items())
+
+
+def _parse_ids(text: str) -> dict[str, set[int]]:
+    return {b.strip(): {int(x) for x in re.findall(r"\d+", v)} for b, v in IDS_ITEM.findall(text)}
+
+
+class Knowledge:
+    """What the visible pages, notes and reports say (see ``BrandPolicy``).
+
+    Counts come from post ids wherever they are visible (pages, ``Posts pN`` notes, a
+    sub-agent's ``Negative posts so far`` recitation, sub-agent reports): each post once
+    (the feed re-surfaces some), and a line overlooked at one step is not a lasting error.
+    The ``Running totals`` recitation (counts only) is the fallback for pages whose ids are
+    no longer in view: it cannot tell a re-surfaced post from a new one when the page that
+    first showed it is gone (the count a summary or a cut history gets wrong).
+    """
+
+    def __init__(self, tool_outputs: list[str], notes: list[str], notes_window: bool = True) -> None:
+        self.notes_window = notes_window
+        self.vocabulary: dict[str, list[str]] = {}
+        self.window: tuple[str, str] | None = None
+        self.cursors, self.total = known_cursors(tool_outputs + notes)
+        for text in notes:
+            self._read_task(text)
+        for text in notes:
+            match = WINDOW_NOTE.search(text)
+            if self.window is None and match:
+                self.window = (match.group(1), match.group(2))
+        self.page_ids: dict[int, dict[str, set[int]]] = {}
+        self.fresh_pages: list[int] = []  # pages whose content is in view
+        self.all_ids: dict[str, set[int]] = {}
+        self.running: tuple[set[int], dict[str, int]] = (set(), {})
+        self.reported: set[int] = set()
+        for text in notes:
+            self._read_note(text)
+        for b in list(self.running[1]) + list(self.all_ids):
+            self.vocabulary.setdefault(b, [])
+        for text in tool_outputs:
+            self._read_page(text)
+
+    def _read_task(self, text: str) -> None:
+        match = BRANDS_PROMPT.search(text)
+        if match:
+            for part in match.group(1).split(";"):
+                m = re.match(r"\s*(.+?) \(([^)]*)\)", part)
+                if m:
+                    self.vocabulary[m.group(1)] = [a.strip() for a in m.group(2).split(",")]
+        match = WINDOW_PROMPT.search(text)
+        if match:
+            self.window = (match.group(1), match.group(2))
+
+    def _add_page(self, page: int, ids: dict[str, set[int]]) -> None:
+        known = self.page_ids.setdefault(page, {})
+        for b, found in ids.items():
+            known.setdefault(b, set()).update(found)
+
+    def _add_ids(self, ids: dict[str, set[int]]) -> None:
+        for b, found in ids.items():
+            self.all_ids.setdefault(b, set()).update(found)
+
+    def _read_note(self, text: str) -> None:
+        for page, items in POSTS_NOTE.findall(text):
+            self._add_page(int(page), _parse_ids(items))
+        for items in SO_FAR.findall(text):
+            self._add_ids(_parse_ids(items))
+        for pages, of, items in RUNNING.findall(text):
+            covered = parse_ranges(pages)
+            self.total = int(of) if of.isdigit() else self.total
+            if len(covered) >= len(self.running[0]):
+                self.running = (covered, {b.strip(): int(n) for b, n in COUNT_ITEM.findall(items)})
+        for pages, of, items in REPORT.findall(text):
+            self.total = int(of) if of.isdigit() else self.total
+            self.reported |= parse_ranges(pages)
+            self._add_ids(_parse_ids(items))
+
+    def _read_page(self, text: str) -> None:
+        header = PAGE_HEADER.search(text)
+        if not header or "Feed:" not in text.split("\n", 1)[0]:
+            return
+        page = int(header.group(1))
+        self.total = int(header.group(2))
+        self.fresh_pages.append(page)
+        self._add_page(page, {b: set(v) for b, v in negative_posts(text, self.vocabulary, self.window).items()})
+
+    @property
+    def scope(self) -> str:
+        """``window A..B`` or ``all dates`` (what the notes say the counts cover); ``last week`` without the dates
+        when the notes do not restate the window (``notes_window=False``)."""
+        if self.window is None:
+            return "all dates"
+        return f"window {self.window[0]}..{self.window[1]}" if self.notes_window else "last week"
+
+    def covered(self) -> set[int]:
+        """Pages counted: in view, noted, recited or reported."""
+        return set(self.running[0]) | set(self.page_ids) | self.reported
+
+    def ids(self) -> dict[str, set[int]]:
+        """Per brand, every negative post id in view."""
+        found = {b: set(self.all_ids.get(b, set())) for b in self.vocabulary}
+        for ids in self.page_ids.values():
+            for b, post_ids in ids.items():
+                found.setdefault(b, set()).update(post_ids)
+        return found
+
+    def totals(self) -> tuple[set[int], dict[str, int]]:
+        """Pages counted and the counts: the ids in view, or the running totals plus the ids of later pages
+        not seen on the recited pages still in view, when that is more (ids of earlier pages are gone)."""
+        recited, recited_counts = self.running
+        ids = self.ids()
+        earlier: dict[str, set[int]] = {b: set() for b in self.vocabulary}
+        later: dict[str, set[int]] = {b: set() for b in self.vocabulary}
+        for page, found in self.page_ids.items():
+            for b, post_ids in found.items():
+                (earlier if page in recited else later).setdefault(b, set()).update(post_ids)
+        counts = {b: max(len(ids.get(b, ())), recited_counts.get(b, 0) + len(later[b] - earlier[b]))
+                  for b in self.vocabulary}
+        return self.covered(), counts
+
+    def vocabulary_text(self) -> str:
+        """The prompt's brand sentence, restated for a sub-agent."""
+        return "; ".join(f"{b} ({', '.join(a)})" for b, a in self.vocabulary.items())
+
+
+class BrandPolicy:
+    """Reference policy for ``brand_report`` (see the module docstring). ``notes_window=False``: its notes say
+    "last week" instead of the window's dates (it still applies the window while the task statement is visible;
+    preset ``context_growth``, seed 003's constraint forgetting)."""
+
+    chunk = 10
+
+    def __init__(self, notes_window: bool = True) -> None:
+        self.notes_window = notes_window
+
+    def _notes(self, messages: list[dict]) -> list[str]:
+        return texts(messages) + [t for t in tool_texts(messages) if t.startswith(REPORT_PREFIX)]
+
+    def knowledge(self, messages: list[dict]) -> Knowledge:
+        """What the visible messages say."""
+        return Knowledge(tool_texts(messages), self._notes(messages), self.notes_window)
+
+    def _moves(self, messages: list[dict], known: Knowledge, covered: set[int], last: int | None = None):
+        return plan_reads(messages, FEED, covered, known.cursors, known.total if last is None else last)
+
+    def _page_notes(self, messages: list[dict], known: Knowledge) -> list[str]:
+        """Per page just read: its negative posts and its next_cursor line; and any rate-limited calls."""
+        lines = []
+        for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
+            header, footer = PAGE_HEADER.search(text), footer_line(text)
+            if not header or "Feed:" not in text.split("\n", 1)[0]:
+                continue
+            page = int(header.group(1))
+            lines.append(f"Posts p{page} ({known.scope}): {_ids_text(known.page_ids.get(page, {}))}")
+            if footer and FOOTER.search(footer):
+                lines.append(f"After p{page}: {footer}")
+        limited = rate_limit_note(messages)
+        if limited:
+            lines.append(limited)
+        if known.window is None:
+            lines.append("I cannot see a date window in the task or my notes; counting posts of every date.")
+        return lines
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Read the next page, re-read a lost one, walk back to a lost cursor, retry a rate-limited one, or submit."""
+        known = self.knowledge(messages)
+        covered, counts = known.totals()
+        moves = self._moves(messages, known, covered)
+        lines = self._page_notes(messages, known)
+        lines.append(f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
+                     f"{_counts_text(counts)}")
+        note = "\n".join(lines)
+        if not moves:
+            return submit(note + "\nAll pages counted; submitting.", counts=counts)
+        return reply(note + _move_note(moves[0]), moves[0].call(FEED))
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """Every other read whose cursor is in view (lost or rate-limited pages besides the next one)."""
+        known = self.knowledge(messages)
+        return other_calls((m.call(FEED) for m in self._moves(messages, known, known.covered())), first)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """The running totals over the pages counted so far, or None before any page was counted."""
+        covered, counts = self.knowledge(messages).totals()
+        return {"counts": counts} if covered else None
+
+    def delegate_plan(self, messages: list[dict]) -> str | None:
+        """The next chunk of feed pages to hand to a sub-agent, or None when all are counted (or it cannot start one)."""
+        if delegation_failed(messages):
+            return None  # a sub-agent failed: count the rest in this context
+        known = Knowledge([], self._notes(messages), self.notes_window)
+        if not known.vocabulary:
+            return None
+        covered = known.covered()
+        missing = [p for p in range(1, (known.total or 0) + 1) if p not in covered]
+        if known.total is not None and not missing:
+            return None
+        start = missing[0] if missing else max(covered, default=0) + 1
+        if start not in known.cursors:
+            return None  # the cursor of the next chunk is not in view: read on in this context
+        end = start + self.chunk - 1 if known.total is None else min(start + self.chunk - 1, known.total)
+        window = (f"Count only posts dated from {known.window[0]} to {known.window[1]}, both days included."
+                  if known.window else "Count posts of every date.")
+        return (f"Count pages {start}-{end} of {known.total or '?'} of the feed with get_posts, starting with cursor "
+                f"\"{known.cursors[start]}\" (page {start}) and following each page's next_cursor. The brands and the "
+                f"names people use for them: {known.vocabulary_text()}. {window} A negative mention is an original "
+                "post with a negative sentence about the brand; sponsored posts and reposts are not mentions. Report, "
+                "per brand, the ids of the posts in these pages that are negative mentions of it, and the next_cursor "
+                "after your last page.")
+
+    def subagent_policy(self, task: str) -> "BrandSubPolicy":
+        """The policy of a sub-agent given ``task``."""
+        return BrandSubPolicy(self.notes_window)
+
+    def summarize(self, history_text: str) -> str:
+        """Keep the window, the running totals, the pages done and the next cursor; drop the per-page notes
+        (the post ids) and every post (lossy: a post re-surfaced after the summary is counted again)."""
+        blocks = ["[" + b for b in history_text.split("\n[")]
+        outputs = [b.split("]: ", 1)[1] for b in blocks if b.startswith("[tool ") and "]: " in b]
+        known = Knowledge(outputs, [history_text], self.notes_window)
+        covered, counts = known.totals()
+        findings = [("count only last week" + (f": window {known.window[0]}..{known.window[1]}" if self.notes_window
+                                                else "")) if known.window else "no date window seen",
+                    f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
+                    f"{_counts_text(counts)}"]
+        remaining = sorted(set(range(1, (known.total or 0) + 1)) - covered)
+        progress = [f"pages counted: {ranges(covered)} of {known.total or '?'}", f"remaining pages: {ranges(remaining)}"]
+        after = max(covered, default=0) + 1
+        if after in known.cursors and after > 1 and (known.total is None or after <= known.total):
+            progress.append(f"read on with next_cursor: {known.cursors[after]} (page {after} of {known.total or '?'})")
+        return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
+
+
+def _move_note(move) -> str:
+    if move.kind == "reread":
+        return f"\nPage {move.page} is no longer in view and I have no notes on it; reading it again."
+    if move.kind == "walk":
+        return (f"\nThe cursor of the next page is no longer in view; reading page {move.page} again to follow the "
+                "cursors from there.")
+    return ""
+
+
+SUB_PROGRESS = re.compile(r"Sub-task progress: pages counted: ([\d,\- none]+)")
+
+
+class BrandSubPolicy(BrandPolicy):
+    """A sub-agent counting the feed pages named in its task from the cursor it names, then reporting post ids."""
+
+    def _range(self, messages: list[dict]):
+        """(start, last page, knowledge, pages done, reads still to make), or None without a task."""
+        task = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+        match = SUBTASK.search(task)
+        if not match:
+            return None
+        start, end, cursor = int(match.group(1)), int(match.group(2)), match.group(4)
+        known = Knowledge(tool_texts(messages), texts(messages), self.notes_window)
+        known.cursors.setdefault(start, cursor)
+        last = end if known.total is None else min(end, known.total)
+        done = set(known.page_ids)
+        for text in texts(messages):
+            for pages in SUB_PROGRESS.findall(text):
+                done |= parse_ranges(pages)
+        done = {p for p in done if start <= p <= last}
+        moves = [m for m in self._moves(messages, known, done | set(range(1, start)), last) if m.page <= last]
+        return start, last, known, done, moves
+
+    def act(self, messages: list[dict], tools: list[dict]) -> dict:
+        """Read the pages of the range in order, noting the negative posts of each, then ``report``."""
+        state = self._range(messages)
+        if state is None:
+            return reply("I cannot tell which pages to count.", make_call("report", conclusion="no page range given"))
+        start, last, known, done, moves = state
+        lines = self._page_notes(messages, known)
+        lines.append(f"Negative posts so far ({known.scope}): {_ids_text(known.ids())}")
+        lines.append(f"Sub-task progress: pages counted: {ranges(done)}")
+        note = "\n".join(lines)
+        if moves:
+            return reply(note + _move_note(moves[0]), moves[0].call(FEED))
+        after = known.cursors.get(last + 1)
+        onward = f"; next_cursor: {after} (page {last + 1} of {known.total})" if after and known.total else ""
+        conclusion = (f"{REPORT_PREFIX}: pages counted: {start}-{last} of {known.total or '?'} ({known.scope}); "
+                      f"negative posts: {_ids_text(known.ids())}{onward}")
+        return reply(note, make_call("report", conclusion=conclusion))
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The other reads of the range whose cursors are in view."""
+        state = self._range(messages)
+        return [] if state is None else other_calls((m.call(FEED) for m in state[-1]), first)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """None: a sub-agent reports its range; it never submits the task's answer."""
+        return None
