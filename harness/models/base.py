@@ -48,12 +48,17 @@ class Usage:
 
 @dataclass
 class Completion:
-    """A model reply: the assistant message, its usage and the call's latency."""
+    """A model reply: the assistant message, its usage and the call's latency.
+
+    ``from_cache`` is true when the reply was replayed from the response cache
+    (``harness.models.response_cache``): nothing was paid for it.
+    """
 
     message: dict
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     raw: dict[str, Any] | None = None
+    from_cache: bool = False
 
 
 class Model(Protocol):
