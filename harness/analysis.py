@@ -640,8 +640,14 @@ def _stratum_label(flat: dict, keys: Sequence[str]) -> str:
 
 
 def _pairing_frame(trials: pd.DataFrame, flats: list[dict], strata: Sequence[str]) -> pd.DataFrame:
-    """The columns pairing needs, with ``stratum`` (readable label of the stratum keys' values)."""
+    """The columns pairing needs, with ``stratum`` (readable label of the stratum keys' values).
+
+    ``cost`` is what the strategy's calls cost (``cost_uncached``), so that a side replayed from the
+    response cache (paid 0) compares on what its calls cost when they were made.
+    """
     frame = trials[[*PAIR_KEYS, "success", "total_input_tokens", "cost"]].copy()
+    if "cost_uncached" in trials:
+        frame["cost"] = pd.to_numeric(trials["cost_uncached"], errors="coerce").fillna(frame["cost"])
     frame["stratum"] = [_stratum_label(f, strata) for f in flats]
     return frame
 

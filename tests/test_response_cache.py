@@ -27,9 +27,10 @@ FAKE = ("suite=smoke", "task=invoice_audit", "task.pages=4", "task.invoices_per_
 COST_COLUMNS = "cost,agent_cost,summarizer_cost,subagent_cost,stop_hook_cost,from_cache,from_cache_calls"
 
 
-def run(tmp_path: Path, name: str, overrides: tuple[str, ...]) -> Path:
+def run(tmp_path: Path, name: str, overrides: tuple[str, ...], lines: list[str] | None = None) -> Path:
     folder = tmp_path / name / "run"  # the same folder name: ``run`` is a column
-    execute(compose(*overrides, f"response_cache={tmp_path / 'responses.sqlite'}"), folder, echo=lambda _: None)
+    echo = lines.append if lines is not None else (lambda _: None)
+    execute(compose(*overrides, f"response_cache={tmp_path / 'responses.sqlite'}"), folder, echo=echo)
     return folder
 
 
@@ -53,11 +54,23 @@ def test_a_rerun_is_served_from_the_cache_at_no_cost_and_replays_the_records(tmp
 def test_the_summary_reports_what_was_paid_and_what_it_would_have_cost(tmp_path):
     import pandas as pd
 
-    first, again = run(tmp_path, "first", SMOKE), run(tmp_path, "again", SMOKE)
+    printed: list[str] = []
+    first, again = run(tmp_path, "first", SMOKE, printed), run(tmp_path, "again", SMOKE, printed)
+    said = [line for line in printed if line.startswith("response cache:")]
+    assert len(said) == 1 and "paid $0.0000" in said[0], "only the replaying run says so"
     paid, replay = pd.read_csv(first / "summary.csv").iloc[0], pd.read_csv(again / "summary.csv").iloc[0]
     assert replay["total_cost"] == 0 and replay["from_cache_calls"] > 0
     assert replay["total_cost_uncached"] == pytest.approx(paid["total_cost"])
     assert paid["from_cache_calls"] == 0
+
+
+def test_a_replayed_side_compares_on_what_its_calls_cost(tmp_path):
+    from harness import analysis
+
+    first, again = run(tmp_path, "first", SMOKE), run(tmp_path, "again", SMOKE)
+    cmp = analysis.paired(analysis.load_trials([first]), analysis.load_trials([again]))
+    row = cmp.table.iloc[0]
+    assert row["cost_ratio"] == pytest.approx(1.0) and not cmp.regression, "not 'free', the same calls"
 
 
 def test_without_cache_responses_nothing_is_stored(tmp_path):
