@@ -51,6 +51,21 @@ def test_a_rerun_is_served_from_the_cache_at_no_cost_and_replays_the_records(tmp
     assert compare_records([str(first), str(again)]) == 1, "the comparison sees the cost columns unless told"
 
 
+SUMMARIZE = ("strategy=summarize", "strategy.keep_recent_rounds=2", "summarizer=scripted", "model.profile=perfect",
+             "task=invoice_audit", "task.pages=10", "task.invoices_per_page=8", "task.duplicates=3",
+             "task.min_distance=1", "task.max_distance=4")
+
+
+@pytest.mark.parametrize("strategy", [("strategy=isolate",), SUMMARIZE], ids=["subagents", "separate-summarizer"])
+def test_every_kind_of_call_is_replayed(tmp_path, strategy):
+    overrides = ("suite=smoke", "trials=1", "budget=3k", *PAID, *strategy)
+    first, again = run(tmp_path, "first", overrides), run(tmp_path, "again", overrides)
+    kinds = {s["kind"] for s in read_jsonl(first / "steps.jsonl")}
+    assert len(kinds) > 1, kinds
+    assert all(s["from_cache"] for s in read_jsonl(again / "steps.jsonl"))
+    assert compare_records([str(first), str(again), "--ignore-columns", COST_COLUMNS]) == 0
+
+
 def test_the_summary_reports_what_was_paid_and_what_it_would_have_cost(tmp_path):
     import pandas as pd
 
