@@ -143,6 +143,19 @@ def test_the_same_request_twice_in_a_session_replays_both_replies_in_order(tmp_p
     assert inner.calls == 2
 
 
+def test_a_completion_round_trips_with_every_field(tmp_path):
+    from harness.models.response_cache import decode_completion, encode_completion
+
+    original = Completion({"role": "assistant", "content": "x", "tool_calls": []},
+                          Usage(prompt_tokens=5, cached_tokens=None, output_tokens=2, reasoning_tokens=1,
+                                cached_source="reported"), latency_s=1.5, raw={"id": "r1"})
+    replay = decode_completion(encode_completion(original))
+    assert replay.from_cache and not original.from_cache
+    assert (replay.message, replay.usage, replay.latency_s, replay.raw) == \
+        (original.message, original.usage, original.latency_s, original.raw)
+    assert decode_completion(encode_completion(Completion({}, raw={"sdk": object()}))).raw is None
+
+
 def test_errors_are_not_cached(tmp_path):
     store = ResponseStore(tmp_path / "r.sqlite")
     inner = Counting()

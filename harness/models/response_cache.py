@@ -31,7 +31,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +65,30 @@ def request_key(settings: dict, sample: list, occurrence: int, messages: list[di
 
 
 def encode_completion(completion: Completion) -> str:
-    """A completion as JSON text: message, usage and latency (``raw`` only when it is plain JSON)."""
-    data = {"message": completion.message, "usage": asdict(completion.usage), "latency_s": completion.latency_s}
-    try:
-        data["raw"] = json.loads(json.dumps(completion.raw)) if completion.raw is not None else None
-    except (TypeError, ValueError):
-        data["raw"] = None
+    """A completion as JSON text: every field (a backend may add some) but ``from_cache``.
+
+    ``usage`` is stored field by field; any other field that is not plain JSON is left out
+    (``raw`` from an SDK object, for instance).
+    """
+    data: dict[str, Any] = {"usage": asdict(completion.usage)}
+    for spec in fields(completion):
+        if spec.name in ("usage", "from_cache"):
+            continue
+        value = getattr(completion, spec.name)
+        try:
+            data[spec.name] = json.loads(json.dumps(value))
+        except (TypeError, ValueError):
+            data[spec.name] = None
     return json.dumps(data, ensure_ascii=False)
 
 
 def decode_completion(text: str) -> Completion:
-    """The recorded completion, marked ``from_cache``."""
+    """The recorded completion, marked ``from_cache`` (fields this version does not know are ignored)."""
     data = json.loads(text)
-    return Completion(message=data["message"], usage=Usage(**data["usage"]), latency_s=float(data["latency_s"]),
-                      raw=data.get("raw"), from_cache=True)
+    usage_fields = {spec.name for spec in fields(Usage)}
+    usage = Usage(**{k: v for k, v in data.pop("usage", {}).items() if k in usage_fields})
+    known = {spec.name for spec in fields(Completion)} - {"usage", "from_cache"}
+    return Completion(usage=usage, from_cache=True, **{k: v for k, v in data.items() if k in known})
 
 
 class ResponseStore:
