@@ -1,5 +1,8 @@
 """Recording model calls: one path for every kind of call a trial makes.
 
+A call replayed from the response cache (``Completion.from_cache``) costs 0 in ``cost``; what it
+cost when it was made stays beside it, in ``cost_uncached`` (equal to ``cost`` for a call made now).
+
 ``CallRecorder.record`` is the only place where a model call becomes a ``steps.jsonl`` row
 and enters the trial's totals. Agent, summarizer, sub-agent and stop-hook calls all go
 through it, so no total can leave a kind of call out. Per kind it keeps a ``CallTotals``
@@ -28,14 +31,19 @@ class CallTotals:
     cache_write_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
+    cost_uncached: float = 0.0
+    from_cache_calls: int = 0
     cached_sources: set = field(default_factory=set)
     sim_cached_tokens: int = 0
     cache_lost_tokens: int = 0
     cache_breaks: int = 0
 
-    def add(self, usage: Usage, cost: float, sim_cached: int = 0, lost: int = 0) -> None:
-        """Accumulate one call."""
+    def add(self, usage: Usage, cost: float, sim_cached: int = 0, lost: int = 0, from_cache: bool = False) -> None:
+        """Accumulate one call; ``cost`` is what it would cost made now (a replayed call adds 0 to ``cost``)."""
         self.calls += 1
+        self.from_cache_calls += from_cache
+        self.cost_uncached += cost
+        cost = 0.0 if from_cache else cost
         self.sim_cached_tokens += sim_cached
         self.cache_lost_tokens += lost
         self.cache_breaks += bool(lost)
@@ -82,8 +90,10 @@ class CallRecorder:
                            if completion.usage.output_tokens is None else 0, sim.cached)
         if usage.cached_source == "simulated":  # the simulated cache writes as the profile's provider would
             usage.cache_write_tokens = self.cache_profile.simulated_writes(usage.prompt_tokens, usage.cached_tokens)
-        cost = self.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens, usage.cache_write_tokens)
-        self.totals[kind].add(usage, cost, sim.cached, sim.lost)
+        cost_uncached = self.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens,
+                                          usage.cache_write_tokens)
+        cost = 0.0 if completion.from_cache else cost_uncached
+        self.totals[kind].add(usage, cost_uncached, sim.cached, sim.lost, completion.from_cache)
         cache_break = None
         if sim.lost and kind == "agent":
             cache_break = "+".join(dict.fromkeys(events or [])) or "strategy rewrite"
@@ -94,14 +104,23 @@ class CallRecorder:
             "output_tokens": usage.output_tokens,
             "reasoning_tokens": usage.reasoning_tokens, "tokens_source": usage.tokens_source,
             "request_messages": len(request), "latency_s": round(completion.latency_s, 6), "cost": cost,
+            "from_cache": completion.from_cache, "cost_uncached": cost_uncached,
             "sim_cached_tokens": sim.cached, "cache_profile": self.cache_profile.name,
             "cache_lost_tokens": sim.lost, "cache_break": cache_break, "pricing": self.pricing.name,
             **(extra or {}),
         })
 
     def total_cost(self) -> float:
-        """USD cost of every call of the trial, all kinds together."""
+        """USD cost of every call of the trial, all kinds together (replayed calls count 0)."""
         return sum(t.cost for t in self.totals.values())
+
+    def total_cost_uncached(self) -> float:
+        """USD cost of every call of the trial as if none had come from the response cache."""
+        return sum(t.cost_uncached for t in self.totals.values())
+
+    def from_cache_calls(self) -> int:
+        """How many calls of the trial were replayed from the response cache."""
+        return sum(t.from_cache_calls for t in self.totals.values())
 
 
 @dataclass

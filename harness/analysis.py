@@ -420,6 +420,7 @@ def _group_row(group: pd.DataFrame) -> dict:
             if col == "sim_cached_tokens":
                 row["sim_cache_hit_ratio"] = float(group[col].sum()) / total_input if total_input else 0.0
     row["total_cost"] = float(group["cost"].sum())
+    row.update(_response_cache_row(group))
     row["reread_rate"] = float(group["reread_rate"].astype(float).mean())
     reads = float(group["reads"].sum())
     row["pooled_reread_rate"] = float(group["rereads"].sum()) / reads if reads else 0.0
@@ -437,6 +438,18 @@ def _group_row(group: pd.DataFrame) -> dict:
     row["reference_agent"] = bool(group["reference_agent"].fillna(False).astype(bool).all())
     row["run_dirs"] = int(group["run_dir"].nunique()) if "run_dir" in group else 1
     return row
+
+
+def _response_cache_row(group: pd.DataFrame) -> dict:
+    """What the group's calls would have cost had none come from the response cache, and how many did.
+
+    Rows written before the response cache existed count as paid in full (``cost``, 0 calls replayed).
+    """
+    cost = group["cost"].astype(float)
+    uncached = pd.to_numeric(group["cost_uncached"], errors="coerce").fillna(cost) if "cost_uncached" in group else cost
+    replayed = pd.to_numeric(group["from_cache_calls"], errors="coerce").fillna(0) if "from_cache_calls" in group else 0
+    return {"mean_cost_uncached": float(uncached.mean()), "total_cost_uncached": float(uncached.sum()),
+            "from_cache_calls": int(pd.Series(replayed).sum())}
 
 
 def _budget_row(group: pd.DataFrame) -> dict:
@@ -629,8 +642,14 @@ def _stratum_label(flat: dict, keys: Sequence[str]) -> str:
 
 
 def _pairing_frame(trials: pd.DataFrame, flats: list[dict], strata: Sequence[str]) -> pd.DataFrame:
-    """The columns pairing needs, with ``stratum`` (readable label of the stratum keys' values)."""
+    """The columns pairing needs, with ``stratum`` (readable label of the stratum keys' values).
+
+    ``cost`` is what the strategy's calls cost (``cost_uncached``), so that a side replayed from the
+    response cache (paid 0) compares on what its calls cost when they were made.
+    """
     frame = trials[[*PAIR_KEYS, "success", "total_input_tokens", "cost"]].copy()
+    if "cost_uncached" in trials:
+        frame["cost"] = pd.to_numeric(trials["cost_uncached"], errors="coerce").fillna(frame["cost"])
     frame["stratum"] = [_stratum_label(f, strata) for f in flats]
     return frame
 

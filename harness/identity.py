@@ -1,9 +1,10 @@
 """Configuration identity: what makes two runs the same configuration, as a stable hash and a readable name.
 
 A run folder's ``identity.json`` is the resolved config minus ``trials``/``progress``/``workers``/
-``latency_s``/``max_cost`` (harness.runner). For grouping and pairing, ``normalise`` also drops ``seed`` (the
-instances differ, the configuration does not) and any ``hydra`` noise, writes the budget in
-tokens, and drops ``suite.families``/``suite.name`` when ``task`` names the one family run.
+``latency_s``/``max_cost``/``cache_responses``/``response_cache`` and ``model.max_concurrency``
+(harness.runner). For grouping and pairing, ``normalise`` also drops ``seed`` (the instances differ,
+the configuration does not) and any ``hydra`` noise, writes the budget in tokens, and drops
+``suite.families``/``suite.name`` when ``task`` names the one family run.
 
 - ``config_id(identity)``: a short stable hash of the normalised identity;
 - ``flatten(identity)``: dotted keys (``hooks.completion_check``) to values;
@@ -22,7 +23,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 IDENTITY_FILE = "identity.json"
-NOT_CONFIG = ("seed", "trials", "progress", "plots", "workers", "latency_s", "max_cost", "hydra")
+NOT_CONFIG = ("seed", "trials", "progress", "plots", "workers", "latency_s", "max_cost", "cache_responses",
+              "response_cache", "hydra")
+NOT_CONFIG_MODEL = ("max_concurrency",)  # keys of ``model`` / ``summarizer`` that change how calls are made only
 SIZE_KEYS = ("suite", "task")  # identity keys that decide which tasks, at which size, are run
 HASH_CHARS = 10
 NAMED_KEYS = ("strategy.name", "budget")  # already in the ``strategy@budget`` part of a name
@@ -51,6 +54,10 @@ def normalise(identity: Mapping[str, Any]) -> dict:
     data = json.loads(json.dumps(dict(identity), sort_keys=True, default=str))
     for key in NOT_CONFIG:
         data.pop(key, None)
+    for node in ("model", "summarizer"):
+        if isinstance(data.get(node), dict):
+            for key in NOT_CONFIG_MODEL:
+                data[node].pop(key, None)
     if "budget" in data:
         data["budget"] = _budget_tokens(data["budget"])
     if data.get("task") and isinstance(data.get("suite"), dict):

@@ -196,7 +196,21 @@ def end_of_run_lines(trials: pd.DataFrame | list) -> list[str]:
     if trials.empty:
         return []
     reasons = failure_reasons(trials)
-    return [*config_table(trials), *(["why trials failed:", *reasons] if reasons else [])]
+    return [*config_table(trials), *response_cache_lines(trials), *(["why trials failed:", *reasons] if reasons else [])]
+
+
+def response_cache_lines(trials: pd.DataFrame) -> list[str]:
+    """One line when calls were replayed from the response cache: how many, paid, and what they cost when made."""
+    if "from_cache_calls" not in trials:
+        return []
+    replayed = int(pd.to_numeric(trials["from_cache_calls"], errors="coerce").fillna(0).sum())
+    if not replayed:
+        return []
+    calls = int(pd.to_numeric(trials.get("total_calls", 0), errors="coerce").fillna(0).sum())
+    paid = float(trials["cost"].astype(float).sum())
+    made = float(pd.to_numeric(trials["cost_uncached"], errors="coerce").fillna(trials["cost"]).sum())
+    return [f"response cache: {replayed:,} of {calls:,} model calls replayed (cost 0); paid ${paid:.4f}, "
+            f"the same calls cost ${made:.4f} when they were made"]
 
 
 def format_comparison(cmp: analysis.Comparison) -> str:

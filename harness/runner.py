@@ -9,6 +9,7 @@ import contextlib
 import inspect
 import json
 import logging
+import sqlite3
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -30,8 +31,10 @@ from harness.records import RunWriter
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
-NOT_IDENTITY = ("trials", "progress", "plots", "workers", "latency_s", "max_cost")
-LABEL_KEYS = ("name", "cache_profile")  # keys of a spec that label it and are not constructor arguments
+NOT_IDENTITY = ("trials", "progress", "plots", "workers", "latency_s", "max_cost", "cache_responses", "response_cache")
+NOT_IDENTITY_MODEL = ("max_concurrency",)  # model/summarizer keys that change how calls are made, not what a trial is
+# keys of a spec that label it, or that the harness applies around it (model.max_concurrency), not constructor arguments
+LABEL_KEYS = ("name", "cache_profile", "max_concurrency")
 DEFAULT_CACHE_PROFILE = "openai"
 PROGRESS_EVERY_S = 30.0  # without a terminal: a progress line at least this often (and at every tenth)
 log = logging.getLogger("ctxbench")  # Hydra writes it to ctxbench.log in the run folder
@@ -175,6 +178,10 @@ def identity(cfg: DictConfig) -> dict:
     data = _node(cfg)
     for key in NOT_IDENTITY:
         data.pop(key, None)
+    for node in ("model", "summarizer"):
+        if isinstance(data.get(node), dict):
+            for key in NOT_IDENTITY_MODEL:
+                data[node].pop(key, None)
     return data
 
 
@@ -244,8 +251,10 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
     return settings, strategy_spec, model_spec
 
 
-def wrap_model(model: Any, cfg: DictConfig) -> Any:
-    """Apply the wrappers named in the config: ``faults`` (fault injection) then ``latency_s``.
+def wrap_model(model: Any, cfg: DictConfig, spec: dict | None = None, store: Any = None) -> Any:
+    """Apply the wrappers: ``faults`` (fault injection), ``latency_s``, then the model's limits
+    (``Throttled``: ``max_concurrency`` and the shared rate-limit pause), then the response cache
+    (``Cached``, when ``store`` is given) outermost, so that a replayed call skips all of them.
 
     Preflight and lifecycle (``check``, ``__enter__``) run on the bare model before this.
     """
@@ -263,7 +272,35 @@ def wrap_model(model: Any, cfg: DictConfig) -> Any:
         from harness.models.wrappers import Delayed
 
         model = Delayed(model, latency)
+    return limit_and_cache(model, spec or {}, store)
+
+
+def limit_and_cache(model: Any, spec: dict, store: Any = None) -> Any:
+    """``model`` under its shared limits (``spec['max_concurrency']``), then the response cache if ``store``."""
+    from harness.models.wrappers import Limits, Throttled
+
+    try:
+        model = Throttled(model, Limits(str(getattr(model, "name", "model")), spec.get("max_concurrency")))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"model {spec.get('name', '?')}: {exc}") from None
+    if store is not None:
+        from harness.models.response_cache import Cached, request_settings
+
+        model = Cached(model, store, request_settings(spec))
     return model
+
+
+def response_store(cfg: DictConfig) -> Any:
+    """The shared ``ResponseStore`` when ``cache_responses`` is true (``response_cache``: its file), else None."""
+    if not cfg.get("cache_responses"):
+        return None
+    from harness.models.response_cache import DEFAULT_PATH, ResponseStore
+
+    path = cfg.get("response_cache") or DEFAULT_PATH
+    try:
+        return ResponseStore(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(f"response_cache={path}: cannot open it ({exc})") from None
 
 
 def banner(model: Any, settings: TrialSettings, n_pending: int, n_done: int, run_dir: Path) -> str:
@@ -301,7 +338,12 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
                     stack.enter_context(m)
                 except (PreflightError, ModelError) as exc:
                     raise ConfigError(f"model {getattr(m, 'name', '?')}: {exc}") from None
-        return _run(cfg, run_dir, settings, strategy_spec, wrap_model(model, cfg), summarizer, jobs, ident, echo)
+        store = response_store(cfg)
+        if store is not None:
+            stack.callback(store.close)
+        summarizer = limit_and_cache(summarizer, _node(cfg.summarizer), store) if summarizer is not None else None
+        return _run(cfg, run_dir, settings, strategy_spec, wrap_model(model, cfg, model_spec, store), summarizer, jobs,
+                    ident, echo)
 
 
 def check_server_side(strategy: Any, model: Any, strategy_name: str) -> None:

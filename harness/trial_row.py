@@ -114,6 +114,8 @@ def token_columns(trial: Any) -> dict:
         "subagent_cost": round(sub.cost, 8),
         **total_columns(totals),
         "cost": round(trial.recorder.total_cost(), 8),
+        "cost_uncached": round(trial.recorder.total_cost_uncached(), 8),
+        "from_cache_calls": trial.recorder.from_cache_calls(),
         "agent_cost": round(agent.cost, 8),
         "summarizer_cost": round(summ.cost, 8),
         "pricing": trial.settings.pricing.name,

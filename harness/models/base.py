@@ -64,6 +64,8 @@ class Completion:
     ``context_edits`` are the edits a server applied to the request before the model read
     it (Anthropic's ``context_management.applied_edits``, and a ``compaction`` entry when the
     server compacted the context), as plain dicts with a ``type``.
+    ``from_cache`` is true when the reply was replayed from the response cache
+    (``harness.models.response_cache``): nothing was paid for it.
     """
 
     message: dict
@@ -71,6 +73,7 @@ class Completion:
     latency_s: float = 0.0
     raw: dict[str, Any] | None = None
     context_edits: list[dict] = field(default_factory=list)
+    from_cache: bool = False
 
 
 class Model(Protocol):

