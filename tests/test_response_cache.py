@@ -187,3 +187,32 @@ def test_the_store_is_thread_safe(tmp_path):
     for t in threads:
         t.join()
     assert inner.calls == 160 and store.hits == 160, "every call of the second round is a hit"
+
+
+def test_request_options_are_part_of_the_key(tmp_path):
+    """A server-side strategy's request options (context management) change what the server does, so the same
+    messages with other options are another request."""
+    from harness.models.base import request_options
+    from harness.models.response_cache import Cached, ResponseStore
+
+    class Echo:
+        name = "echo"
+        context_window = 1000
+        is_reference = False
+
+        def __init__(self):
+            self.calls = 0
+
+        def complete(self, messages, tools):
+            from harness.models.base import Completion
+            self.calls += 1
+            return Completion({"role": "assistant", "content": f"reply {self.calls}"})
+
+    inner = Echo()
+    store = ResponseStore(tmp_path / "r.sqlite")
+    messages = [{"role": "user", "content": "hi"}]
+    Cached(inner, store, {"model": "m"}, ["i", 0]).complete(messages, [])
+    with request_options(context_management={"edits": [{"type": "clear_tool_uses_20250919"}]}):
+        other = Cached(inner, store, {"model": "m"}, ["i", 0]).complete(messages, [])
+    again = Cached(inner, store, {"model": "m"}, ["i", 0]).complete(messages, [])
+    assert inner.calls == 2 and not other.from_cache and again.from_cache

@@ -35,7 +35,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from harness.models.base import Completion, Usage, session_for
+from harness.models.base import Completion, Usage, current_request_options, session_for
 
 DEFAULT_PATH = Path("results") / "cache" / "responses.sqlite"
 TRANSPORT_KEYS = ("retry", "timeout", "api_key_env", "max_concurrency", "cache_profile", "startup_timeout")
@@ -169,11 +169,15 @@ class Cached:
         return Cached(subagent_session(self.inner, instance, task, trial, run), self.store, self.settings, sample)
 
     def key(self, messages: list[dict], tools: list[dict]) -> str:
-        """The key of this call (counting how often this session sent the same request before)."""
-        base = request_key(self.settings, self.sample, 0, messages, tools)
+        """The key of this call (counting how often this session sent the same request before). A strategy's
+        request options (``models.base.current_request_options``: server-side context management) change what
+        the server does with the request, so they are part of the key."""
+        options = current_request_options()
+        settings = {**self.settings, "request_options": options} if options else self.settings
+        base = request_key(settings, self.sample, 0, messages, tools)
         occurrence = self._seen[base]
         self._seen[base] += 1
-        return base if occurrence == 0 else request_key(self.settings, self.sample, occurrence, messages, tools)
+        return base if occurrence == 0 else request_key(settings, self.sample, occurrence, messages, tools)
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
         """The recorded reply to this request, else the inner model's (then recorded)."""
