@@ -583,9 +583,17 @@ def strategy_zoo(results: Path) -> str:
             rows.append([f"`{strategy}`", budget, *zoo_cell(g)])
     return _table(["strategy", "budget", "success", "pass^k (k = trials)", "mean input tok (all calls)", "re-read rate",
                    "held the budget (trials over, max ratio)", "thrashing trials"], rows) + (
-        f"\n\n{NOTE_REALISTIC} Default suite (7 families x 2 instances, 2 trials). Input tokens count every model call of a "
+        f"\n\n{NOTE_REALISTIC} {_suite_size(t)}. Input tokens count every model call of a "
         "trial: agent, summarizer, sub-agents and stop hook. A trial did not hold the budget when any of its "
         "requests was larger than the budget (`over_budget_steps` > 0).")
+
+
+def _suite_size(t) -> str:
+    """``Default suite (F families x I instances, T trials)``, counted from the trial rows."""
+    families = t["family"].nunique()
+    instances = t.groupby("family")["instance_id"].nunique().max()
+    trials = t.groupby(["strategy", "budget", "instance_id"]).size().max()
+    return f"Default suite ({families} families x {instances} instances, {trials} trials)"
 
 
 def discrimination(results: Path) -> str:
