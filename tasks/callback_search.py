@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import random
 import re
+from typing import Iterable
 
 from harness.conversation import parse_arguments
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.kit.limits import limit_sentence
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited, latest_results,
                               make_call, rate_limited_notes, real_failures, reply, submit, tools_used)
 from tasks.repo_tools import grep_lines
@@ -106,6 +108,7 @@ FILE_HEADER = re.compile(r"^=== (\S+) \((\d+) lines\) ===")
 GREP_LINE = re.compile(r"^(\S+?):(\d+): (.*)$", re.M)
 GREP_HEADER = re.compile(r"^grep (.+?) · (\d+) matches", re.M)
 TARGET_NOTE = re.compile(r"TARGET: (src/\S+\.py):(\w+)")
+FOUND_NOTE = re.compile(r"Handler found: (src/\S+\.py):(\w+)")  # search phase: judged, more candidates to check
 CANDIDATES_NOTE = re.compile(r"Candidates: ([^\n]*)")
 CHECKED_NOTE = re.compile(r"Checked (src/\S+\.py)")
 VERIFY_NOTE = re.compile(r"Verified (src/\S+\.py): ([^\n]*)")
@@ -130,14 +133,17 @@ SUBTASK = (
 
 class CallbackSearch(TaskFamily):
     """Family generator. Knobs: ``files`` (files in the codebase), ``functions_per_file``
-    (generated functions per module) and ``grep_cap`` (lines a grep shows)."""
+    (generated functions per module), ``grep_cap`` (lines a grep shows) and ``max_calls_per_turn``
+    (the code host's documented limit on concurrent tool calls per turn)."""
 
     name = "callback_search"
 
-    def __init__(self, files: int = 120, functions_per_file: int = 26, grep_cap: int = 60) -> None:
+    def __init__(self, files: int = 120, functions_per_file: int = 26, grep_cap: int = 60,
+                 max_calls_per_turn: int = 2) -> None:
         self.files = self.check_knob("files", files, 20, 2000)
         self.functions_per_file = self.check_knob("functions_per_file", functions_per_file, 2, 100)
         self.grep_cap = self.check_knob("grep_cap", grep_cap, 5, 1000)
+        self.max_calls_per_turn = self.check_knob("max_calls_per_turn", max_calls_per_turn, 1, 64)
 
     def generate(self, seed: int) -> "CallbackSearchInstance":
         """The codebase for ``seed``: source modules with the target, its decoys and its call sites, tests, docs."""
@@ -349,6 +355,7 @@ class CallbackSearchInstance(TaskInstance):
         self.id = f"callback_search-f{family.files}-s{seed}"
         self.files = files
         self.grep_cap = family.grep_cap
+        self.max_calls_per_turn = family.max_calls_per_turn
         self.target = {"file": target_path, "function": target_name}
         self.sites = sites
         self.system_prompt = (
@@ -361,7 +368,8 @@ class CallbackSearchInstance(TaskInstance):
             "gateway reports a payment as completed or failed), and every call site of it in the application "
             "code under src/ (tests and docs do not count). A call site is the function whose body calls it. "
             "Submit submit(file=\"src/...py\", function=\"name\", call_sites=[{\"file\": \"src/...py\", "
-            "\"function\": \"name\"}, ...])."
+            "\"function\": \"name\"}, ...]). "
+            + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
         )
         self.tools = [
             tool_schema("list_files", "List every file of the repository.", {}, []),
@@ -479,13 +487,16 @@ def _functions(lines: list[str]) -> list[tuple[str, str]]:
     return found
 
 
-def _call_sites(lines: list[str], name: str) -> list[str]:
-    """Functions whose body calls ``name`` (or its import alias), skipping comments and docstrings.
+def _call_sites(lines: list[str], name: str, aliases: Iterable[str] = ()) -> list[str]:
+    """Functions whose body calls ``name`` (or an import alias of it), skipping comments and docstrings.
+
+    ``aliases``: alias names already known (the use grep shows ``import NAME as ALIAS`` lines),
+    so a file whose own import line the agent did not attend to still counts its aliased call.
 
     A ``def`` line ends any docstring (none spans a definition), so a docstring quote line the
     agent did not attend to (profile ``realistic``) confuses one function, not the rest of the file.
     """
-    names = {name}
+    names = {name, *aliases}
     for line in lines:
         m = re.search(rf"import {name} as (\w+)", line)
         if m:
@@ -534,7 +545,8 @@ class CallbackSearchPolicy:
 
     def _knowledge(self, messages: list[dict]) -> dict:
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
-                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {}}
+                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
+                   "found": None, "aliases": set()}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -563,13 +575,15 @@ class CallbackSearchPolicy:
                 tpath, tname = k["target"]
                 k["to_verify"] = sorted({p for p, _, line in hits if p.startswith("src/")
                                          and not (p == tpath and line.startswith(f"def {tname}("))})
+                k["aliases"] |= {m.group(1) for _, _, line in hits
+                                 for m in [re.search(rf"import {tname} as (\w+)", line)] if m}
         parsed = _file_contents(text)
         if parsed:
             path, lines = parsed
             k["lines"][path] = lines
             k["checked"][path] = _functions(lines)
             if k["target"]:
-                k["verified"][path] = _call_sites(lines, k["target"][1])
+                k["verified"][path] = _call_sites(lines, k["target"][1], k["aliases"])
 
     def _read_text(self, text: str, k: dict) -> None:
         if "files:" in text and "Listed the repository" in text:
@@ -587,6 +601,9 @@ class CallbackSearchPolicy:
             m = TARGET_NOTE.search(line)
             if m:
                 k["target"] = (m.group(1), m.group(2))
+            m = FOUND_NOTE.match(line)
+            if m:
+                k["found"] = (m.group(1), m.group(2))
             m = TO_VERIFY_NOTE.match(line)
             if m:
                 k["to_verify"] = [c for c in m.group(1).split(", ") if c and c != "none"]
@@ -620,18 +637,27 @@ class CallbackSearchPolicy:
         if k.get("reported"):
             return k
         if k["target"] is None:
-            for path in k["candidates"] or []:
-                name = self._judge(k["checked"].get(path, []))
-                if name:
-                    k["target"] = (path, name)
-                    break
+            self._settle_target(k)
         if k["target"]:  # files still in view need no second read
             for path in k["to_verify"] or []:
                 if path not in k["verified"] and path in k["lines"]:
-                    k["verified"][path] = _call_sites(k["lines"][path], k["target"][1])
+                    k["verified"][path] = _call_sites(k["lines"][path], k["target"][1], k["aliases"])
         for path, funcs in k["verified"].items():
             k["sites"] |= {(path, f) for f in funcs}
         return k
+
+    def _settle_target(self, k: dict) -> None:
+        """Judge the visible candidates (``found``); the target is settled once every candidate is checked.
+
+        A careful searcher checks every definition the grep found before it trusts one: the
+        deprecated twin and the other callbacks look alike until their docstrings are read.
+        """
+        for path in k["candidates"] or []:
+            name = self._judge(k["checked"].get(path, []))
+            if name and k["found"] is None:
+                k["found"] = (path, name)
+        if k["found"] and k["candidates"] is not None and all(p in k["checked"] for p in k["candidates"]):
+            k["target"] = k["found"]
 
     @staticmethod
     def _reads_due(k: dict) -> list[str]:
@@ -739,8 +765,9 @@ class CallbackSearchPolicy:
             if k["candidates"] is None:
                 return []
             checked = [p for p in k["candidates"] if p in k["checked"]]
+            found = [f"Handler found: {k['found'][0]}:{k['found'][1]}"] if k["found"] else []
             return ["Candidates: " + (", ".join(k["candidates"]) or "none"),
-                    "Candidates checked: " + (", ".join(checked) or "none")]
+                    "Candidates checked: " + (", ".join(checked) or "none"), *found]
         lines = [f"TARGET: {k['target'][0]}:{k['target'][1]}"]
         if k["to_verify"] is not None:
             verified = [p for p in k["to_verify"] if p in k["verified"]]
@@ -752,7 +779,8 @@ class CallbackSearchPolicy:
     def summarize(self, history_text: str) -> str:
         """Target and confirmed call sites; not which files were already checked."""
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
-                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {}}
+                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
+                   "found": None, "aliases": set()}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)
@@ -761,11 +789,10 @@ class CallbackSearchPolicy:
         for path, funcs in k["verified"].items():
             k["sites"] |= {(path, f) for f in funcs}
         findings = []
-        if k["target"] is None and k["candidates"]:
-            for path in k["candidates"]:
-                name = self._judge(k["checked"].get(path, []))
-                if name:
-                    k["target"] = (path, name)
+        if k["target"] is None:
+            self._settle_target(k)
+        if k["target"] is None and k["found"]:
+            findings.append(f"Handler found: {k['found'][0]}:{k['found'][1]}")
         if k["target"]:
             findings.append(f"TARGET: {k['target'][0]}:{k['target'][1]}")
             findings.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))

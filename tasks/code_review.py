@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass
 
 from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.kit.limits import limit_sentence
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
                               other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
 from tasks.repo_tools import grep_lines
@@ -170,13 +171,15 @@ class Bug:
 
 
 class CodeReview(TaskFamily):
-    """Family generator. Knobs: ``files`` (modules in the repository), ``bugs`` (planted bugs)."""
+    """Family generator. Knobs: ``files`` (modules in the repository), ``bugs`` (planted bugs),
+    ``max_calls_per_turn`` (the code host's documented limit on concurrent tool calls per turn)."""
 
     name = "code_review"
 
-    def __init__(self, files: int = 44, bugs: int = 6) -> None:
+    def __init__(self, files: int = 44, bugs: int = 6, max_calls_per_turn: int = 4) -> None:
         self.files = self.check_knob("files", files, len(HELPERS) + 2, MAX_FILES)
         self.bugs = self.check_knob("bugs", bugs, 1, files - len(HELPERS))
+        self.max_calls_per_turn = self.check_knob("max_calls_per_turn", max_calls_per_turn, 1, 64)
 
     def generate(self, seed: int) -> "CodeReviewInstance":
         """Generate the repository for ``seed``."""
@@ -453,6 +456,7 @@ class CodeReviewInstance(TaskInstance):
         self.id = f"code_review-f{family.files}-s{seed}"
         self.files = files
         self.bugs = bugs
+        self.max_calls_per_turn = family.max_calls_per_turn
         self.repo = f"acme-platform @ {random.Random(seed).randrange(16**7):07x}"
         self.system_prompt = (
             "You are a senior code reviewer. You work only through the tools you are given. Review carefully: "
@@ -465,7 +469,8 @@ class CodeReviewInstance(TaskInstance):
             "modules, off-by-one loop bounds, inverted comparisons, mutable default arguments, files opened and "
             "never closed, SQL built by string formatting from arguments, divisions without a zero guard. Some "
             "code only looks suspicious; report real bugs only. Submit every buggy function once with "
-            "submit(findings=[{\"file\": path, \"function\": name}, ...])."
+            "submit(findings=[{\"file\": path, \"function\": name}, ...]). "
+            + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
         )
         self.tools = [
             tool_schema("list_files", "List every file of the repository with its size.", {}),

@@ -131,9 +131,14 @@ def test_notes_over_headtail_find_and_verify_without_thrashing(tmp_path, budget)
     from strategies.notes import Notes
     from tests.family_helpers import run
 
-    row, _ = run(tmp_path, CallbackSearch(), seed=0, strategy=Notes(base=HeadTail()), budget=budget, max_steps=60)
+    row, instance = run(tmp_path, CallbackSearch(), seed=0, strategy=Notes(base=HeadTail()), budget=budget,
+                        max_steps=60)
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
-    assert row["rereads"] == 0, "nothing is read twice"
+    # every candidate is checked before the target is settled, so a caller that also defines a *callback*
+    # function (retry's replay_failed_callbacks) or the deprecated twin is read in both phases; nothing else twice
+    grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
+    both = {line.split(":", 1)[0] for line in grep.splitlines()[1:]} & set(_candidates(instance))
+    assert row["rereads"] <= len(both - {instance.target["file"]}), "only files of both phases are read twice"
 
 
 # --- batching (profile realistic): parallel_calls, multi-result rounds, rate limits ---------------------------
@@ -269,8 +274,9 @@ def test_early_answer_and_sub_agent_hooks():
 
 def test_realistic_smoke_run_takes_few_steps(tmp_path):
     """Profile realistic at smoke size: the four dependent rounds (list+grep, candidates, use grep, files to
-    verify) and the submit, each read round split only when it exceeds the turn's batch (drawn in [4, 8]):
-    at most 3 + ceil(candidates / 4) + ceil(to_verify / 4) steps, and at most half of perfect's."""
+    verify) and the submit, each read round split by the task's limit of 2 calls per turn (a turn that sends
+    more has 2 done and the rest rate limited): at most 3 + ceil(candidates / 2) + ceil(to_verify / 2) steps,
+    fewer steps and tokens than perfect's one call per step."""
     from tests.batch_helpers import profiled_row
 
     for seed in range(3):
@@ -279,11 +285,11 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
         candidates = len(_candidates(instance))
         grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
         to_verify = len({line.split(":", 1)[0] for line in grep.splitlines()[1:] if line.startswith("src/")})
-        bound = 3 + -(-candidates // 4) + -(-to_verify // 4)
+        bound = 3 + -(-candidates // 2) + -(-to_verify // 2)
         for trial in range(2):
             row = profiled_row(tmp_path, CallbackSearch(**SMOKE).generate(seed), trial=trial)
             assert row["outcome"] == "submitted" and row["steps"] <= bound, (seed, trial, row["steps"], bound)
-            assert 2 * row["steps"] <= perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 1.5
+            assert row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"]
 
 
 def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
