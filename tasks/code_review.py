@@ -147,7 +147,7 @@ MAX_FILES = len(HELPERS) + len(DOMAINS) * len(MODULES)
 HEADER = re.compile(r"^=== (\S+\.py) · (\d+) lines", re.M)
 LISTING_HEADER = "Repository listing"
 LISTING_LINE = re.compile(r"^  (app/\S+\.py)\s", re.M)
-NUMBERED = re.compile(r"^ *\d+  ?(.*)$")
+NUMBERED = re.compile(r"^ *(\d+)  ?(.*)$")
 VERDICT = re.compile(r"Reviewed (\S+\.py): (clean|bugs in [^\n]*)")
 FINDINGS = re.compile(r"Findings so far: ([^\n]*)")
 NOTED_BUG = re.compile(r"(\w+) \((\w+)\)")  # "bugs in parse_row (off_by_one), ..." of a verdict note
@@ -588,12 +588,22 @@ class CodeReviewInstance(TaskInstance):
 
 # --- reference policy ------------------------------------------------------------------------------------------
 
-def _strip_numbers(text: str) -> str:
-    out = []
+UNREAD = "    # (line not read)"  # stands for a numbered line missing from what the agent attended to
+
+
+def _numbered_lines(text: str) -> dict[int, str]:
+    """Line number -> code of a ``read_file`` result (the lines the agent has in view)."""
+    lines: dict[int, str] = {}
     for line in text.splitlines()[1:]:
         match = NUMBERED.match(line)
-        out.append(match.group(1) if match else line)
-    return "\n".join(out)
+        if match:
+            lines[int(match.group(1))] = match.group(2)
+    return lines
+
+
+def _source(lines: dict[int, str], total: int) -> str:
+    """The file's text from its numbered lines; a number it did not read becomes ``UNREAD`` (a gap it can see)."""
+    return "\n".join(lines.get(number, UNREAD) for number in range(1, total + 1))
 
 
 def _functions(source: str) -> list[tuple[str, str]]:
@@ -697,14 +707,16 @@ class ReviewPolicy:
     chunk = 8
 
     def _state(self, tool_outputs: list[str], notes: list[str]):
-        contents: dict[str, str] = {}
+        seen: dict[str, tuple[int, dict[int, str]]] = {}  # every visible copy of a file, merged line by line
         order: list[str] = []
         for text in tool_outputs:
             header = HEADER.match(text)
             if header:
-                contents[header.group(1)] = _strip_numbers(text)
+                total, lines = seen.get(header.group(1), (int(header.group(2)), {}))
+                seen[header.group(1)] = (total, {**lines, **_numbered_lines(text)})
             elif text.startswith(LISTING_HEADER):
                 order = LISTING_LINE.findall(text)
+        contents = {path: _source(lines, total) for path, (total, lines) in seen.items()}
         verdicts: dict[str, str] = {}
         findings: dict[tuple[str, str], str] = {}
         last: list[str] = []
@@ -776,17 +788,33 @@ class ReviewPolicy:
         return ReviewSubPolicy()
 
     def _judge(self, path: str, contents: dict[str, str]) -> tuple[list[tuple[str, str]] | None, str | None]:
-        """Bugs of ``path`` or, when a helper module is needed and not visible, that module."""
+        """Bugs of ``path``, or the file to read first: a helper module it needs that is not visible (or whose
+        definition of a called helper it did not read), or ``path`` itself when a function it would report
+        has a line it did not read (a careful reviewer looks again before reporting)."""
         source = contents[path]
         signatures: dict[str, list[str]] = {}
         for module, names in helper_imports(source).items():
-            called = any(re.search(rf"\b{n}\((?![^)]*=)", source) for n in names)
+            called = [n for n in names if re.search(rf"\b{n}\((?![^)]*=)", source)]
             if not called:
                 continue
             if module not in contents:
                 return None, module
-            signatures.update(helper_signatures(contents[module]))
-        return detect(source, signatures), None
+            found = helper_signatures(contents[module])
+            if any(name not in found for name in called):
+                return None, module
+            signatures.update(found)
+        bugs = detect(source, signatures)
+        unclear = {name for name, body in _functions(source) if UNREAD in body}
+        if any(name in unclear for name, _ in bugs):
+            return None, path
+        return bugs, None
+
+    @staticmethod
+    def _why(path: str, needed: str) -> str:
+        """The note that says why it reads ``needed`` before judging ``path``."""
+        if needed == path:
+            return f"Part of {path} did not read clearly; reading it again before I report on it."
+        return f"To check the helper calls in {path} I need the definitions in {needed}; reading it."
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """List, read the next file (or a helper module it needs), judge, or submit."""
@@ -820,7 +848,7 @@ class ReviewPolicy:
                 break
             bugs, needed = self._judge(path, contents)
             if needed is not None:
-                notes.append(f"To check the helper calls in {path} I need the definitions in {needed}; reading it.")
+                notes.append(self._why(path, needed))
                 action = make_call("read_file", path=needed)
                 break
             for func, kind in bugs:
@@ -931,7 +959,7 @@ class ReviewSubPolicy(ReviewPolicy):
                 return reply("\n".join(notes), make_call("read_file", path=path))
             bugs, needed = self._judge(path, contents)
             if needed is not None:
-                notes.append(f"To check the helper calls in {path} I need the definitions in {needed}; reading it.")
+                notes.append(self._why(path, needed))
                 return reply("\n".join(notes), make_call("read_file", path=needed))
             findings += [f"{path}::{f} ({k})" for f, k in bugs]
             notes.append(f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"))
