@@ -110,7 +110,7 @@ HELPERS: dict[str, list[tuple[str, list[str], list[str]]]] = {
             '"""Cut ``text`` to at most ``limit`` characters at a word boundary."""',
             "if len(text) <= limit:",
             "    return text",
-            "cut = text[:limit].rsplit(\" \", 1)[0]",
+            "cut = text[: max(limit - 1, 0)].rsplit(\" \", 1)[0]  # one character is left for the ellipsis",
             "return cut.rstrip(\",.;:\") + ELLIPSIS"]),
         ("join_fields", ["fields", "sep"], [
             '"""Join non-empty ``fields`` with ``sep``, escaping separators inside fields."""',
@@ -257,7 +257,7 @@ def _t_mutable(rng, noun, variant):
     if variant == "decoy":
         name = f"format_{noun}_row"
         return name, [f"def {name}({noun}, columns=(\"id\", \"status\", \"updated_at\")):",
-                      f'    """One CSV row for ``{noun}`` with the given ``columns``."""',
+                      f'    """The ``columns`` of ``{noun}`` joined with commas, for a debug log line."""',
                       f"    return \",\".join(str(getattr({noun}, c, \"\")) for c in columns)"]
     return name, [f"def {name}({noun}, seen=None):", f'    """Collect the tags of ``{noun}`` into ``seen`` and return it."""',
                   "    if seen is None:", "        seen = []", f"    for tag in getattr({noun}, \"tags\", ()):",
@@ -295,7 +295,7 @@ def _t_sql(rng, noun, variant):
 
 def _t_div(rng, noun, variant):
     name = f"average_{noun}_value"
-    head = [f"def {name}(records):", f'    """Mean ``value`` of the {noun} ``records``."""',
+    head = [f"def {name}(records):", f'    """Mean ``value`` of the {noun} ``records`` (0 when there are none)."""',
             "    total = sum(r.value for r in records)", "    count = len(records)"]
     if variant == "bug":
         return name, head + ["    return total / count"]
@@ -314,7 +314,7 @@ def _t_call(rng, noun, variant, helper):
     else:
         args = ", ".join(params)
     return name, [f"def {name}({', '.join(params)}, dry_run=False):",
-                  f'    """Apply ``{hname}`` to the {noun} figures; log instead of storing when ``dry_run``."""',
+                  f'    """Apply ``{hname}`` to the {noun} figures and return the result; ``dry_run`` also logs the call."""',
                   "    if dry_run:", f"        log.info(\"dry run: {hname} for {noun}\")",
                   f"    result = {hname}({args})", f"    log.debug(\"{hname} -> %r\", result)", "    return result"]
 
