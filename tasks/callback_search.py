@@ -461,15 +461,49 @@ def _paths(listing: str) -> list[str]:
     return [p for p in listing.split(", ") if p and p != "none"]
 
 
+UNREAD = "    # (line not read)"  # stands for a numbered line missing from what the agent attended to
+
+
 def _file_contents(text: str) -> tuple[str, list[str]] | None:
+    """(path, lines) of a ``read_file`` result; a line number the agent did not attend to is ``UNREAD``."""
     header = FILE_HEADER.match(text)
     if not header:
         return None
-    lines = []
+    numbered: dict[int, str] = {}
     for raw in text.splitlines()[1:]:
         m = NUMBERED.match(raw)
-        lines.append(m.group(2) if m else "")
-    return header.group(1), lines
+        if m:
+            numbered[int(m.group(1))] = m.group(2)
+    return header.group(1), [numbered.get(n, UNREAD) for n in range(1, int(header.group(2)) + 1)]
+
+
+def _merge(old: list[str] | None, new: list[str]) -> list[str]:
+    """Two visible copies of one file, line by line: a line read in either copy is read."""
+    if old is None or len(old) != len(new):
+        return new
+    return [b if b != UNREAD else a for a, b in zip(old, new)]
+
+
+def _unclear(lines: list[str], numbers: Iterable[int]) -> bool:
+    """Whether a line the greps pointed at (1-based ``numbers``), or the docstring after a def among them, is unread."""
+    for number in numbers:
+        span = lines[number - 1: number + 5] if lines[number - 1].lstrip().startswith("def ") else lines[number - 1: number]
+        if any(line == UNREAD for line in span):
+            return True
+    return False
+
+
+def _enclosing_unclear(lines: list[str], name: str, aliases: Iterable[str]) -> bool:
+    """Whether an unread line lies between a call of ``name`` (or an alias) and the ``def`` it is attributed to."""
+    call = re.compile(r"(?<![\w])(?:\w+\.)?(" + "|".join(map(re.escape, sorted({name, *aliases}))) + r")\(")
+    last_def = 0
+    for index, line in enumerate(lines):
+        if re.match(r"^def \w+\(", line):
+            last_def = index
+        elif call.search(line) and not line.lstrip().startswith(("from ", "import ")):
+            if any(row == UNREAD for row in lines[last_def:index]):
+                return True
+    return False
 
 
 def _functions(lines: list[str]) -> list[tuple[str, str]]:
@@ -546,7 +580,7 @@ class CallbackSearchPolicy:
     def _knowledge(self, messages: list[dict]) -> dict:
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
-                   "found": None, "aliases": set()}
+                   "found": None, "aliases": set(), "pointed": {}, "unclear": set()}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -571,19 +605,35 @@ class CallbackSearchPolicy:
             hits = [(p, int(n), line) for p, n, line in GREP_LINE.findall(text)]
             if grep.group(1) == DEF_GREP:
                 k["candidates"] = sorted({p for p, _, _ in hits if p.startswith("src/")})
+                for p, n, _ in hits:
+                    k["pointed"].setdefault(p, set()).add(n)
             elif k["target"] and grep.group(1) == rf"\b{k['target'][1]}\b":
                 tpath, tname = k["target"]
                 k["to_verify"] = sorted({p for p, _, line in hits if p.startswith("src/")
                                          and not (p == tpath and line.startswith(f"def {tname}("))})
                 k["aliases"] |= {m.group(1) for _, _, line in hits
                                  for m in [re.search(rf"import {tname} as (\w+)", line)] if m}
+                for p, n, _ in hits:
+                    k["pointed"].setdefault(p, set()).add(n)
         parsed = _file_contents(text)
         if parsed:
             path, lines = parsed
-            k["lines"][path] = lines
+            lines = k["lines"][path] = _merge(k["lines"].get(path), lines)
+            if self._unclear_file(path, lines, k):
+                k["unclear"].add(path)  # read again before it is noted (a careful reader looks again)
+                return
+            k["unclear"].discard(path)
             k["checked"][path] = _functions(lines)
             if k["target"]:
                 k["verified"][path] = _call_sites(lines, k["target"][1], k["aliases"])
+
+    @staticmethod
+    def _unclear_file(path: str, lines: list[str], k: dict) -> bool:
+        """Whether a line it must judge is unread: a line a grep pointed at (a callback ``def`` and its
+        docstring, a use of the target), or a line between a call and the ``def`` it belongs to."""
+        if _unclear(lines, k["pointed"].get(path, ())):
+            return True
+        return bool(k["target"]) and _enclosing_unclear(lines, k["target"][1], k["aliases"])
 
     def _read_text(self, text: str, k: dict) -> None:
         if "files:" in text and "Listed the repository" in text:
@@ -640,7 +690,7 @@ class CallbackSearchPolicy:
             self._settle_target(k)
         if k["target"]:  # files still in view need no second read
             for path in k["to_verify"] or []:
-                if path not in k["verified"] and path in k["lines"]:
+                if path not in k["verified"] and path in k["lines"] and not self._unclear_file(path, k["lines"][path], k):
                     k["verified"][path] = _call_sites(k["lines"][path], k["target"][1], k["aliases"])
         for path, funcs in k["verified"].items():
             k["sites"] |= {(path, f) for f in funcs}
@@ -748,7 +798,9 @@ class CallbackSearchPolicy:
             parsed = _file_contents(text)
             if parsed:
                 path = parsed[0]
-                if k["target"] and path in (k["to_verify"] or []):
+                if path in k["unclear"]:
+                    lines.append(f"Part of {path} did not read clearly; I will read it again.")
+                elif k["target"] and path in (k["to_verify"] or []):
                     found = k["verified"].get(path, [])
                     lines.append(f"Verified {path}: " + (", ".join(f"{path}:{f}" for f in found) or "no call (mention only)"))
                 else:
@@ -780,7 +832,7 @@ class CallbackSearchPolicy:
         """Target and confirmed call sites; not which files were already checked."""
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
-                   "found": None, "aliases": set()}
+                   "found": None, "aliases": set(), "pointed": {}, "unclear": set()}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)
