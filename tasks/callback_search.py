@@ -118,6 +118,7 @@ VERIFIED_LIST = re.compile(r"Verified so far: ([^\n]*)")  # restated every reply
 SITES = re.compile(r"Call sites so far: ([^\n]*)")
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
+SCOPE_RULE = re.compile(r"application code under src/")  # the task's scope rule (prompt and sub-task both say it)
 # delegation (strategy ``isolate``): one sub-agent does the whole search; its report is parsed
 REPORT_TARGET = re.compile(r"^Sub-agent report: the payment-callback handler is (src/\S+\.py):(\w+)", re.M)
 REPORT_SITES = re.compile(r"^Call sites \(\d+\): ([^\n]*)", re.M)
@@ -337,7 +338,7 @@ def _notify_caller() -> str:
 
 def _caller_function(name: str, arg: str, call: str) -> str:
     return (f"def {name}({arg}):\n"
-            f'    """{name.replace("_", " ").capitalize()}."""\n'
+            f'    """{name.replace("_", " ").capitalize()}: passes the event on to the payment callback handler."""\n'
             f"    logger.info(\"{name} start\")\n"
             f"    result = {call}\n"
             "    metrics.increment(\"callbacks.dispatched\")\n"
@@ -364,9 +365,12 @@ class CallbackSearchInstance(TaskInstance):
             "reading the code. When you are done, call submit."
         )
         self.user_prompt = (
-            "Find the function that handles the payment gateway's callbacks (the handler that runs when the "
-            "gateway reports a payment as completed or failed), and every call site of it in the application "
-            "code under src/ (tests and docs do not count). A call site is the function whose body calls it. "
+            "Find the function that handles the payment gateway's callbacks: the handler that runs when the "
+            "gateway reports a payment as completed, failed or refunded (a deprecated handler that nothing calls "
+            "any more, the callbacks of other services and the endpoints that only pass the event on do not "
+            "count). Then find every call site of it in the application code under src/ (tests and docs do not "
+            "count). A call site is a function whose body calls it: directly, through an import alias or as a "
+            "module attribute; mentions in comments, log strings and docstrings are not calls. "
             "Submit submit(file=\"src/...py\", function=\"name\", call_sites=[{\"file\": \"src/...py\", "
             "\"function\": \"name\"}, ...]). "
             + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
@@ -580,7 +584,8 @@ class CallbackSearchPolicy:
     def _knowledge(self, messages: list[dict]) -> dict:
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
-                   "found": None, "aliases": set(), "pointed": {}, "unclear": set()}
+                   "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
+                   "scope": ""}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -609,7 +614,7 @@ class CallbackSearchPolicy:
                     k["pointed"].setdefault(p, set()).add(n)
             elif k["target"] and grep.group(1) == rf"\b{k['target'][1]}\b":
                 tpath, tname = k["target"]
-                k["to_verify"] = sorted({p for p, _, line in hits if p.startswith("src/")
+                k["to_verify"] = sorted({p for p, _, line in hits if p.startswith(k["scope"])
                                          and not (p == tpath and line.startswith(f"def {tname}("))})
                 k["aliases"] |= {m.group(1) for _, _, line in hits
                                  for m in [re.search(rf"import {tname} as (\w+)", line)] if m}
@@ -636,6 +641,8 @@ class CallbackSearchPolicy:
         return bool(k["target"]) and _enclosing_unclear(lines, k["target"][1], k["aliases"])
 
     def _read_text(self, text: str, k: dict) -> None:
+        if SCOPE_RULE.search(text):
+            k["scope"] = "src/"  # the task's rule, read while it is in view: tests and docs do not count
         if "files:" in text and "Listed the repository" in text:
             k["listed"] = True
         for line in text.splitlines():
@@ -832,7 +839,8 @@ class CallbackSearchPolicy:
         """Target and confirmed call sites; not which files were already checked."""
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
-                   "found": None, "aliases": set(), "pointed": {}, "unclear": set()}
+                   "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
+                   "scope": ""}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)

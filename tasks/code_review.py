@@ -158,6 +158,7 @@ REMAINING = re.compile(r"remaining files: ([^\n]*)")
 SUBTASK_FILES = re.compile(r"^Files to review \((\d+)\): ([^\n]*)$", re.M)
 REPORT_REVIEWED = re.compile(r"Sub-agent report: reviewed \d+ files: ([^\n]*)")
 REPORT_BUGS = re.compile(r"^Bugs found: ([^\n]*)$", re.M)
+SCOPE = re.compile(r"Out of scope: files under ((?:app/\w+/(?:, )?)+) belong to other teams")
 REPO_NAME = re.compile(r"Review the Python repository (.+?) \(\d+ files")
 
 
@@ -172,13 +173,15 @@ class Bug:
 
 class CodeReview(TaskFamily):
     """Family generator. Knobs: ``files`` (modules in the repository), ``bugs`` (planted bugs),
-    ``max_calls_per_turn`` (the code host's documented limit on concurrent tool calls per turn)."""
+    ``max_calls_per_turn`` (the code host's documented limit on concurrent tool calls per turn),
+    ``other_teams`` (domains the prompt puts out of scope, each with one planted bug that must not be reported)."""
 
     name = "code_review"
 
-    def __init__(self, files: int = 44, bugs: int = 6, max_calls_per_turn: int = 4) -> None:
+    def __init__(self, files: int = 44, bugs: int = 6, max_calls_per_turn: int = 4, other_teams: int = 1) -> None:
         self.files = self.check_knob("files", files, len(HELPERS) + 2, MAX_FILES)
-        self.bugs = self.check_knob("bugs", bugs, 1, files - len(HELPERS))
+        self.bugs = self.check_knob("bugs", bugs, 1, files - len(HELPERS) - other_teams)
+        self.other_teams = self.check_knob("other_teams", other_teams, 0, 3)
         self.max_calls_per_turn = self.check_knob("max_calls_per_turn", max_calls_per_turn, 1, 64)
 
     def generate(self, seed: int) -> "CodeReviewInstance":
@@ -186,7 +189,10 @@ class CodeReview(TaskFamily):
         rng = random.Random(f"code_review:{seed}")
         combos = [f"app/{d}/{m}.py" for d in DOMAINS for m in MODULES]
         domain_paths = sorted(rng.sample(combos, self.files - len(HELPERS)))
-        bug_paths = rng.sample(domain_paths, self.bugs)
+        excluded = self._other_teams(rng, domain_paths)
+        in_scope = [p for p in domain_paths if not p.startswith(excluded)]
+        bug_paths = rng.sample(in_scope, self.bugs)
+        bug_paths += [rng.choice([p for p in domain_paths if p.startswith(prefix)]) for prefix in excluded]
         others = KINDS[1:]
         rng.shuffle(others)
         kinds = [KINDS[0]] + others
@@ -200,7 +206,22 @@ class CodeReview(TaskFamily):
             files[path] = text
             if bug:
                 bugs.append(Bug(path, bug, planned[path]))
-        return CodeReviewInstance(self, seed, dict(sorted(files.items())), bugs)
+        answer = [b for b in bugs if not b.file.startswith(excluded)]
+        return CodeReviewInstance(self, seed, dict(sorted(files.items())), answer, excluded,
+                                  [b for b in bugs if b.file.startswith(excluded)])
+
+    def _other_teams(self, rng: random.Random, domain_paths: list[str]) -> tuple[str, ...]:
+        """The folders (``app/<domain>/``) of ``other_teams`` domains, leaving room for the in-scope bugs."""
+        domains = sorted({p.split("/")[1] for p in domain_paths})
+        rng.shuffle(domains)
+        chosen: list[str] = []
+        for domain in domains:
+            if len(chosen) == self.other_teams:
+                break
+            prefixes = tuple(f"app/{d}/" for d in [*chosen, domain])
+            if sum(not p.startswith(prefixes) for p in domain_paths) >= self.bugs:
+                chosen.append(domain)
+        return tuple(sorted(f"app/{d}/" for d in chosen))
 
 
 def _helper_module(path: str) -> str:
@@ -446,16 +467,28 @@ def _domain_module(rng: random.Random, path: str, bug_kind: str | None) -> tuple
     return "\n".join(lines).rstrip() + "\n", bug_function
 
 
+def _scope_sentence(out_of_scope: tuple[str, ...]) -> str:
+    """The prompt's scope rule (empty when every file is in scope); the policy reads it back with ``SCOPE``."""
+    if not out_of_scope:
+        return ""
+    folders = ", ".join(out_of_scope)
+    return (f"Out of scope: files under {folders} belong to other teams; do not review them and do not report "
+            "their bugs. ")
+
+
 class CodeReviewInstance(TaskInstance):
     """One generated repository."""
 
     family = CodeReview.name
 
-    def __init__(self, family: CodeReview, seed: int, files: dict[str, str], bugs: list[Bug]) -> None:
+    def __init__(self, family: CodeReview, seed: int, files: dict[str, str], bugs: list[Bug],
+                 out_of_scope: tuple[str, ...] = (), other_bugs: list[Bug] | None = None) -> None:
         self.seed = seed
         self.id = f"code_review-f{family.files}-s{seed}"
         self.files = files
         self.bugs = bugs
+        self.out_of_scope = out_of_scope
+        self.other_bugs = other_bugs or []
         self.max_calls_per_turn = family.max_calls_per_turn
         self.repo = f"acme-platform @ {random.Random(seed).randrange(16**7):07x}"
         self.system_prompt = (
@@ -468,7 +501,8 @@ class CodeReviewInstance(TaskInstance):
             "Find every function with a real bug: wrong argument order in calls to helpers defined in other "
             "modules, off-by-one loop bounds, inverted comparisons, mutable default arguments, files opened and "
             "never closed, SQL built by string formatting from arguments, divisions without a zero guard. Some "
-            "code only looks suspicious; report real bugs only. Submit every buggy function once with "
+            "code only looks suspicious; report real bugs only. " + _scope_sentence(self.out_of_scope)
+            + "Submit every buggy function once with "
             "submit(findings=[{\"file\": path, \"function\": name}, ...]). "
             + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
         )
@@ -553,13 +587,13 @@ class CodeReviewInstance(TaskInstance):
             if text.startswith(LISTING_HEADER):
                 listed = LISTING_LINE.findall(text)
         reviewed = {path for text in texts(messages) for path, _ in VERDICT.findall(text)}
-        missing = [path for path in listed if path not in reviewed]
+        missing = [path for path in listed if path not in reviewed and not path.startswith(self.out_of_scope)]
         if not missing:
             return None
         return f"{len(missing)} listed files have no visible review: {', '.join(missing)}"
 
     def trial_metrics(self, tool_log: list[dict]) -> dict:
-        """File coverage: distinct files read / files (sub-agents' reads included).
+        """File coverage: distinct in-scope files read / in-scope files (sub-agents' reads included).
 
         With sub-agents (strategy ``isolate``) also ``files_read_summed``: distinct files read per
         context (the main agent and each sub-agent), summed, as seed 000 §7.3 reports isolation.
@@ -570,8 +604,9 @@ class CodeReviewInstance(TaskInstance):
         for e in tool_log:
             if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource"):
                 per_context.setdefault(e.get("subagent"), set()).add(e["resource"])
-        metrics = {"files_read": len(read), "files_total": len(self.files),
-                   "file_coverage": round(len(read) / len(self.files), 4)}
+        in_scope = {f"file:{p}" for p in self.files if not p.startswith(self.out_of_scope)}
+        metrics = {"files_read": len(read), "files_total": len(self.files), "files_in_scope": len(in_scope),
+                   "file_coverage": round(len(read & in_scope) / len(in_scope), 4)}
         if any(key is not None for key in per_context):
             # seed 000 §7.3 counts isolation's coverage summed over the contexts (48 of 44 there)
             metrics["files_read_summed"] = sum(len(files) for files in per_context.values())
@@ -583,7 +618,7 @@ class CodeReviewInstance(TaskInstance):
 
     def data_fingerprint(self) -> list:
         """Every file and the planted bugs."""
-        return [self.files, [vars(b) for b in self.bugs]]
+        return [self.files, [vars(b) for b in self.bugs], list(self.out_of_scope), [vars(b) for b in self.other_bugs]]
 
 
 # --- reference policy ------------------------------------------------------------------------------------------
@@ -743,6 +778,8 @@ class ReviewPolicy:
             for line in REPORT_BUGS.findall(text):
                 for path, func, kind in FINDING_ITEM.findall(line):
                     findings[(path, func)] = kind
+        excluded = tuple(p for text in notes for m in [SCOPE.search(text)] if m for p in m.group(1).split(", "))
+        order = [p for p in order if not p.startswith(excluded)]  # the task's scope, while it is in view
         offset = 0
         if not order and remaining is not None:
             order = remaining

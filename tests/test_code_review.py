@@ -28,7 +28,7 @@ def test_repository_is_valid_python_with_the_planted_bugs():
         ast.parse(text)
     signatures = {n: p for m in HELPERS for n, p, _ in HELPERS[m]}
     found = {(p, f) for p, t in instance.files.items() for f, _ in detect(t, signatures)}
-    assert found == {(b.file, b.function) for b in instance.bugs}
+    assert found == {(b.file, b.function) for b in instance.bugs + instance.other_bugs}
     # the cross-file bug is invisible without the helper's definition
     blind = {(p, f) for p, t in instance.files.items() for f, _ in detect(t, {})}
     assert blind < found
@@ -244,7 +244,7 @@ def test_every_template_misbehaves_exactly_where_a_bug_is_planted_over_many_seed
     seen_kinds: set[str] = set()
     for seed in range(25):
         instance = CodeReview().generate(seed)
-        planted = {(b.file, b.function) for b in instance.bugs}
+        planted = {(b.file, b.function) for b in instance.bugs + instance.other_bugs}
         seen_kinds |= {b.kind for b in instance.bugs}
         for path, text in instance.files.items():
             if path in HELPERS:
@@ -281,3 +281,30 @@ def test_helper_modules_do_what_their_docstrings_say():
         assert len(helpers["truncate_text"](text, limit)) <= limit
     for helper, (args, expected) in HELPER_PROBES.items():
         assert helpers[helper](*args) == expected, helper
+
+
+def test_the_scope_rule_changes_the_answer_over_many_seeds():
+    """Issue 13 §3 (an early constraint must change the answer): every instance puts ``other_teams`` domains out
+    of scope in its prompt, each with a real planted bug that the answer excludes; reporting it fails."""
+    for seed in range(40):
+        instance = CodeReview().generate(seed)
+        assert len(instance.out_of_scope) == 1 and f"files under {instance.out_of_scope[0]}" in instance.user_prompt
+        assert len(instance.other_bugs) == 1 and instance.other_bugs[0].file.startswith(instance.out_of_scope)
+        assert not any(b.file.startswith(instance.out_of_scope) for b in instance.bugs)
+        truth = [{"file": b.file, "function": b.function} for b in instance.bugs]
+        extra = [{"file": b.file, "function": b.function} for b in instance.other_bugs]
+        assert instance.grade({"findings": truth}).success and not instance.grade({"findings": truth + extra}).success
+    assert not CodeReview(other_teams=0).generate(0).out_of_scope
+
+
+def test_without_the_task_statement_the_reviewer_reports_out_of_scope_bugs():
+    """The scope is stated once, in the task: a policy that no longer sees it reviews every listed file."""
+    from tasks.code_review import SCOPE
+
+    instance = CodeReview(**SMOKE).generate(0)
+    assert SCOPE.search(instance.user_prompt)
+    policy = instance.reference_policy()
+    listing = instance.call("list_files", {}).content
+    with_task = policy._state([listing], [instance.user_prompt])[1]
+    without = policy._state([listing], [])[1]
+    assert set(without) - set(with_task) == {p for p in instance.files if p.startswith(instance.out_of_scope)}
