@@ -93,6 +93,8 @@ CALLBACK_DISTRACTORS = [
     ("reporting", "exports", "export_done_callback", "Called by the export worker when a report file is ready."),
 ]
 TARGET_NAMES = ["handle_payment_callback", "process_gateway_callback", "on_payment_callback"]
+ALIASES = ["apply_gateway_event", "dispatch_payment_event", "on_gateway_event"]  # the facade's name for the target
+FACADE = "src/payment/events.py"  # re-exports the target under an alias (``payment.events``)
 TARGET_FILES = ["callbacks", "gateway_events", "webhook_handlers"]
 CALLER_SPECS = [
     ("api", "webhooks", "payment_gateway_webhook", "request"),
@@ -108,6 +110,7 @@ FILE_HEADER = re.compile(r"^=== (\S+) \((\d+) lines\) ===")
 GREP_LINE = re.compile(r"^(\S+?):(\d+): (.*)$", re.M)
 GREP_HEADER = re.compile(r"^grep (.+?) · (\d+) matches", re.M)
 TARGET_NOTE = re.compile(r"TARGET: (src/\S+\.py):(\w+)")
+ALIAS_NOTE = re.compile(r"Alias: (src/\S+\.py) re-exports (\w+) as (\w+)")  # noted once, after the use grep
 FOUND_NOTE = re.compile(r"Handler found: (src/\S+\.py):(\w+)")  # search phase: judged, more candidates to check
 CANDIDATES_NOTE = re.compile(r"Candidates: ([^\n]*)")
 CHECKED_NOTE = re.compile(r"Checked (src/\S+\.py)")
@@ -157,7 +160,7 @@ class CallbackSearch(TaskFamily):
         modules = {path: self._module_functions(rng, path) for path in paths}
         _plant_callbacks(rng, modules, target_name, target_path, legacy_name, legacy_path)
         module = target_path[4:-3].replace("/", ".")
-        imports, sites = _plant_call_sites(rng, modules, callers, module, target_name)
+        imports, sites = _plant_call_sites(rng, modules, callers, module, target_name, rng.choice(ALIASES))
         _plant_mention(rng, modules, [p for p in paths if p not in planted], target_name)
         files = {path: _render_module(path, modules[path], imports.get(path, [])) for path in paths}
         files.update(_test_files(rng, n_tests, module, target_name, legacy_name))
@@ -169,7 +172,7 @@ class CallbackSearch(TaskFamily):
     def _module_paths(rng: random.Random, target_path: str, legacy_path: str,
                       n_src: int) -> tuple[list[str], list[str], list[tuple]]:
         """Source module paths (the planted ones first, then generated names), the planted ones, and the callers."""
-        planted = [target_path, legacy_path, "src/notify/handlers.py", "src/notify/sms.py"]
+        planted = [target_path, legacy_path, FACADE, "src/notify/handlers.py", "src/notify/sms.py"]
         planted += [f"src/{p}/{m}.py" for p, m, *_ in CALLBACK_DISTRACTORS]
         callers = rng.sample(CALLER_SPECS, rng.randint(2, 4))
         planted += [f"src/{p}/{m}.py" for p, m, *_ in callers]
@@ -210,17 +213,22 @@ def _plant_callbacks(rng: random.Random, modules: dict[str, list[str]], target_n
 
 
 def _plant_call_sites(rng: random.Random, modules: dict[str, list[str]], callers: list[tuple], module: str,
-                      target_name: str) -> tuple[dict[str, list[str]], list[dict]]:
-    """The call sites (the answer): plain, aliased and module-qualified calls; their imports and sites."""
-    imports: dict[str, list[str]] = {}
+                      target_name: str, alias: str) -> tuple[dict[str, list[str]], list[dict]]:
+    """The call sites (the answer): plain, aliased and module-qualified calls; their imports and sites.
+
+    The first caller calls an alias that the facade module ``FACADE`` re-exports (``from <target module>
+    import <target> as <alias>``): its own file never names the target, so only the use grep's hit in
+    the facade (or a note of it) says that the alias is the target; a grep for the alias finds the caller.
+    """
+    imports: dict[str, list[str]] = {FACADE: [f"from {module} import {target_name} as {alias}"]}
     sites = []
-    aliased = rng.random() < 0.6
     package, leaf = module.rsplit(".", 1)
+    facade = FACADE[4:-3].replace("/", ".")
     for index, (p, m, func, arg) in enumerate(callers):
         path = f"src/{p}/{m}.py"
-        if index == 0 and aliased:
-            imports.setdefault(path, []).append(f"from {module} import {target_name} as apply_gateway_event")
-            call = f"apply_gateway_event({arg})"
+        if index == 0:
+            imports.setdefault(path, []).append(f"from {facade} import {alias}")
+            call = f"{alias}({arg})"
         elif index % 2:
             imports.setdefault(path, []).append(f"from {package} import {leaf}")
             call = f"{leaf}.{target_name}({arg})"
@@ -585,7 +593,7 @@ class CallbackSearchPolicy:
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
-                   "scope": ""}
+                   "scope": "", "use_hits": None, "alias_hits": {}}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -614,10 +622,15 @@ class CallbackSearchPolicy:
                     k["pointed"].setdefault(p, set()).add(n)
             elif k["target"] and grep.group(1) == rf"\b{k['target'][1]}\b":
                 tpath, tname = k["target"]
-                k["to_verify"] = sorted({p for p, _, line in hits if p.startswith(k["scope"])
-                                         and not (p == tpath and line.startswith(f"def {tname}("))})
+                k["use_hits"] = sorted({p for p, _, line in hits if p.startswith(k["scope"])
+                                        and not (p == tpath and line.startswith(f"def {tname}("))})
                 k["aliases"] |= {m.group(1) for _, _, line in hits
                                  for m in [re.search(rf"import {tname} as (\w+)", line)] if m}
+                for p, n, _ in hits:
+                    k["pointed"].setdefault(p, set()).add(n)
+            elif grep.group(1) in {rf"\b{alias}\b" for alias in k["aliases"]}:
+                alias = grep.group(1)[2:-2]
+                k["alias_hits"][alias] = sorted({p for p, _, _ in hits if p.startswith(k["scope"])})
                 for p, n, _ in hits:
                     k["pointed"].setdefault(p, set()).add(n)
         parsed = _file_contents(text)
@@ -661,6 +674,9 @@ class CallbackSearchPolicy:
             m = FOUND_NOTE.match(line)
             if m:
                 k["found"] = (m.group(1), m.group(2))
+            m = ALIAS_NOTE.match(line)
+            if m:
+                k["aliases"].add(m.group(3))
             m = TO_VERIFY_NOTE.match(line)
             if m:
                 k["to_verify"] = [c for c in m.group(1).split(", ") if c and c != "none"]
@@ -695,6 +711,8 @@ class CallbackSearchPolicy:
             return k
         if k["target"] is None:
             self._settle_target(k)
+        if k["to_verify"] is None and k["use_hits"] is not None and not self._pending_aliases(k):
+            k["to_verify"] = sorted(set(k["use_hits"]).union(*k["alias_hits"].values()))
         if k["target"]:  # files still in view need no second read
             for path in k["to_verify"] or []:
                 if path not in k["verified"] and path in k["lines"] and not self._unclear_file(path, k["lines"][path], k):
@@ -702,6 +720,11 @@ class CallbackSearchPolicy:
         for path, funcs in k["verified"].items():
             k["sites"] |= {(path, f) for f in funcs}
         return k
+
+    @staticmethod
+    def _pending_aliases(k: dict) -> list[str]:
+        """Aliases of the target known now whose uses it has not searched for yet (their grep is not in view)."""
+        return [alias for alias in sorted(k["aliases"]) if alias not in k["alias_hits"]]
 
     def _settle_target(self, k: dict) -> None:
         """Judge the visible candidates (``found``); the target is settled once every candidate is checked.
@@ -781,8 +804,11 @@ class CallbackSearchPolicy:
                           file="", function="", call_sites=[])
         # verify phase
         path, name = k["target"]
-        if k["to_verify"] is None:
+        if k["to_verify"] is None and k["use_hits"] is None:
             return reply(note + f"\nVerify phase: searching for uses of {name}.", make_call("grep", pattern=rf"\b{name}\b"))
+        for alias in self._pending_aliases(k) if k["to_verify"] is None else []:
+            return reply(note + f"\nVerify phase: searching for uses of its alias {alias}.",
+                         make_call("grep", pattern=rf"\b{alias}\b"))
         for candidate in self._reads_due(k):
             return reply(note + f"\nVerify phase: reading {candidate}{_again(candidate, called, limited)}.",
                          make_call("read_file", path=candidate))
@@ -802,6 +828,10 @@ class CallbackSearchPolicy:
         for text in latest_results(messages):  # the newest results, even with a status bar or notes after them
             if re.match(r"\d+ files:\n", text):
                 lines.append("Listed the repository.")
+            if k["target"] and text.startswith(f"grep \\b{k['target'][1]}\\b "):
+                name = k["target"][1]
+                lines += [f"Alias: {p} re-exports {name} as {m.group(1)}; its uses are call sites too."
+                          for p, _, line in GREP_LINE.findall(text) for m in [re.search(rf"import {name} as (\w+)", line)] if m]
             parsed = _file_contents(text)
             if parsed:
                 path = parsed[0]
@@ -840,7 +870,7 @@ class CallbackSearchPolicy:
         k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
-                   "scope": ""}
+                   "scope": "", "use_hits": None, "alias_hits": {}}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)

@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -180,34 +181,46 @@ def test_parallel_calls_are_the_known_independent_calls_of_each_phase():
     assert rest == candidates[2:] or "Verify phase" in action["content"]
 
 
-def test_verify_phase_batches_the_unverified_files_only():
+def _alias(instance):
+    from tasks.callback_search import FACADE
+
+    return re.search(r" as (\w+)$", instance.files[FACADE], re.M).group(1)
+
+
+def test_verify_phase_greps_the_alias_then_batches_the_unverified_files_only():
+    """After the use grep (which shows the facade's ``import TARGET as ALIAS``) comes a grep for the alias;
+    then every unverified src file of both greps, in one batch."""
     from tests.batch_helpers import batched_run
 
     instance = CallbackSearch(**SMOKE).generate(0)
     policy = instance.reference_policy()
     requests, _ = batched_run(instance, policy)
-    name = instance.target["function"]
-    after_grep = next(r for r in requests if any(str(m.get("content", "")).startswith(f"grep \\b{name}\\b")
-                                                 for m in r if m["role"] == "tool"))
+    name, alias = instance.target["function"], _alias(instance)
+    after_use = next(r for r in requests if str(r[-1].get("content", "")).startswith(f"grep \\b{name}\\b"))
+    action = policy.act(after_use, instance.tools)
+    assert f"Alias: src/payment/events.py re-exports {name} as {alias}" in action["content"]
+    assert [json.loads(c["function"]["arguments"]) for c in action["tool_calls"]] == [{"pattern": rf"\b{alias}\b"}]
+    after_grep = next(r for r in requests if str(r[-1].get("content", "")).startswith(f"grep \\b{alias}\\b"))
     action = policy.act(after_grep, instance.tools)
     batch = [*action["tool_calls"], *policy.parallel_calls(after_grep, instance.tools, action["tool_calls"][0])]
     in_view = {str(m["content"]).split(" ", 2)[1] for m in after_grep
                if m["role"] == "tool" and str(m["content"]).startswith("=== ")}
     grep_hits = {line.split(":", 1)[0] for m in after_grep if m["role"] == "tool"
-                 and str(m["content"]).startswith(f"grep \\b{name}\\b") for line in str(m["content"]).splitlines()[1:]}
+                 and str(m["content"]).startswith((f"grep \\b{name}\\b", f"grep \\b{alias}\\b"))
+                 for line in str(m["content"]).splitlines()[1:]}
     assert set(_paths_of(batch)) == {p for p in grep_hits if p.startswith("src/")} - in_view - {instance.target["file"]}
 
 
-def test_a_batched_run_succeeds_in_five_rounds_and_notes_every_result():
-    """list+grep, all candidates, the use grep, all files to verify, submit: every reply after a round of
-    several results notes each of them."""
+def test_a_batched_run_succeeds_in_six_rounds_and_notes_every_result():
+    """list+grep, all candidates, the use grep, the alias grep, all files to verify, submit: every reply after a
+    round of several results notes each of them."""
     from tests.batch_helpers import batched_run
 
     for seed in range(4):
         instance = CallbackSearch(**SMOKE).generate(seed)
         requests, final = batched_run(instance, instance.reference_policy())
         answer = json.loads(final["tool_calls"][0]["function"]["arguments"])
-        assert instance.grade(answer).success and len(requests) == 5, (seed, len(requests))
+        assert instance.grade(answer).success and len(requests) == 6, (seed, len(requests))
         for messages in requests[1:]:
             last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
             reads = [m for m in messages[last + 1:] if str(m.get("content", "")).startswith("=== ")]
@@ -273,10 +286,10 @@ def test_early_answer_and_sub_agent_hooks():
 
 
 def test_realistic_smoke_run_takes_few_steps(tmp_path):
-    """Profile realistic at smoke size: the four dependent rounds (list+grep, candidates, use grep, files to
-    verify) and the submit, each read round split by the task's limit of 2 calls per turn (a turn that sends
-    more has 2 done and the rest rate limited): at most 3 + ceil(candidates / 2) + ceil(to_verify / 2) steps,
-    fewer steps and tokens than perfect's one call per step."""
+    """Profile realistic at smoke size: the five dependent rounds (list+grep, candidates, use grep, alias grep,
+    files to verify) and the submit, each read round split by the task's limit of 2 calls per turn (a turn that
+    sends more has 2 done and the rest rate limited): at most 4 + ceil(candidates / 2) + ceil(to_verify / 2)
+    steps, fewer steps and tokens than perfect's one call per step."""
     from tests.batch_helpers import profiled_row
 
     for seed in range(3):
@@ -284,8 +297,9 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
         perfect = profiled_row(tmp_path, instance, profile="perfect")
         candidates = len(_candidates(instance))
         grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
+        grep += instance.call("grep", {"pattern": rf"\b{_alias(instance)}\b"}).content
         to_verify = len({line.split(":", 1)[0] for line in grep.splitlines()[1:] if line.startswith("src/")})
-        bound = 3 + -(-candidates // 2) + -(-to_verify // 2)
+        bound = 4 + -(-candidates // 2) + -(-to_verify // 2)
         for trial in range(2):
             row = profiled_row(tmp_path, CallbackSearch(**SMOKE).generate(seed), trial=trial)
             assert row["outcome"] == "submitted" and row["steps"] <= bound, (seed, trial, row["steps"], bound)
@@ -302,5 +316,6 @@ def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
     lines = instance.files[site["file"]].splitlines()
     call_def = lines.index(next(line for line in lines if line.startswith(f"def {site['function']}(")))
     closing = max(i for i, line in enumerate(lines[:call_def]) if line.strip() == '"""')
-    assert site["function"] in _call_sites(lines, instance.target["function"])
-    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], instance.target["function"])
+    target, aliases = instance.target["function"], {_alias(instance)}
+    assert site["function"] in _call_sites(lines, target, aliases)
+    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], target, aliases)
