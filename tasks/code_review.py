@@ -685,7 +685,8 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
         loop = re.search(r"for (\w+) in range\(len\((\w+)\) \+ 1\):", body)
         if loop and re.search(rf"\b{loop.group(2)}\[{loop.group(1)}\]", body):
             kind = "off_by_one"
-        elif "has expired" in body and re.search(r"\.expires_at > now|now < \w+\.expires_at", body):
+        elif (("has expired" in body or re.match(r"def is_\w+_expired\(", header))
+              and re.search(r"\.expires_at > now|now < \w+\.expires_at", body)):  # the name or the docstring says so
             kind = "inverted_comparison"
         elif re.search(r"=\s*(\[\]|\{\}|set\(\))\s*[,)]", header):
             kind = "mutable_default"
