@@ -1,3 +1,4 @@
+import ast
 import json
 import re
 
@@ -319,3 +320,125 @@ def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
     target, aliases = instance.target["function"], {_alias(instance)}
     assert site["function"] in _call_sites(lines, target, aliases)
     assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], target, aliases)
+
+
+# --- issue 13 §3: the prompt's rules hold for every distractor, checked by code over many seeds --------------
+
+def _module_of(path):
+    return path[4:-3].replace("/", ".")
+
+
+def _defs(instance):
+    """(path, function node) of every top-level function under src/."""
+    import ast
+
+    for path, text in instance.files.items():
+        if path.startswith("src/") and path.endswith(".py"):
+            for node in ast.parse(text).body:
+                if isinstance(node, ast.FunctionDef):
+                    yield path, node
+
+
+def _names_bound_to_target(instance, text):
+    """Names and module names under which a file can call the target (from its imports, facade aliases included)."""
+    import ast
+
+    target_module, name = _module_of(instance.target["file"]), instance.target["function"]
+    package, leaf = target_module.rsplit(".", 1)
+    facade_aliases = {a.asname: _module_of(p) for p, t in instance.files.items() if p.startswith("src/")
+                      for node in ast.parse(t).body if isinstance(node, ast.ImportFrom) and node.module == target_module
+                      for a in node.names if a.name == name and a.asname}
+    direct, modules = set(), set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                if node.module == target_module and alias.name == name:
+                    direct.add(bound)
+                elif alias.name in facade_aliases and node.module == facade_aliases[alias.name]:
+                    direct.add(bound)
+                elif node.module == package and alias.name == leaf:
+                    modules.add(bound)
+    return direct, modules
+
+
+def _calls_target(instance, text, function):
+    import ast
+
+    direct, modules = _names_bound_to_target(instance, text)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in direct:
+                return True
+            if (isinstance(f, ast.Attribute) and f.attr == instance.target["function"]
+                    and isinstance(f.value, ast.Name) and f.value.id in modules):
+                return True
+    return False
+
+
+SEEDS = range(30)
+
+
+def test_the_call_sites_are_exactly_the_src_functions_that_call_the_target():
+    """Rule: a call site is a function under src/ whose body calls the target, directly, through an import
+    alias (the facade's re-export) or as a module attribute. Resolved from the code's imports and calls (ast),
+    it is the graded set; mentions in comments, log strings and docstrings (``audit_gateway_events``) are not."""
+    for seed in SEEDS:
+        instance = CallbackSearch().generate(seed)
+        calling = {(p, f.name) for p, f in _defs(instance) if _calls_target(instance, instance.files[p], f)}
+        assert calling == {(s["file"], s["function"]) for s in instance.sites}, seed
+        assert any(instance.target["function"] in ast.get_docstring(f) or ""
+                   for p, f in _defs(instance) if f.name == "audit_gateway_events"), "the mention is planted"
+        assert not any(f.name == "audit_gateway_events" for p, f in _defs(instance)
+                       if (p, f.name) in calling), "a mention is never a call"
+        alias_caller = instance.sites[0] if instance.sites else None
+        assert any(instance.target["function"] not in instance.files[s["file"]] for s in instance.sites), \
+            "one call site calls the facade's alias: its file never names the target"
+        assert alias_caller is not None
+
+
+def test_exactly_one_function_is_the_payment_gateway_callback_handler():
+    """Rule: the target is the one src function documented as handling the payment gateway's callback that is
+    neither deprecated (its twin says DEPRECATED and nothing under src/ calls it) nor an endpoint that passes
+    the event on; every other *callback* definition documents another service's callback."""
+    for seed in SEEDS:
+        instance = CallbackSearch().generate(seed)
+        handlers = []
+        for path, f in _defs(instance):
+            doc = (ast.get_docstring(f) or "").lower()
+            if "payment gateway" in doc and "callback" in doc and "deprecated" not in doc \
+                    and "passes the event on" not in doc:
+                handlers.append((path, f.name))
+            if "callback" in f.name and (path, f.name) != (instance.target["file"], instance.target["function"]):
+                assert "payment gateway" not in doc or "deprecated" in doc or "passes the event on" in doc, (seed, f.name)
+        assert handlers == [(instance.target["file"], instance.target["function"])], (seed, handlers)
+        legacy = instance.target["function"] + "_v1"
+        assert not any(re.search(rf"\b{legacy}\(", t) for p, t in instance.files.items()
+                       if p.startswith("src/") and p != "src/payment/legacy_gateway.py"), "nothing in src calls it"
+
+
+def test_tests_and_docs_call_or_name_the_target_but_are_outside_the_scope_rule():
+    """Rule: tests and docs do not count (the prompt says so): they call or name the target, and no call site
+    is outside src/; the notify ``handle_callback`` has its own caller, which never calls the target."""
+    for seed in SEEDS:
+        instance = CallbackSearch().generate(seed)
+        name = instance.target["function"]
+        assert re.search(rf"\b{name}\(", instance.files["tests/payment/test_callbacks.py"])
+        assert name in instance.files["docs/payment.md"]
+        assert all(s["file"].startswith("src/") for s in instance.sites)
+        assert "handle_callback(" in instance.files["src/notify/sms.py"]
+        assert "tests and docs do not count" in instance.user_prompt and "import alias" in instance.user_prompt
+
+
+def test_without_the_task_statement_the_agent_counts_test_callers():
+    """The scope rule is stated once, in the task: the use grep's test files are verified only when it is lost."""
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
+    target = f"TARGET: {instance.target['file']}:{instance.target['function']}"
+    with_task = policy._knowledge([{"role": "user", "content": instance.user_prompt},
+                                   {"role": "assistant", "content": target}, {"role": "tool", "content": grep}])
+    without = policy._knowledge([{"role": "assistant", "content": target}, {"role": "tool", "content": grep}])
+    assert all(p.startswith("src/") for p in with_task["use_hits"])
+    assert "tests/payment/test_callbacks.py" in without["use_hits"]
