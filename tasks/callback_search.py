@@ -47,7 +47,7 @@ from tasks.base import Grade, TaskFamily, TaskInstance, ToolResult, tool_schema
 from tasks.kit.limits import limit_sentence
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited, latest_results,
                               make_call, rate_limited_notes, real_failures, reply, submit, tools_used)
-from tasks.repo_tools import grep_lines
+from tasks.kit.repo import grep_lines
 
 PACKAGES = {
     "payment": ["gateway", "refunds", "ledger", "fees", "currency", "tokens", "settlement", "fraud", "payouts", "invoices"],
