@@ -339,17 +339,24 @@ def _defs(instance):
                     yield path, node
 
 
-def _names_bound_to_target(instance, text):
+def _facade_aliases(instance):
+    """Alias -> module of every src module that re-exports the target under another name."""
+    import ast
+
+    target_module, name = _module_of(instance.target["file"]), instance.target["function"]
+    return {a.asname: _module_of(p) for p, t in instance.files.items() if p.startswith("src/") and " as " in t
+            for node in ast.parse(t).body if isinstance(node, ast.ImportFrom) and node.module == target_module
+            for a in node.names if a.name == name and a.asname}
+
+
+def _names_bound_to_target(instance, tree, facade_aliases):
     """Names and module names under which a file can call the target (from its imports, facade aliases included)."""
     import ast
 
     target_module, name = _module_of(instance.target["file"]), instance.target["function"]
     package, leaf = target_module.rsplit(".", 1)
-    facade_aliases = {a.asname: _module_of(p) for p, t in instance.files.items() if p.startswith("src/")
-                      for node in ast.parse(t).body if isinstance(node, ast.ImportFrom) and node.module == target_module
-                      for a in node.names if a.name == name and a.asname}
     direct, modules = set(), set()
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 bound = alias.asname or alias.name
@@ -362,22 +369,28 @@ def _names_bound_to_target(instance, text):
     return direct, modules
 
 
-def _calls_target(instance, text, function):
+def _calling_functions(instance):
+    """(path, function) of every src function whose body calls the target, resolved from imports and calls."""
     import ast
 
-    direct, modules = _names_bound_to_target(instance, text)
-    for node in ast.walk(function):
-        if isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Name) and f.id in direct:
-                return True
-            if (isinstance(f, ast.Attribute) and f.attr == instance.target["function"]
-                    and isinstance(f.value, ast.Name) and f.value.id in modules):
-                return True
-    return False
+    facade_aliases, found = _facade_aliases(instance), set()
+    for path, text in instance.files.items():
+        if not (path.startswith("src/") and path.endswith(".py")):
+            continue
+        tree = ast.parse(text)
+        direct, modules = _names_bound_to_target(instance, tree, facade_aliases)
+        for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            for node in ast.walk(function):
+                f = node.func if isinstance(node, ast.Call) else None
+                if (isinstance(f, ast.Name) and f.id in direct) or (
+                        isinstance(f, ast.Attribute) and f.attr == instance.target["function"]
+                        and isinstance(f.value, ast.Name) and f.value.id in modules):
+                    found.add((path, function.name))
+    return found
 
 
-SEEDS = range(30)
+SEEDS = range(20)
+RULES = dict(files=40, functions_per_file=4)  # the rules do not depend on size; every distractor is planted
 
 
 def test_the_call_sites_are_exactly_the_src_functions_that_call_the_target():
@@ -385,8 +398,8 @@ def test_the_call_sites_are_exactly_the_src_functions_that_call_the_target():
     alias (the facade's re-export) or as a module attribute. Resolved from the code's imports and calls (ast),
     it is the graded set; mentions in comments, log strings and docstrings (``audit_gateway_events``) are not."""
     for seed in SEEDS:
-        instance = CallbackSearch().generate(seed)
-        calling = {(p, f.name) for p, f in _defs(instance) if _calls_target(instance, instance.files[p], f)}
+        instance = CallbackSearch(**RULES).generate(seed)
+        calling = _calling_functions(instance)
         assert calling == {(s["file"], s["function"]) for s in instance.sites}, seed
         assert any(instance.target["function"] in ast.get_docstring(f) or ""
                    for p, f in _defs(instance) if f.name == "audit_gateway_events"), "the mention is planted"
@@ -403,7 +416,7 @@ def test_exactly_one_function_is_the_payment_gateway_callback_handler():
     neither deprecated (its twin says DEPRECATED and nothing under src/ calls it) nor an endpoint that passes
     the event on; every other *callback* definition documents another service's callback."""
     for seed in SEEDS:
-        instance = CallbackSearch().generate(seed)
+        instance = CallbackSearch(**RULES).generate(seed)
         handlers = []
         for path, f in _defs(instance):
             doc = (ast.get_docstring(f) or "").lower()
@@ -422,7 +435,7 @@ def test_tests_and_docs_call_or_name_the_target_but_are_outside_the_scope_rule()
     """Rule: tests and docs do not count (the prompt says so): they call or name the target, and no call site
     is outside src/; the notify ``handle_callback`` has its own caller, which never calls the target."""
     for seed in SEEDS:
-        instance = CallbackSearch().generate(seed)
+        instance = CallbackSearch(**RULES).generate(seed)
         name = instance.target["function"]
         assert re.search(rf"\b{name}\(", instance.files["tests/payment/test_callbacks.py"])
         assert name in instance.files["docs/payment.md"]
@@ -442,3 +455,16 @@ def test_without_the_task_statement_the_agent_counts_test_callers():
     without = policy._knowledge([{"role": "assistant", "content": target}, {"role": "tool", "content": grep}])
     assert all(p.startswith("src/") for p in with_task["use_hits"])
     assert "tests/payment/test_callbacks.py" in without["use_hits"]
+
+
+def test_summary_keeps_the_target_the_alias_and_the_call_sites():
+    """The reference summary is lossy about which files were checked, not about the alias (a summary that kept
+    the target but not the alias would lose the aliased call site)."""
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    name = instance.target["function"]
+    grep = instance.call("grep", {"pattern": rf"\b{name}\b"}).content
+    history = (f"[user]: {instance.user_prompt}\n[assistant]: TARGET: {instance.target['file']}:{name}\n"
+               f"[tool grep]: {grep}")
+    summary = policy.summarize(history)
+    assert f"re-exports {name} as {_alias(instance)}" in summary and f"TARGET: {instance.target['file']}" in summary
