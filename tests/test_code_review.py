@@ -308,3 +308,14 @@ def test_without_the_task_statement_the_reviewer_reports_out_of_scope_bugs():
     with_task = policy._state([listing], [instance.user_prompt])[1]
     without = policy._state([listing], [])[1]
     assert set(without) - set(with_task) == {p for p in instance.files if p.startswith(instance.out_of_scope)}
+
+
+def test_a_summary_s_remaining_files_are_filtered_by_the_visible_scope():
+    """A summary written without the task lists every remaining file; with the task in view (the head) the
+    reviewer still skips the out-of-scope ones."""
+    instance = CodeReview().generate(0)
+    policy = instance.reference_policy()
+    listed = list(instance.files)
+    summary = f"Progress: last reviewed: {listed[0]}; remaining files: {', '.join(listed[1:])}"
+    order = policy._state([], [instance.user_prompt, summary])[1]
+    assert order and not any(p.startswith(instance.out_of_scope) for p in order)

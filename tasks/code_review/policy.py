@@ -186,11 +186,11 @@ class ReviewPolicy:
                 for path, func, kind in FINDING_ITEM.findall(line):
                     findings[(path, func)] = kind
         excluded = tuple(p for text in notes for m in [SCOPE.search(text)] if m for p in m.group(1).split(", "))
-        order = [p for p in order if not p.startswith(excluded)]  # the task's scope, while it is in view
         offset = 0
         if not order and remaining is not None:
             order = remaining
             offset = max((total or len(order)) - len(order), 0)
+        order = [p for p in order if not p.startswith(excluded)]  # the task's scope, while it is in view
         return contents, order, verdicts, findings, last, total, offset
 
     @staticmethod
