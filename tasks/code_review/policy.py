@@ -22,11 +22,21 @@ from __future__ import annotations
 
 import re
 
-from tasks.code_review.tools import (FINDING_ITEM, FINDINGS, HEADER, LAST_REVIEWED, LISTING_HEADER, LISTING_LINE,
-                                     NOTED_BUG, NUMBERED, REMAINING, REPO_NAME, REPORT_BUGS, REPORT_REVIEWED, SCOPE,
-                                     SUBTASK_FILES, VERDICT)
+from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, NUMBERED, SCOPE, VERDICT
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
                               other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
+
+# the reviewer's own notes and the delegation protocol (strategy ``isolate``), read back from visible messages
+FINDINGS = re.compile(r"Findings so far: ([^\n]*)")
+NOTED_BUG = re.compile(r"(\w+) \((\w+)\)")  # "bugs in parse_row (off_by_one), ..." of a verdict note
+FINDING_ITEM = re.compile(r"(app/\S+\.py)::(\w+)(?: \((\w+)\))?")
+LAST_REVIEWED = re.compile(r"last reviewed: (\S+\.py)")
+REMAINING = re.compile(r"remaining files: ([^\n]*)")
+# delegation (strategy ``isolate``): the sub-task names its files; the report names the files reviewed and the bugs
+SUBTASK_FILES = re.compile(r"^Files to review \((\d+)\): ([^\n]*)$", re.M)
+REPORT_REVIEWED = re.compile(r"Sub-agent report: reviewed \d+ files: ([^\n]*)")
+REPORT_BUGS = re.compile(r"^Bugs found: ([^\n]*)$", re.M)
+REPO_NAME = re.compile(r"Review the Python repository (.+?) \(\d+ files")
 
 
 UNREAD = "    # (line not read)"  # stands for a numbered line missing from what the agent attended to

@@ -25,17 +25,7 @@ HEADER = re.compile(r"^=== (\S+\.py) · (\d+) lines", re.M)
 LISTING_LINE = re.compile(r"^  (app/\S+\.py)\s", re.M)
 NUMBERED = re.compile(r"^ *(\d+)  ?(.*)$")
 VERDICT = re.compile(r"Reviewed (\S+\.py): (clean|bugs in [^\n]*)")
-FINDINGS = re.compile(r"Findings so far: ([^\n]*)")
-NOTED_BUG = re.compile(r"(\w+) \((\w+)\)")  # "bugs in parse_row (off_by_one), ..." of a verdict note
-FINDING_ITEM = re.compile(r"(app/\S+\.py)::(\w+)(?: \((\w+)\))?")
-LAST_REVIEWED = re.compile(r"last reviewed: (\S+\.py)")
-REMAINING = re.compile(r"remaining files: ([^\n]*)")
-# delegation (strategy ``isolate``): the sub-task names its files; the report names the files reviewed and the bugs
-SUBTASK_FILES = re.compile(r"^Files to review \((\d+)\): ([^\n]*)$", re.M)
-REPORT_REVIEWED = re.compile(r"Sub-agent report: reviewed \d+ files: ([^\n]*)")
-REPORT_BUGS = re.compile(r"^Bugs found: ([^\n]*)$", re.M)
 SCOPE = re.compile(r"Out of scope: files under ((?:app/\w+/(?:, )?)+) belong to other teams")
-REPO_NAME = re.compile(r"Review the Python repository (.+?) \(\d+ files")
 
 
 def _scope_sentence(out_of_scope: tuple[str, ...]) -> str:
@@ -45,7 +35,6 @@ def _scope_sentence(out_of_scope: tuple[str, ...]) -> str:
     folders = ", ".join(out_of_scope)
     return (f"Out of scope: files under {folders} belong to other teams; do not review them and do not report "
             "their bugs. ")
-
 
 
 class CodeReviewInstance(TaskInstance):
