@@ -195,7 +195,7 @@ class CallbackSearchPolicy:
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
                    "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}}
+                   "alias_paths": {}, "greps": {}}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -217,7 +217,9 @@ class CallbackSearchPolicy:
             k["listed"] = True
         grep = GREP_HEADER.match(text)
         if grep:
-            hits = [(p, int(n), line) for p, n, line in GREP_LINE.findall(text)]
+            hits = self._grep_hits(grep.group(1), int(grep.group(2)), text, k)
+            if hits is None:
+                return  # fewer lines in view than the header counts: it greps again
             if grep.group(1) == DEF_GREP:
                 k["candidates"] = sorted({p for p, _, _ in hits if p.startswith("src/")})
                 for p, n, _ in hits:
@@ -249,6 +251,16 @@ class CallbackSearchPolicy:
             k["checked"][path] = _functions(lines)
             if k["target"]:
                 k["verified"][path] = _call_sites(lines, k["target"][1], k["aliases"])
+
+    @staticmethod
+    def _grep_hits(pattern: str, count: int, text: str, k: dict) -> list[tuple[str, int, str]] | None:
+        """The hits of every visible copy of a grep, merged; ``None`` while fewer are in view than the header's
+        count says (a line it did not attend to; the output's own "more matches not shown" note excuses it)."""
+        seen = k["greps"].setdefault(pattern, set())
+        seen |= {(p, int(n), line) for p, n, line in GREP_LINE.findall(text)}
+        if len(seen) < count and "more matches not shown" not in text:
+            return None
+        return sorted(seen)
 
     @staticmethod
     def _unclear_file(path: str, lines: list[str], k: dict) -> bool:
@@ -477,7 +489,7 @@ class CallbackSearchPolicy:
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
                    "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}}
+                   "alias_paths": {}, "greps": {}}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)
