@@ -1,4 +1,6 @@
+import ast
 import json
+import re
 
 import pytest
 
@@ -131,9 +133,14 @@ def test_notes_over_headtail_find_and_verify_without_thrashing(tmp_path, budget)
     from strategies.notes import Notes
     from tests.family_helpers import run
 
-    row, _ = run(tmp_path, CallbackSearch(), seed=0, strategy=Notes(base=HeadTail()), budget=budget, max_steps=60)
+    row, instance = run(tmp_path, CallbackSearch(), seed=0, strategy=Notes(base=HeadTail()), budget=budget,
+                        max_steps=60)
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
-    assert row["rereads"] == 0, "nothing is read twice"
+    # every candidate is checked before the target is settled, so a caller that also defines a *callback*
+    # function (retry's replay_failed_callbacks) or the deprecated twin is read in both phases; nothing else twice
+    grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
+    both = {line.split(":", 1)[0] for line in grep.splitlines()[1:]} & set(_candidates(instance))
+    assert row["rereads"] <= len(both - {instance.target["file"]}), "only files of both phases are read twice"
 
 
 # --- batching (profile realistic): parallel_calls, multi-result rounds, rate limits ---------------------------
@@ -175,34 +182,46 @@ def test_parallel_calls_are_the_known_independent_calls_of_each_phase():
     assert rest == candidates[2:] or "Verify phase" in action["content"]
 
 
-def test_verify_phase_batches_the_unverified_files_only():
+def _alias(instance):
+    from tasks.callback_search import FACADE
+
+    return re.search(r" as (\w+)$", instance.files[FACADE], re.M).group(1)
+
+
+def test_verify_phase_greps_the_alias_then_batches_the_unverified_files_only():
+    """After the use grep (which shows the facade's ``import TARGET as ALIAS``) comes a grep for the alias;
+    then every unverified src file of both greps, in one batch."""
     from tests.batch_helpers import batched_run
 
     instance = CallbackSearch(**SMOKE).generate(0)
     policy = instance.reference_policy()
     requests, _ = batched_run(instance, policy)
-    name = instance.target["function"]
-    after_grep = next(r for r in requests if any(str(m.get("content", "")).startswith(f"grep \\b{name}\\b")
-                                                 for m in r if m["role"] == "tool"))
+    name, alias = instance.target["function"], _alias(instance)
+    after_use = next(r for r in requests if str(r[-1].get("content", "")).startswith(f"grep \\b{name}\\b"))
+    action = policy.act(after_use, instance.tools)
+    assert f"Alias: src/payment/events.py re-exports {name} as {alias}" in action["content"]
+    assert [json.loads(c["function"]["arguments"]) for c in action["tool_calls"]] == [{"pattern": rf"\b{alias}\b"}]
+    after_grep = next(r for r in requests if str(r[-1].get("content", "")).startswith(f"grep \\b{alias}\\b"))
     action = policy.act(after_grep, instance.tools)
     batch = [*action["tool_calls"], *policy.parallel_calls(after_grep, instance.tools, action["tool_calls"][0])]
     in_view = {str(m["content"]).split(" ", 2)[1] for m in after_grep
                if m["role"] == "tool" and str(m["content"]).startswith("=== ")}
     grep_hits = {line.split(":", 1)[0] for m in after_grep if m["role"] == "tool"
-                 and str(m["content"]).startswith(f"grep \\b{name}\\b") for line in str(m["content"]).splitlines()[1:]}
+                 and str(m["content"]).startswith((f"grep \\b{name}\\b", f"grep \\b{alias}\\b"))
+                 for line in str(m["content"]).splitlines()[1:]}
     assert set(_paths_of(batch)) == {p for p in grep_hits if p.startswith("src/")} - in_view - {instance.target["file"]}
 
 
-def test_a_batched_run_succeeds_in_five_rounds_and_notes_every_result():
-    """list+grep, all candidates, the use grep, all files to verify, submit: every reply after a round of
-    several results notes each of them."""
+def test_a_batched_run_succeeds_in_six_rounds_and_notes_every_result():
+    """list+grep, all candidates, the use grep, the alias grep, all files to verify, submit: every reply after a
+    round of several results notes each of them."""
     from tests.batch_helpers import batched_run
 
     for seed in range(4):
         instance = CallbackSearch(**SMOKE).generate(seed)
         requests, final = batched_run(instance, instance.reference_policy())
         answer = json.loads(final["tool_calls"][0]["function"]["arguments"])
-        assert instance.grade(answer).success and len(requests) == 5, (seed, len(requests))
+        assert instance.grade(answer).success and len(requests) == 6, (seed, len(requests))
         for messages in requests[1:]:
             last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
             reads = [m for m in messages[last + 1:] if str(m.get("content", "")).startswith("=== ")]
@@ -268,9 +287,10 @@ def test_early_answer_and_sub_agent_hooks():
 
 
 def test_realistic_smoke_run_takes_few_steps(tmp_path):
-    """Profile realistic at smoke size: the four dependent rounds (list+grep, candidates, use grep, files to
-    verify) and the submit, each read round split only when it exceeds the turn's batch (drawn in [4, 8]):
-    at most 3 + ceil(candidates / 4) + ceil(to_verify / 4) steps, and at most half of perfect's."""
+    """Profile realistic at smoke size: the five dependent rounds (list+grep, candidates, use grep, alias grep,
+    files to verify) and the submit, each read round split by the task's limit of 2 calls per turn (a turn that
+    sends more has 2 done and the rest rate limited): at most 4 + ceil(candidates / 2) + ceil(to_verify / 2)
+    steps, fewer steps and tokens than perfect's one call per step."""
     from tests.batch_helpers import profiled_row
 
     for seed in range(3):
@@ -278,12 +298,13 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
         perfect = profiled_row(tmp_path, instance, profile="perfect")
         candidates = len(_candidates(instance))
         grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
+        grep += instance.call("grep", {"pattern": rf"\b{_alias(instance)}\b"}).content
         to_verify = len({line.split(":", 1)[0] for line in grep.splitlines()[1:] if line.startswith("src/")})
-        bound = 3 + -(-candidates // 4) + -(-to_verify // 4)
+        bound = 4 + -(-candidates // 2) + -(-to_verify // 2)
         for trial in range(2):
             row = profiled_row(tmp_path, CallbackSearch(**SMOKE).generate(seed), trial=trial)
             assert row["outcome"] == "submitted" and row["steps"] <= bound, (seed, trial, row["steps"], bound)
-            assert 2 * row["steps"] <= perfect["steps"] and row["input_tokens"] < perfect["input_tokens"] / 1.5
+            assert row["steps"] < perfect["steps"] and row["input_tokens"] < perfect["input_tokens"]
 
 
 def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
@@ -296,5 +317,154 @@ def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
     lines = instance.files[site["file"]].splitlines()
     call_def = lines.index(next(line for line in lines if line.startswith(f"def {site['function']}(")))
     closing = max(i for i, line in enumerate(lines[:call_def]) if line.strip() == '"""')
-    assert site["function"] in _call_sites(lines, instance.target["function"])
-    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], instance.target["function"])
+    target, aliases = instance.target["function"], {_alias(instance)}
+    assert site["function"] in _call_sites(lines, target, aliases)
+    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], target, aliases)
+
+
+# --- issue 13 §3: the prompt's rules hold for every distractor, checked by code over many seeds --------------
+
+def _module_of(path):
+    return path[4:-3].replace("/", ".")
+
+
+def _defs(instance):
+    """(path, function node) of every top-level function under src/."""
+    import ast
+
+    for path, text in instance.files.items():
+        if path.startswith("src/") and path.endswith(".py"):
+            for node in ast.parse(text).body:
+                if isinstance(node, ast.FunctionDef):
+                    yield path, node
+
+
+def _facade_aliases(instance):
+    """Alias -> module of every src module that re-exports the target under another name."""
+    import ast
+
+    target_module, name = _module_of(instance.target["file"]), instance.target["function"]
+    return {a.asname: _module_of(p) for p, t in instance.files.items() if p.startswith("src/") and " as " in t
+            for node in ast.parse(t).body if isinstance(node, ast.ImportFrom) and node.module == target_module
+            for a in node.names if a.name == name and a.asname}
+
+
+def _names_bound_to_target(instance, tree, facade_aliases):
+    """Names and module names under which a file can call the target (from its imports, facade aliases included)."""
+    import ast
+
+    target_module, name = _module_of(instance.target["file"]), instance.target["function"]
+    package, leaf = target_module.rsplit(".", 1)
+    direct, modules = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                if node.module == target_module and alias.name == name:
+                    direct.add(bound)
+                elif alias.name in facade_aliases and node.module == facade_aliases[alias.name]:
+                    direct.add(bound)
+                elif node.module == package and alias.name == leaf:
+                    modules.add(bound)
+    return direct, modules
+
+
+def _calling_functions(instance):
+    """(path, function) of every src function whose body calls the target, resolved from imports and calls."""
+    import ast
+
+    facade_aliases, found = _facade_aliases(instance), set()
+    for path, text in instance.files.items():
+        if not (path.startswith("src/") and path.endswith(".py")):
+            continue
+        tree = ast.parse(text)
+        direct, modules = _names_bound_to_target(instance, tree, facade_aliases)
+        for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            for node in ast.walk(function):
+                f = node.func if isinstance(node, ast.Call) else None
+                if (isinstance(f, ast.Name) and f.id in direct) or (
+                        isinstance(f, ast.Attribute) and f.attr == instance.target["function"]
+                        and isinstance(f.value, ast.Name) and f.value.id in modules):
+                    found.add((path, function.name))
+    return found
+
+
+SEEDS = range(20)
+RULES = dict(files=40, functions_per_file=4)  # the rules do not depend on size; every distractor is planted
+
+
+def test_the_call_sites_are_exactly_the_src_functions_that_call_the_target():
+    """Rule: a call site is a function under src/ whose body calls the target, directly, through an import
+    alias (the facade's re-export) or as a module attribute. Resolved from the code's imports and calls (ast),
+    it is the graded set; mentions in comments, log strings and docstrings (``audit_gateway_events``) are not."""
+    for seed in SEEDS:
+        instance = CallbackSearch(**RULES).generate(seed)
+        calling = _calling_functions(instance)
+        assert calling == {(s["file"], s["function"]) for s in instance.sites}, seed
+        assert any(instance.target["function"] in ast.get_docstring(f) or ""
+                   for p, f in _defs(instance) if f.name == "audit_gateway_events"), "the mention is planted"
+        assert not any(f.name == "audit_gateway_events" for p, f in _defs(instance)
+                       if (p, f.name) in calling), "a mention is never a call"
+        alias_caller = instance.sites[0] if instance.sites else None
+        assert any(instance.target["function"] not in instance.files[s["file"]] for s in instance.sites), \
+            "one call site calls the facade's alias: its file never names the target"
+        assert alias_caller is not None
+
+
+def test_exactly_one_function_is_the_payment_gateway_callback_handler():
+    """Rule: the target is the one src function documented as handling the payment gateway's callback that is
+    neither deprecated (its twin says DEPRECATED and nothing under src/ calls it) nor an endpoint that passes
+    the event on; every other *callback* definition documents another service's callback."""
+    for seed in SEEDS:
+        instance = CallbackSearch(**RULES).generate(seed)
+        handlers = []
+        for path, f in _defs(instance):
+            doc = (ast.get_docstring(f) or "").lower()
+            if "payment gateway" in doc and "callback" in doc and "deprecated" not in doc \
+                    and "passes the event on" not in doc:
+                handlers.append((path, f.name))
+            if "callback" in f.name and (path, f.name) != (instance.target["file"], instance.target["function"]):
+                assert "payment gateway" not in doc or "deprecated" in doc or "passes the event on" in doc, (seed, f.name)
+        assert handlers == [(instance.target["file"], instance.target["function"])], (seed, handlers)
+        legacy = instance.target["function"] + "_v1"
+        assert not any(re.search(rf"\b{legacy}\(", t) for p, t in instance.files.items()
+                       if p.startswith("src/") and p != "src/payment/legacy_gateway.py"), "nothing in src calls it"
+
+
+def test_tests_and_docs_call_or_name_the_target_but_are_outside_the_scope_rule():
+    """Rule: tests and docs do not count (the prompt says so): they call or name the target, and no call site
+    is outside src/; the notify ``handle_callback`` has its own caller, which never calls the target."""
+    for seed in SEEDS:
+        instance = CallbackSearch(**RULES).generate(seed)
+        name = instance.target["function"]
+        assert re.search(rf"\b{name}\(", instance.files["tests/payment/test_callbacks.py"])
+        assert name in instance.files["docs/payment.md"]
+        assert all(s["file"].startswith("src/") for s in instance.sites)
+        assert "handle_callback(" in instance.files["src/notify/sms.py"]
+        assert "tests and docs do not count" in instance.user_prompt and "import alias" in instance.user_prompt
+
+
+def test_without_the_task_statement_the_agent_counts_test_callers():
+    """The scope rule is stated once, in the task: the use grep's test files are verified only when it is lost."""
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
+    target = f"TARGET: {instance.target['file']}:{instance.target['function']}"
+    with_task = policy._knowledge([{"role": "user", "content": instance.user_prompt},
+                                   {"role": "assistant", "content": target}, {"role": "tool", "content": grep}])
+    without = policy._knowledge([{"role": "assistant", "content": target}, {"role": "tool", "content": grep}])
+    assert all(p.startswith("src/") for p in with_task["use_hits"])
+    assert "tests/payment/test_callbacks.py" in without["use_hits"]
+
+
+def test_summary_keeps_the_target_the_alias_and_the_call_sites():
+    """The reference summary is lossy about which files were checked, not about the alias (a summary that kept
+    the target but not the alias would lose the aliased call site)."""
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = instance.reference_policy()
+    name = instance.target["function"]
+    grep = instance.call("grep", {"pattern": rf"\b{name}\b"}).content
+    history = (f"[user]: {instance.user_prompt}\n[assistant]: TARGET: {instance.target['file']}:{name}\n"
+               f"[tool grep]: {grep}")
+    summary = policy.summarize(history)
+    assert f"re-exports {name} as {_alias(instance)}" in summary and f"TARGET: {instance.target['file']}" in summary

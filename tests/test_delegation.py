@@ -56,7 +56,7 @@ def test_code_review_subagent_reads_the_helper_of_a_cross_file_bug(tmp_path):
 
 
 def test_code_review_redelegates_a_chunk_whose_report_is_gone():
-    instance = CodeReview(files=20, bugs=5).generate(0)
+    instance = CodeReview(files=20, bugs=5, other_teams=0).generate(0)  # every file in scope: 20 = 7 + 7 + 6
     policy = ReviewPolicy()
     order = list(instance.files)
     messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt},

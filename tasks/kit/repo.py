@@ -1,4 +1,4 @@
-"""Tools shared by the families that search a generated repository (code_review, callback_search)."""
+"""Repository tools shared by the families that search a generated codebase (code_review, callback_search)."""
 from __future__ import annotations
 
 import re

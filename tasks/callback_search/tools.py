@@ -1,0 +1,119 @@
+"""``callback_search`` tools: the prompts, ``list_files`` / ``read_file`` / ``grep`` and their rendering.
+
+Tools: ``list_files()``, ``read_file(path)`` (numbered lines, one file per call) and ``grep(pattern)``
+(a Python regex; a bad regex is a tool error; output capped at ``grep_cap`` lines with a note). The
+instance declares the code host's per-turn limit (``max_calls_per_turn``, default 2: every file is a
+large read) and its prompt says it (``kit.limits``).
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
+from tasks.callback_search.grade import grade_answer, search_metrics
+from tasks.kit.limits import limit_sentence
+from tasks.kit.repo import grep_lines
+
+if TYPE_CHECKING:
+    from tasks.callback_search.policy import CallbackSearchPolicy
+    from tasks.callback_search.world import CallbackSearch
+
+DEF = re.compile(r"^\s*def (\w+)\(", re.M)
+NUMBERED = re.compile(r"^\s*(\d+)  (.*)$")
+FILE_HEADER = re.compile(r"^=== (\S+) \((\d+) lines\) ===")
+GREP_LINE = re.compile(r"^(\S+?):(\d+): (.*)$", re.M)
+GREP_HEADER = re.compile(r"^grep (.+?) · (\d+) matches", re.M)
+
+
+class CallbackSearchInstance(TaskInstance):
+    """One generated codebase."""
+
+    family = "callback_search"
+
+    def __init__(self, family: CallbackSearch, seed: int, files: dict[str, str], target_path: str,
+                 target_name: str, sites: list[dict]) -> None:
+        self.seed = seed
+        self.id = f"callback_search-f{family.files}-s{seed}"
+        self.files = files
+        self.grep_cap = family.grep_cap
+        self.max_calls_per_turn = family.max_calls_per_turn
+        self.target = {"file": target_path, "function": target_name}
+        self.sites = sites
+        self.system_prompt = (
+            "You are a software engineer exploring an unfamiliar Python codebase (the Shoply backend) through "
+            "the tools you are given: list_files, read_file and grep. Be precise: confirm what you report by "
+            "reading the code. When you are done, call submit."
+        )
+        self.user_prompt = (
+            "Find the function that handles the payment gateway's callbacks: the handler that runs when the "
+            "gateway reports a payment as completed, failed or refunded (a deprecated handler that nothing calls "
+            "any more, the callbacks of other services and the endpoints that only pass the event on do not "
+            "count). Then find every call site of it in the application code under src/ (tests and docs do not "
+            "count). A call site is a function whose body calls it: directly, through an import alias or as a "
+            "module attribute; mentions in comments, log strings and docstrings are not calls. "
+            "Submit submit(file=\"src/...py\", function=\"name\", call_sites=[{\"file\": \"src/...py\", "
+            "\"function\": \"name\"}, ...]). "
+            + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
+        )
+        self.tools = [
+            tool_schema("list_files", "List every file of the repository.", {}, []),
+            tool_schema("read_file", "Read a file, with line numbers.", {"path": {"type": "string"}}),
+            tool_schema("grep", "Search every file for a Python regular expression; prints path:line: text.",
+                        {"pattern": {"type": "string"}}),
+        ]
+        self.answer_schema = {
+            "type": "object",
+            "properties": {
+                "file": {"type": "string"}, "function": {"type": "string"},
+                "call_sites": {"type": "array", "items": {"type": "object", "properties": {
+                    "file": {"type": "string"}, "function": {"type": "string"}}, "required": ["file", "function"]}},
+            },
+            "required": ["file", "function", "call_sites"],
+        }
+
+    def call(self, name: str, args: dict) -> ToolResult:
+        """``list_files()``, ``read_file(path)``, ``grep(pattern)``."""
+        if name == "list_files":
+            lines = [f"{path}  ({len(text.splitlines())} lines)" for path, text in self.files.items()]
+            return ToolResult(f"{len(self.files)} files:\n" + "\n".join(lines), resource="list_files")
+        if name == "read_file":
+            path = args.get("path")
+            if isinstance(path, str):
+                path = path.strip().lstrip("./")
+            if not isinstance(path, str) or path not in self.files:
+                return ToolResult(f"ERROR: no such file {args.get('path')!r}; use list_files to see the paths",
+                                  is_error=True)
+            lines = self.files[path].splitlines()
+            body = "\n".join(f"{i:5d}  {line}" for i, line in enumerate(lines, start=1))
+            return ToolResult(f"=== {path} ({len(lines)} lines) ===\n{body}", resource=f"file:{path}")
+        if name == "grep":
+            found = grep_lines(self.files, args)
+            if isinstance(found, ToolResult):
+                return found
+            pattern, hits = found
+            shown = hits[: self.grep_cap]
+            text = f"grep {pattern} · {len(hits)} matches\n" + "\n".join(shown)
+            if len(hits) > len(shown):
+                text += f"\n... {len(hits) - len(shown)} more matches not shown; narrow the pattern"
+            return ToolResult(text, resource=f"grep:{pattern}")
+        return ToolResult(f"ERROR: unknown tool {name!r}; available: list_files, read_file, grep", is_error=True)
+
+    def grade(self, answer: dict) -> Grade:
+        """Right target and exact call-site set for success; 0.4 target + 0.6 call-site F1 (``grade.grade_answer``)."""
+        return grade_answer(self.target, self.sites, answer)
+
+    def trial_metrics(self, tool_log: list[dict]) -> dict:
+        """``files_read`` (distinct files read) and ``greps``."""
+        return search_metrics(tool_log)
+
+    def reference_policy(self) -> CallbackSearchPolicy:
+        """Search phase, verify phase, submit."""
+        from tasks.callback_search.policy import CallbackSearchPolicy
+
+        return CallbackSearchPolicy()
+
+    def data_fingerprint(self) -> list:
+        """Every file and the answer."""
+        return [self.files, self.target, self.sites]
+
