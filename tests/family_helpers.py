@@ -49,12 +49,3 @@ def unmanaged_requests(instance, max_steps: int = 80) -> Iterator[list[dict]]:
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.content})
     raise AssertionError("the reference agent did not submit")
 
-
-def greedy_pressure(tmp_path, instance, max_steps: int = 400) -> tuple[dict, int]:
-    """One unmanaged trial of the greedy batcher (every call it can name, in one turn) on ``instance``:
-    its row and the largest growth of the history in one round (as benchmarks/memory_pressure.py measures)."""
-    model = ScriptedModel(profile="greedy", context_window=10_000_000)
-    row = run_reference(tmp_path, instance, max_steps=max_steps, model=model)
-    steps = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
-    history = [s["history_tokens"] for s in steps if s["kind"] == "agent"]
-    return row, max((b - a for a, b in zip(history, history[1:])), default=0)

@@ -10,7 +10,7 @@ from tasks.brand_report.policy import BrandPolicy
 from tasks.brand_report.tools import name_pattern
 from tasks.brand_report.world import AD_LINES, CATEGORIES, FILLER, NEGATIVE, NEUTRAL, POSITIVE
 from tasks.kit.cursors import next_cursor
-from tests.family_helpers import greedy_pressure, run
+from tests.family_helpers import run
 
 SMOKE = dict(pages=3, posts_per_page=8, weeks=2)
 AUDIT_SIZES = [SMOKE, dict(pages=10, weeks=2), {}]
@@ -270,14 +270,3 @@ def test_rule_the_window_is_last_week_monday_to_sunday_and_the_feed_spans_beyond
         assert instance.start.weekday() == 0 and (instance.end - instance.start).days == 6
         assert (instance.today - instance.end).days == 1
         assert min(i.when[:10] for i in instance.items) < instance.start.isoformat()
-
-
-# --- memory pressure under a batching agent (issue 13 §1) -----------------------------------------------------
-
-@pytest.mark.parametrize("knobs,floor", [({}, 40_000), pytest.param(dict(pages=110), 120_000, marks=pytest.mark.slow)])
-def test_a_greedy_batcher_still_needs_many_rounds(tmp_path, knobs, floor):
-    """Default and long size (configs/suite): the history passes the floor, over one round per page, no
-    round more than 20% of it."""
-    row, largest = greedy_pressure(tmp_path, BrandReport(**knobs).generate(0))
-    assert row["success"] and row["final_history_tokens"] > floor
-    assert row["steps"] >= 8 and largest <= 0.2 * row["final_history_tokens"]

@@ -212,12 +212,3 @@ def test_rule_a_fourth_call_is_declined_and_recorded_as_a_violation():
     text = instance.call("call_merchant", {"merchant": "M01", "offer": STANDARD_OFFER}).content
     assert DISPOSITION.search(text).group(1) == DEC and "call number 4" in text and instance.violations == ["M01"]
 
-
-def test_memory_pressure_survives_a_greedy_batcher(tmp_path):
-    """Issue 13 §1: with every known call in one turn (up to the documented limit), the default size still takes
-    8 agent steps or more, its history passes 40K tokens, and no round brings more than 20% of it."""
-    from tests.pressure_helpers import greedy_pressure
-
-    pressure = greedy_pressure(tmp_path, CallBudget().generate(0))
-    assert pressure.success and pressure.steps >= 8, pressure
-    assert pressure.final_history > 40_000 and pressure.largest_share <= 0.20, pressure

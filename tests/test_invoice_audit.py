@@ -5,7 +5,7 @@ from tasks.base import KnobError
 from tasks.invoice_audit import InvoiceAudit
 from tasks.invoice_audit.world import SUBSCRIPTION
 from tasks.kit.cursors import next_cursor
-from tests.family_helpers import greedy_pressure, run
+from tests.family_helpers import run
 
 SMOKE = dict(pages=4, invoices_per_page=5, duplicates=2, min_distance=1, max_distance=3)
 AUDIT_SIZES = [SMOKE, dict(pages=10, invoices_per_page=10, duplicates=5, min_distance=2, max_distance=6), {}]
@@ -173,16 +173,3 @@ def test_a_sliding_window_reads_on_by_the_newest_cursor_and_misses_far_duplicate
                         strategy=SlidingWindow(max_messages=4), max_steps=60)
     assert row["outcome"] == "submitted" and not row["success"]
     assert row["reads"] == instance.pages and row["rereads"] == 0
-
-
-# --- memory pressure under a batching agent (issue 13 §1) -----------------------------------------------------
-
-@pytest.mark.parametrize("knobs,floor", [({}, 40_000),
-                                         pytest.param(dict(pages=100, duplicates=12, max_distance=40), 120_000,
-                                                      marks=pytest.mark.slow)])
-def test_a_greedy_batcher_still_needs_many_rounds(tmp_path, knobs, floor):
-    """Default and long size (configs/suite): the history passes the floor, over one round per page, no
-    round more than 20% of it."""
-    row, largest = greedy_pressure(tmp_path, InvoiceAudit(**knobs).generate(0))
-    assert row["success"] and row["final_history_tokens"] > floor
-    assert row["steps"] >= 8 and largest <= 0.2 * row["final_history_tokens"]
