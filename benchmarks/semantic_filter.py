@@ -127,7 +127,7 @@ def head_tail(text: str, tokens: int) -> str:
 
 def _states(text: str, person: str, move) -> bool:
     """Whether one sentence (line) of ``text`` gives the move whole: the person, the company joined, month and year."""
-    from tasks.people_tracker import _when
+    from tasks.people_tracker.world import _when
 
     return any(person in line and move.to in line and _when(move.month) in line for line in text.splitlines())
 
