@@ -120,4 +120,5 @@ def test_a_per_turn_call_limit_rejects_the_extra_calls_without_executing_them(tm
     assert max(per_step.values()) <= 2, "no turn executes more than the limit"
     assert len(executed) == sum(per_step.values()), "rejected calls never reach the task"
     read = {p for name, p in executed if name == "read_file"}
-    assert row["success"] and read == set(instance.files), "every file read in the end"
+    in_scope = {p for p in instance.files if not p.startswith(instance.out_of_scope)}
+    assert row["success"] and read == in_scope, "every file in scope read in the end"
