@@ -667,7 +667,7 @@ def attention_model(results: Path) -> str:
                      ", ".join(f"`{s}`" for s in beaten) or "-"])
     return _table(["family", *[f"`{s}`" for s in strategies], "none: largest request", "none: context overflows",
                    "beat `none` on success"], rows) + (
-        f"\n\n{NOTE_REALISTIC} 25K budget, 3 trials per "
+        f"\n\n{NOTE_REALISTIC} 25K budget, {t.groupby(['strategy', 'instance_id']).size().max()} trials per "
         "instance. This is a MODEL, not a measurement: each visible fact (a line) is missed with a probability that "
         "grows with the context's length and is largest in its middle (configs/model/scripted.yaml gives the "
         "parameters and their sources). Seed 003 (Lost in the Middle) and seed 000 (Chroma's context rot) report "
@@ -1213,15 +1213,15 @@ def calibration(results: Path) -> str:
 
 # ----------------------------------------------------------------------------------- memory pressure
 
-def _memory_pressure(suite: str, instances: int) -> str:
-    """benchmarks/memory_pressure.py's table for ``suite`` under the three profiles (no run folder)."""
+def _memory_pressure(suite: str, instances: int, profiles: tuple[str, ...]) -> str:
+    """benchmarks/memory_pressure.py's table for ``suite`` under ``profiles`` (no run folder)."""
     import tempfile
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import memory_pressure as mp
 
     with tempfile.TemporaryDirectory() as tmp:
-        rows = {p: mp.run(suite, p, instances, Path(tmp) / p) for p in ("perfect", "realistic", "greedy")}
+        rows = {p: mp.run(suite, p, instances, Path(tmp) / p) for p in profiles}
     return (mp.table(rows) + f"\n\nReference agent (scripted, not an LLM), strategy `none` at budget 1M, suite `{suite}` "
             f"({instances} instance(s) per family, 1 trial): `perfect` makes one call per step, `realistic` batches up "
             "to 8 calls it knows the arguments of, `greedy` every such call, up to the task's `max_calls_per_turn`.")
@@ -1229,12 +1229,13 @@ def _memory_pressure(suite: str, instances: int) -> str:
 
 def memory_pressure(results: Path) -> str:
     """History per family at default size, three profiles (issue 13 §1: past 40K over many rounds)."""
-    return _memory_pressure("default", 2)
+    return _memory_pressure("default", 2, ("perfect", "realistic", "greedy"))
 
 
 def memory_pressure_long(results: Path) -> str:
-    """History per family at long size, three profiles (issue 13 §1: past 120K over many rounds)."""
-    return _memory_pressure("long", 1)
+    """History per family at long size, the two batching agents (issue 13 §1: past 120K over many rounds;
+    ``perfect``, one call per step, is the slowest to run and batches nothing: ``memory_pressure.py --suite long``)."""
+    return _memory_pressure("long", 1, ("realistic", "greedy"))
 
 
 # ---------------------------------------------------------------------------------------- quickstart
