@@ -1,0 +1,10 @@
+"""The other half of docs/experiments.md's presets (tests/test_docs_experiments.py says why there are two files)."""
+import pytest
+
+from tests.docs_current import check_current
+from tests.test_docs_experiments import DOC, GROUPS, half
+
+
+@pytest.mark.parametrize("source", half(1))
+def test_generated_blocks_are_current(source, tmp_path):
+    check_current(DOC, tmp_path, GROUPS[source])
