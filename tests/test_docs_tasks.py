@@ -1,6 +1,16 @@
-"""The generated blocks of tasks/README.md (memory pressure per family and profile) equal a fresh run."""
+"""The generated blocks of tasks/README.md (memory pressure per family and profile) equal a fresh run.
+
+The long-size block runs every family at long size (150-250K-token histories) and is slow: .ci/run checks it
+after the default suite."""
+import pytest
+
 from tests.docs_current import check_current
 
 
-def test_generated_blocks_are_current(tmp_path):
-    check_current("tasks/README.md", tmp_path)
+def test_the_default_size_block_is_current(tmp_path):
+    check_current("tasks/README.md", tmp_path, {"memory_pressure"})
+
+
+@pytest.mark.slow
+def test_the_long_size_block_is_current(tmp_path):
+    check_current("tasks/README.md", tmp_path, {"memory_pressure_long"})
