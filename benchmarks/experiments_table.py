@@ -1224,7 +1224,8 @@ def _memory_pressure(suite: str, instances: int, profiles: tuple[str, ...]) -> s
         rows = {p: mp.run(suite, p, instances, Path(tmp) / p) for p in profiles}
     return (mp.table(rows) + f"\n\nReference agent (scripted, not an LLM), strategy `none` at budget 1M, suite `{suite}` "
             f"({instances} instance(s) per family, 1 trial): `perfect` makes one call per step, `realistic` batches up "
-            "to 8 calls it knows the arguments of, `greedy` every such call, up to the task's `max_calls_per_turn`.")
+            "to 8 calls it knows the arguments of, `greedy` every such call, up to the task's `max_calls_per_turn`; "
+            "the early-submit draw is off (the table measures what the task demands).")
 
 
 def memory_pressure(results: Path) -> str:

@@ -9,7 +9,9 @@ arguments it knows) and ``greedy`` (every such call in one turn, up to the task'
 largest growth of the history in one round and its share of the final history (a task whose
 information arrives in one round gives a strategy nothing to manage). Issue 13's targets, read
 off the output: with the batching agents, history past 40K at default size and past 120K at
-long size, across many rounds (largest round a small share of the final history).
+long size, across many rounds (largest round a small share of the final history). The profiles'
+early-submit draw is off (``early_submit=0``): the table measures what the task demands, not an agent
+that stops early.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ def run(suite: str, profile: str, instances: int, out: Path, family: str | None 
 
     only = [f"task={family}", *suite_knobs(suite, family)] if family else []
     cfg = compose(f"suite={suite}", f"suite.instances={instances}", "strategy=none", "budget=1M", "trials=1",
-                  f"model.profile={profile}", "progress=false", "model.context_window=10000000", *only)
+                  f"model.profile={profile}", "progress=false", "model.context_window=10000000",
+                  "model.profile_params.early_submit=0", *only)
     execute(cfg, out, echo=lambda _: None)
     steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
