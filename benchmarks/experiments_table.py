@@ -1251,7 +1251,7 @@ def run_quickstart(results: Path) -> list[str]:
     from harness.identity import folder_name
     from harness.runner import execute
 
-    cfg = compose(*QUICKSTART, "progress=false")
+    cfg = compose(*QUICKSTART, "progress=false", "plots=false")  # plots are not part of the identity or the output
     lines: list[str] = []
     execute(cfg, results / "quickstart", echo=lines.append)
     text = "\n".join(lines).replace(str(results / "quickstart"), f"{RUNS}/{folder_name(config_dict(cfg))}")
