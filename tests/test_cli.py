@@ -105,7 +105,7 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
     assert other.returncode == 2 and "different config" in other.stderr
 
 
-SMOKE1 = ["suite=smoke", "strategy=headtail", "trials=1", "progress=false"]
+SMOKE1 = ["suite=smoke", "strategy=headtail", "trials=1", "progress=false", "plots=false"]  # plots: test_run_writes_records_deterministically_and_resumes
 
 
 def run_folders(tmp_path) -> list[str]:
@@ -212,7 +212,7 @@ def test_sweep_dry_run_lists_its_jobs(tmp_path):
 
 
 def test_max_cost_stops_early_and_a_higher_one_resumes(tmp_path):
-    args = ("run", "suite=smoke", "trials=2", "pricing=openai-like", "hydra.run.dir=out", "progress=false")
+    args = ("run", "suite=smoke", "trials=2", "pricing=openai-like", "hydra.run.dir=out", "progress=false", "plots=false")
     first = harness(*args, "max_cost=0.03", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     stop = [line for line in first.stdout.splitlines() if line.startswith("stopped: max_cost $0.03 reached after")]

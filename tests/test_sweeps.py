@@ -32,7 +32,7 @@ def test_sweep_writes_one_folder_per_job(tmp_path, launcher):
 
 def test_sweep_folder_is_named_by_the_sweep_and_a_rerun_resumes(tmp_path):
     """No hydra.sweep.dir: results/sweeps/<swept keys>-<hash>; the same sweep spelled differently resumes there."""
-    common = ["suite=smoke", "trials=1", "progress=false"]
+    common = ["suite=smoke", "trials=1", "progress=false", "plots=false"]
     first = harness("run", "-m", "strategy=none,headtail", "budget=3k,8k", *common, cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
     sweeps = list((tmp_path / "results" / "sweeps").iterdir())
