@@ -110,6 +110,30 @@ def result_key(position: int, message: dict) -> ResultKey:
     return (position, str(message.get("tool_call_id", "")))
 
 
+def apply_frozen(messages: list[dict], frozen: dict[ResultKey, str], copies: dict[ResultKey, tuple[dict, dict]],
+                 start: int = 0) -> list[dict]:
+    """``messages`` with every tool result whose key is in ``frozen`` replaced by its frozen text (a new list).
+
+    ``messages`` is the history or a slice of it; ``start`` is the history position of its first message.
+    The replaced copies are memoized in ``copies`` (keyed like ``frozen``, holding the original and its
+    copy), so the same history gives byte-identical requests step after step (the prefix cache keeps
+    hitting) and no result is copied twice.
+    """
+    if not frozen:
+        return list(messages)
+    out = []
+    for offset, message in enumerate(messages):
+        key = result_key(start + offset, message) if message.get("role") == "tool" else None
+        if key in frozen:
+            cached = copies.get(key)
+            if cached is None or cached[0] is not message:
+                cached = (message, {**message, "content": frozen[key]})
+                copies[key] = cached
+            message = cached[1]
+        out.append(message)
+    return out
+
+
 def args_text(args: dict) -> str:
     """Canonical, byte-stable JSON of a call's arguments (sorted keys)."""
     return json.dumps(args, sort_keys=True, ensure_ascii=False)
@@ -171,26 +195,9 @@ class ToolResultClearer:
         self._copies: dict[ResultKey, tuple[dict, dict]] = {}
         self._last_skip = 0
 
-    def _copy(self, key: ResultKey, message: dict) -> dict:
-        cached = self._copies.get(key)
-        if cached is not None and cached[0] is message:
-            return cached[1]
-        copy = {**message, "content": self.placeholders[key]}
-        self._copies[key] = (message, copy)
-        return copy
-
-    def _key(self, start: int, offset: int, message: dict) -> ResultKey | None:
-        return result_key(start + offset, message) if message.get("role") == "tool" else None
-
     def apply(self, messages: list[dict], start: int = 0) -> list[dict]:
         """``messages`` with every already-cleared tool result replaced by its frozen placeholder."""
-        if not self.placeholders:
-            return list(messages)
-        out = []
-        for offset, message in enumerate(messages):
-            key = self._key(start, offset, message)
-            out.append(self._copy(key, message) if key in self.placeholders else message)
-        return out
+        return apply_frozen(messages, self.placeholders, self._copies, start)
 
     def candidates(self, messages: list[dict], start: int = 0) -> list[tuple[int, dict]]:
         """``(offset, tool result)`` that a new batch would clear (oldest first)."""

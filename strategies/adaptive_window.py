@@ -21,7 +21,7 @@ false for the seed's literal "compress all".
 from __future__ import annotations
 
 from harness.conversation import split_head, split_rounds
-from strategies._common import ResultKey, is_error, result_calls, result_identity, result_key
+from strategies._common import ResultKey, apply_frozen, is_error, result_calls, result_identity, result_key
 from strategies.base import BaseStrategy
 
 MARK = "[COMPRESSED] "
@@ -53,17 +53,7 @@ class AdaptiveWindow(BaseStrategy):
         self._copies: dict[ResultKey, tuple[dict, dict]] = {}
 
     def _apply(self, messages: list[dict]) -> list[dict]:
-        out = []
-        for position, message in enumerate(messages):
-            key = result_key(position, message) if message.get("role") == "tool" else None
-            if key in self.compressed:
-                cached = self._copies.get(key)
-                if cached is None or cached[0] is not message:
-                    cached = (message, {**message, "content": self.compressed[key]})
-                    self._copies[key] = cached
-                message = cached[1]
-            out.append(message)
-        return out
+        return apply_frozen(messages, self.compressed, self._copies)
 
     def _batch(self, messages: list[dict]) -> list[int]:
         """Positions of the tool results a new batch compresses (not yet compressed, not errors, not spared)."""

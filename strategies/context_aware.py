@@ -31,7 +31,7 @@ budget (``budget_guarantee = "none"``): the agent's own messages and the small r
 from __future__ import annotations
 
 from harness.conversation import split_head
-from strategies._common import ResultKey, is_error, result_calls, result_identity, result_key, unseen_results
+from strategies._common import ResultKey, apply_frozen, is_error, result_calls, result_identity, result_key, unseen_results
 from strategies.base import BaseStrategy
 
 MARK = "[compressed for the task] "
@@ -71,17 +71,7 @@ class ContextAwareCompression(BaseStrategy):
 
     def _apply(self, messages: list[dict]) -> list[dict]:
         """The history with every frozen compressed text in place (copies memoized, so requests stay identical)."""
-        out = []
-        for position, message in enumerate(messages):
-            key = result_key(position, message) if message.get("role") == "tool" else None
-            if key in self.compressed:
-                cached = self._copies.get(key)
-                if cached is None or cached[0] is not message:
-                    cached = (message, {**message, "content": self.compressed[key]})
-                    self._copies[key] = cached
-                message = cached[1]
-            out.append(message)
-        return out
+        return apply_frozen(messages, self.compressed, self._copies)
 
     def _recent_start(self, messages: list[dict]) -> int:
         """Where the ``keep_recent_rounds`` latest rounds with tool calls begin (results from there stay)."""
