@@ -37,15 +37,17 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
 import time
 from typing import Any
 
 from harness.models.base import (Completion, ContextOverflowError, ModelError, PreflightError, Usage,
                                  current_request_options)
+from harness.models import endpoint
+from harness.models.endpoint import int_or_none as _int
+from harness.models.endpoint import retry_after
 from harness.models.messages_format import MessagesRequest, reply_message, to_messages
 from harness.models.openai_backend import OVERFLOW_MARKERS, quiet_http_logs
-from harness.models.retry import RetryPolicy, call_with_retries, policy_from, retry_after_seconds
+from harness.models.retry import RetryPolicy, call_with_retries, policy_from
 from harness.models.toolparse import parse_text_tool_calls
 
 INSTALL_HINT = 'pip install -e ".[anthropic]"'
@@ -95,12 +97,6 @@ def is_transient(exc: BaseException) -> bool:
     return status in TRANSIENT_STATUS or status >= 500 or "overloaded_error" in _body_text(exc)
 
 
-def retry_after(exc: BaseException) -> float | None:
-    """The wait a failed response asked for (``retry-after`` / ``retry-after-ms``), if any."""
-    response = getattr(exc, "response", None)
-    return retry_after_seconds(getattr(response, "headers", None)) if response is not None else None
-
-
 def describe(exc: BaseException) -> str:
     """One line for an API error: class, status, the API's error type and message."""
     status = _status(exc)
@@ -109,13 +105,6 @@ def describe(exc: BaseException) -> str:
     kind = f" {error['type']}" if error.get("type") else ""
     message = error.get("message") or getattr(exc, "message", None) or str(exc)
     return f"{type(exc).__name__}{f' ({status}{kind})' if status else ''}: {message}".replace("\n", " ")[:500]
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return None if value is None else int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def normalize_usage(data: dict) -> Usage:
@@ -237,14 +226,7 @@ class AnthropicModel:
     # -- setup ---------------------------------------------------------------------------
     def api_key(self) -> str:
         """The API key (a placeholder for keyless servers such as llama-server)."""
-        if self._api_key is not None:
-            return self._api_key
-        if not self.api_key_env:
-            return NO_KEY
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ModelError(f"the environment variable {self.api_key_env} (the API key) is not set")
-        return key
+        return endpoint.api_key(self._api_key, self.api_key_env, NO_KEY)
 
     @property
     def client(self) -> Any:
@@ -257,9 +239,7 @@ class AnthropicModel:
     def check(self) -> None:
         """Preflight: the SDK is installed, the key's variable is set, and the endpoint answers."""
         sdk()
-        if self._api_key is None and self.api_key_env and not os.environ.get(self.api_key_env):
-            raise PreflightError(f"model {self.name}: the environment variable {self.api_key_env} holding the API key "
-                                 f"is not set (export {self.api_key_env}=... first)")
+        endpoint.check_key_variable(self.name, self._api_key, self.api_key_env)
         if self.check_endpoint:
             self.probe()
 
@@ -269,19 +249,8 @@ class AnthropicModel:
         url = f"{self.base_url}/v1/models"
         key = self.api_key()  # both spellings: the API reads x-api-key, newer SDKs send a bearer token
         headers = {"x-api-key": key, "Authorization": f"Bearer {key}", "anthropic-version": "2023-06-01"}
-        try:
-            if self.http_client is not None:
-                response = self.http_client.get(url, headers=headers, timeout=timeout)
-            else:
-                with httpx.Client(timeout=timeout) as client:
-                    response = client.get(url, headers=headers)
-        except Exception as exc:  # connection refused, DNS, timeout, bad URL
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise PreflightError(f"model {self.name}: cannot reach {self.base_url} ({reason})") from None
-        if response.status_code == 401:
-            where = f" in {self.api_key_env}" if self.api_key_env else ""
-            raise PreflightError(f"model {self.name}: {self.base_url} rejected the API key{where} (401)")
-        return response.status_code
+        return endpoint.probe(self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env,
+                              timeout)
 
     # -- calls ---------------------------------------------------------------------------
     def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:

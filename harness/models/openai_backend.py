@@ -21,14 +21,16 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import os
 import time
 from typing import Any
 
 import openai
 
-from harness.models.base import Completion, ContextOverflowError, ModelError, PreflightError, Usage
-from harness.models.retry import RetryPolicy, call_with_retries, policy_from, retry_after_seconds
+from harness.models import endpoint
+from harness.models.base import Completion, ContextOverflowError, ModelError, Usage
+from harness.models.endpoint import int_or_none as _int
+from harness.models.endpoint import retry_after
+from harness.models.retry import RetryPolicy, call_with_retries, policy_from
 from harness.models.toolparse import parse_text_tool_calls
 
 OVERFLOW_MARKERS = (
@@ -79,24 +81,11 @@ def is_transient(exc: BaseException) -> bool:
     return status in TRANSIENT_STATUS or status >= 500
 
 
-def retry_after(exc: BaseException) -> float | None:
-    """The wait a failed response asked for (``Retry-After``), if any."""
-    response = getattr(exc, "response", None)
-    return retry_after_seconds(getattr(response, "headers", None)) if response is not None else None
-
-
 def describe(exc: BaseException) -> str:
     """One line for an API error."""
     status = _status(exc)
     message = getattr(exc, "message", None) or str(exc)
     return f"{type(exc).__name__}{f' ({status})' if status else ''}: {message}".replace("\n", " ")[:500]
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return None if value is None else int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def normalize_usage(data: dict) -> Usage:
@@ -184,14 +173,7 @@ class OpenAIModel:
     # -- setup ---------------------------------------------------------------------------
     def api_key(self) -> str:
         """The API key (``sk-no-key-required`` for keyless servers)."""
-        if self._api_key is not None:
-            return self._api_key
-        if not self.api_key_env:
-            return NO_KEY
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ModelError(f"the environment variable {self.api_key_env} (the API key) is not set")
-        return key
+        return endpoint.api_key(self._api_key, self.api_key_env, NO_KEY)
 
     @property
     def client(self) -> Any:
@@ -203,9 +185,7 @@ class OpenAIModel:
 
     def check(self) -> None:
         """Preflight: the key's environment variable is set and ``base_url`` answers."""
-        if self._api_key is None and self.api_key_env and not os.environ.get(self.api_key_env):
-            raise PreflightError(f"model {self.name}: the environment variable {self.api_key_env} holding the API key "
-                                 f"is not set (export {self.api_key_env}=... first)")
+        endpoint.check_key_variable(self.name, self._api_key, self.api_key_env)
         if self.check_endpoint:
             self.probe()
 
@@ -214,19 +194,8 @@ class OpenAIModel:
         httpx = http_module()
         url = f"{self.base_url}/models"
         headers = {"Authorization": f"Bearer {self.api_key()}"}
-        try:
-            if self.http_client is not None:
-                response = self.http_client.get(url, headers=headers, timeout=timeout)
-            else:
-                with httpx.Client(timeout=timeout) as client:
-                    response = client.get(url, headers=headers)
-        except Exception as exc:  # connection refused, DNS, timeout, bad URL
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise PreflightError(f"model {self.name}: cannot reach {self.base_url} ({reason})") from None
-        if response.status_code == 401:
-            where = f" in {self.api_key_env}" if self.api_key_env else ""
-            raise PreflightError(f"model {self.name}: {self.base_url} rejected the API key{where} (401)")
-        return response.status_code
+        return endpoint.probe(self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env,
+                              timeout)
 
     # -- calls ---------------------------------------------------------------------------
     def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:
