@@ -130,3 +130,23 @@ class TokenCounter:
     def request(self, messages: Iterable[dict], tools: list[dict] | None = None) -> int:
         """Tokens of a whole request: messages, tool schemas and the reply primer."""
         return self.messages(messages) + self.tools(tools) + REPLY_PRIMER
+
+
+class CountsTokens:
+    """The token-counting part of a ``StrategyContext``, from a ``counter`` (TokenCounter) and the ``tools``
+    offered: the trial's context, the inspect_ai adapter's and the tests' fake all count this way."""
+
+    counter: TokenCounter
+    tools: list[dict]
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Tokens of ``messages`` (memoized; tools and primer excluded)."""
+        return self.counter.messages(messages)
+
+    def count_message(self, message: dict) -> int:
+        """Tokens of one message (memoized)."""
+        return self.counter.message(message)
+
+    def request_overhead(self) -> int:
+        """Tokens of the tool schemas plus the reply primer."""
+        return self.counter.tools(self.tools) + REPLY_PRIMER

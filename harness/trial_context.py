@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from harness.records import Transcript
 from harness.summarizer import summary_request
-from harness.tokens import REPLY_PRIMER, TokenCounter
+from harness.tokens import CountsTokens, TokenCounter
 
 
 class MessageTable:
@@ -37,7 +37,7 @@ class MessageTable:
         return ref
 
 
-class TrialContext:
+class TrialContext(CountsTokens):
     """The ``StrategyContext`` of one trial (see strategies/base.py)."""
 
     def __init__(self, budget: int, counter: TokenCounter, store: Path, transcript: Transcript,
@@ -53,18 +53,6 @@ class TrialContext:
         self._transcript = transcript
         self._summarizer_call = summarizer_call  # (request) -> summary text; records the call
         self._subagent_runner = subagent_runner  # (task, max_steps) -> conclusion; records its calls
-
-    def count_tokens(self, messages: list[dict]) -> int:
-        """Tokens of ``messages`` (memoized; tools and primer excluded)."""
-        return self.counter.messages(messages)
-
-    def count_message(self, message: dict) -> int:
-        """Tokens of one message (memoized)."""
-        return self.counter.message(message)
-
-    def request_overhead(self) -> int:
-        """Tokens of the tool schemas plus the reply primer."""
-        return self.counter.tools(self.tools) + REPLY_PRIMER
 
     def summarize(self, messages: list[dict], instructions: str = "") -> str:
         """Call the summarizer model on ``messages``; billed to the trial as a summarizer call."""

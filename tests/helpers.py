@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.tokens import REPLY_PRIMER, TokenCounter
+from harness.tokens import CountsTokens, TokenCounter
 
 SYSTEM = {"role": "system", "content": "You are a test agent."}
 TASK = {"role": "user", "content": "Do the task."}
 
 
-class FakeContext:
+class FakeContext(CountsTokens):
     """A StrategyContext for unit tests: real token counting, recorded events, canned summaries."""
 
     def __init__(self, budget: int, tools: list[dict] | None = None, summary: str = "Key findings:\n- x",
@@ -25,15 +25,6 @@ class FakeContext:
         self.events: list[tuple[str, dict]] = []
         self.summaries: list[list[dict]] = []
         self.summary = summary
-
-    def count_tokens(self, messages: list[dict]) -> int:
-        return self.counter.messages(messages)
-
-    def count_message(self, message: dict) -> int:
-        return self.counter.message(message)
-
-    def request_overhead(self) -> int:
-        return self.counter.tools(self.tools) + REPLY_PRIMER
 
     def summarize(self, messages: list[dict], instructions: str = "") -> str:
         self.summaries.append(messages)

@@ -76,7 +76,7 @@ from inspect_ai.tool import ToolDef, ToolError as InspectToolError, ToolInfo, To
 from harness.conversation import InvalidConversation, validate_projection
 from harness.integrations.inspect_messages import MessageHistory, from_dict, to_dicts, tool_dicts
 from harness.summarizer import summary_request
-from harness.tokens import REPLY_PRIMER, TokenCounter
+from harness.tokens import REPLY_PRIMER, CountsTokens, TokenCounter
 from strategies.base import ToolError
 
 logger = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class StrategyProjectionError(RuntimeError):
     """The strategy returned a projection no chat API accepts (ctxbench's ``strategy_error``)."""
 
 
-class InspectStrategyContext:
+class InspectStrategyContext(CountsTokens):
     """The ``StrategyContext`` (strategies/base.py) of a strategy running inside inspect_ai."""
 
     def __init__(self, budget: int, store: Path, counter: TokenCounter, owner: "CtxbenchCompaction") -> None:
@@ -101,18 +101,6 @@ class InspectStrategyContext:
         self.events: list[dict] = []
         self.model: Model | None = None
         self._owner = owner
-
-    def count_tokens(self, messages: list[dict]) -> int:
-        """Tokens of ``messages`` (ctxbench's counter; tools and primer excluded)."""
-        return self.counter.messages(messages)
-
-    def count_message(self, message: dict) -> int:
-        """Tokens of one message (memoized)."""
-        return self.counter.message(message)
-
-    def request_overhead(self) -> int:
-        """Tokens of the tool schemas inspect offers plus the reply primer."""
-        return self.counter.tools(self.tools) + REPLY_PRIMER
 
     def summarize(self, messages: list[dict], instructions: str = "") -> str:
         """The summary of ``messages`` by the inspect model (runs the async ``generate`` on the event loop)."""
