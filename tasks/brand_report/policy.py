@@ -32,7 +32,7 @@ import re
 
 from tasks.brand_report.tools import FEED, name_pattern
 from tasks.brand_report.world import NEGATIVE
-from tasks.kit.cursor_reading import FOOTER, footer_line, known_cursors, plan_reads
+from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, latest_results,
                               make_call, other_calls, parse_ranges, ranges, rate_limit_note, reply, submit, texts,
                               tool_texts, tools_used)
@@ -326,8 +326,10 @@ def _move_note(move) -> str:
 SUB_PROGRESS = re.compile(r"Sub-task progress: pages counted: ([\d,\- none]+)")
 
 
-class BrandSubPolicy(BrandPolicy):
+class BrandSubPolicy(RangeReader, BrandPolicy):
     """A sub-agent counting the feed pages named in its task from the cursor it names, then reporting post ids."""
+
+    listing = FEED
 
     def _range(self, messages: list[dict]):
         """(start, last page, knowledge, pages done, reads still to make), or None without a task."""
@@ -359,17 +361,7 @@ class BrandSubPolicy(BrandPolicy):
         note = "\n".join(lines)
         if moves:
             return reply(note + _move_note(moves[0]), moves[0].call(FEED))
-        after = known.cursors.get(last + 1)
-        onward = f"; next_cursor: {after} (page {last + 1} of {known.total})" if after and known.total else ""
         conclusion = (f"{REPORT_PREFIX}: pages counted: {start}-{last} of {known.total or '?'} ({known.scope}); "
-                      f"negative posts: {_ids_text(known.ids())}{onward}")
+                      f"negative posts: {_ids_text(known.ids())}{onward(known.cursors, known.total, last)}")
         return reply(note, make_call("report", conclusion=conclusion))
 
-    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
-        """The other reads of the range whose cursors are in view."""
-        state = self._range(messages)
-        return [] if state is None else other_calls((m.call(FEED) for m in state[-1]), first)
-
-    def early_answer(self, messages: list[dict]) -> dict | None:
-        """None: a sub-agent reports its range; it never submits the task's answer."""
-        return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from tasks.invoice_audit.tools import TOOL
-from tasks.kit.cursor_reading import FOOTER, footer_line, known_cursors, plan_reads
+from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
 from tasks.policy_kit import (
     REPORT_PREFIX,
     delegation_failed,
@@ -211,8 +211,10 @@ class InvoicePolicy:
         return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
 
 
-class InvoiceSubPolicy(InvoicePolicy):
+class InvoiceSubPolicy(RangeReader, InvoicePolicy):
     """A sub-agent auditing the page range named in its task from the cursor it names, then reporting."""
+
+    listing = TOOL
 
     def _scope(self, messages: list[dict]) -> tuple[int, int, str] | None:
         task = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
@@ -245,17 +247,8 @@ class InvoiceSubPolicy(InvoicePolicy):
         if moves:  # the running progress line lets a cut sub-agent go on where it was
             progress = f"\nSub-task progress: pages reviewed: {ranges(done) or 'none'} of {known.total or '?'}"
             return reply(note + progress, moves[0].call(TOOL))
-        after = known.cursors.get(last + 1)
-        onward = f"; next_cursor: {after} (page {last + 1} of {known.total})" if after and known.total else ""
         conclusion = (f"{REPORT_PREFIX}: pages reviewed: {start}-{last} of {known.total or '?'}; "
-                      f"duplicate charges found: {', '.join(sorted(known.dups)) or 'none'}{onward}")
+                      f"duplicate charges found: {', '.join(sorted(known.dups)) or 'none'}"
+                      f"{onward(known.cursors, known.total, last)}")
         return reply(note, make_call("report", conclusion=conclusion))
 
-    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
-        """The other reads of the range whose cursors are in view."""
-        state = self._range(messages)
-        return [] if state is None else other_calls((m.call(TOOL) for m in state[-1]), first)
-
-    def early_answer(self, messages: list[dict]) -> dict | None:
-        """None: a sub-agent reports its range; it never submits the task's answer."""
-        return None

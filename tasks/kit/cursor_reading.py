@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from tasks.kit.cursors import CURSOR_PATTERN
-from tasks.policy_kit import exchanges, make_call
+from tasks.policy_kit import exchanges, make_call, other_calls
 
 FOOTER = re.compile(rf"next_cursor: ({CURSOR_PATTERN}) \(page (\d+) of (\d+)\)")
 
@@ -94,3 +94,31 @@ def footer_line(text: str) -> str | None:
     """The ``next_cursor: ...`` line of a page result (``None`` when it has none)."""
     match = re.search(r"^next_cursor: [^\n]*$", text, re.M)
     return match.group(0) if match else None
+
+
+def onward(cursors: dict[int, str], total: int | None, last: int) -> str:
+    """The ``; next_cursor: ...`` a sub-agent's report ends with, so the next range can start there ("" if unknown)."""
+    after = cursors.get(last + 1)
+    return f"; next_cursor: {after} (page {last + 1} of {total})" if after and total else ""
+
+
+class RangeReader:
+    """What a sub-agent that reads pages ``start..last`` of one cursor listing and then reports does the same
+    way in every family: it batches the other reads of its range whose cursors are in view, and never submits.
+
+    The family's sub-policy sets ``listing`` (the listing tool) and implements ``_range(messages)``, whose
+    last item is the list of planned ``CursorMove``s (``None`` without a task)."""
+
+    listing: str
+
+    def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
+        """The other reads of the range whose cursors are in view."""
+        state = self._range(messages)
+        return [] if state is None else other_calls((m.call(self.listing) for m in state[-1]), first)
+
+    def early_answer(self, messages: list[dict]) -> dict | None:
+        """None: a sub-agent reports its range; it never submits the task's answer."""
+        return None
+
+    def _range(self, messages: list[dict]):
+        raise NotImplementedError
