@@ -145,84 +145,131 @@ class Knobs(Protocol):
 
 def generate_world(knobs: Knobs, seed: int) -> tuple[list[str], list[Move], list[Page]]:
     """The tracked names, their true moves and every web page for ``seed`` (deterministic)."""
-    rng = random.Random(f"people_tracker:{seed}")
-    firsts, lasts = rng.sample(FIRST, knobs.people), rng.sample(LAST, knobs.people)
-    names = [f"{f} {l}" for f, l in zip(firsts, lasts)]
-    moves: list[Move] = []
-    for name in names:
-        count = rng.randint(1, knobs.moves)
+    return WorldBuilder(knobs, random.Random(f"people_tracker:{seed}")).build()
+
+
+class WorldBuilder:
+    """Builds one world step by step from one seeded generator (the order of the draws is the world's)."""
+
+    def __init__(self, knobs: Knobs, rng: random.Random) -> None:
+        self.knobs = knobs
+        self.rng = rng
+        self.pages: list[Page] = []
+        self.denied: list[Move] = []  # per person, the reported move its own gossip page denies
+
+    def build(self) -> tuple[list[str], list[Move], list[Page]]:
+        """Names, their moves, then per person its pages, then the round-ups and the late round-ups."""
+        names = self.names()
+        moves = [move for name in names for move in self.career(name)]
+        for index, name in enumerate(names):
+            own = [m for m in moves if m.person == name]
+            self.move_pages(name, own)
+            self.profile_page(name, own)
+            self.gossip_page(name, own)
+            self.twin_page(name, index)
+        self.roundups(moves)
+        self.late_roundups(names, moves)
+        return names, moves, self.pages
+
+    def names(self) -> list[str]:
+        """The tracked people (first and last names drawn without repeats)."""
+        self.firsts = self.rng.sample(FIRST, self.knobs.people)
+        self.lasts = self.rng.sample(LAST, self.knobs.people)
+        return [f"{f} {l}" for f, l in zip(self.firsts, self.lasts)]
+
+    def career(self, name: str) -> list[Move]:
+        """One person's true moves, in month order, each from the company the last one joined."""
+        rng = self.rng
+        count = rng.randint(1, self.knobs.moves)
         months = sorted(rng.sample([f"{y}-{m:02d}" for y in range(2018, 2026) for m in range(1, 13)], count))
         employer = rng.choice(COMPANIES)
+        moves = []
         for month in months:
             to = rng.choice([c for c in COMPANIES if c != employer])
             moves.append(Move(name, month, employer, to, rng.choice(ROLES)))
             employer = to
-    pages: list[Page] = []
-    denied: list[Move] = []  # per person, the reported move its own gossip page denies
+        return moves
 
-    def boiler() -> list[str]:
-        return rng.sample(NOISE, min(knobs.noise, len(NOISE)))
-
-    def page(url: str, title: str, mentioned: list[str], facts: list[str]) -> Page:
-        noise = boiler()
+    def page(self, url: str, title: str, mentioned: list[str], facts: list[str]) -> Page:
+        """A noisy web page around ``facts``: boilerplate, filler, related links and reader comments."""
+        rng, noise_count = self.rng, self.knobs.noise
+        noise = rng.sample(NOISE, min(noise_count, len(NOISE)))
         paragraphs = facts + rng.sample(FILLER, min(len(FILLER), 3 + rng.randrange(3)))
         rng.shuffle(paragraphs)
         cut = len(noise) // 2
         related = ["Related links:"] + [
             f"  · {rng.choice(HEADLINES).format(c=rng.choice(COMPANIES), d=rng.choice(COMPANIES), n=rng.randint(20, 900), city=rng.choice(CITIES))}"
-            f" — https://{rng.choice(SITES[:4])}/{rng.randint(2019, 2026)}/{rng.randrange(10**6):06d}" for _ in range(knobs.noise)]
+            f" — https://{rng.choice(SITES[:4])}/{rng.randint(2019, 2026)}/{rng.randrange(10**6):06d}" for _ in range(noise_count)]
         comments = ["Reader comments:"] + [
             f"  @{rng.choice(FIRST).lower()}{rng.randint(1, 99)}: "
             + rng.choice(COMMENTS).format(c=rng.choice(COMPANIES), name=rng.choice(mentioned))
-            for _ in range(max(1, knobs.noise // 2))]
+            for _ in range(max(1, noise_count // 2))]
         body = (noise[:cut] + [f"# {title}", f"By staff reporter · {rng.randint(2, 9)} min read"] + paragraphs
                 + ["\n".join(related)] + noise[cut:] + ["\n".join(comments)])
         return Page(url, title, tuple(mentioned), "\n\n".join(body))
 
-    def move_sentence(move: Move) -> str:
-        return rng.choice(MOVE_TEMPLATES).format(name=move.person, frm=move.frm, to=move.to, when=_when(move.month),
-                                                 role=move.role)
+    def move_sentence(self, move: Move) -> str:
+        """One of the move templates, filled in."""
+        return self.rng.choice(MOVE_TEMPLATES).format(name=move.person, frm=move.frm, to=move.to,
+                                                      when=_when(move.month), role=move.role)
 
-    for index, name in enumerate(names):
-        own = [m for m in moves if m.person == name]
+    def move_pages(self, name: str, own: list[Move]) -> None:
+        """A news page per true move."""
         for move in own:
-            site = rng.choice(SITES[:4])
+            site = self.rng.choice(SITES[:4])
             url = f"https://{site}/{move.month[:4]}/{_slug(name)}-joins-{_slug(move.to)}"
-            pages.append(page(url, f"{name} joins {move.to}", [name], [move_sentence(move)]))
+            self.pages.append(self.page(url, f"{name} joins {move.to}", [name], [self.move_sentence(move)]))
+
+    def profile_page(self, name: str, own: list[Move]) -> None:
+        """A profile, possibly out of date (its last move missing), with a talk that is not a move."""
+        rng = self.rng
         shown = own[: max(1, len(own) - 1)] if rng.random() < 0.5 else own
-        timeline = [move_sentence(m) for m in shown]
+        timeline = [self.move_sentence(m) for m in shown]
         timeline.append(SPOKE.format(name=name, event=rng.choice(EVENTS), when=_when(rng.choice(own).month)))
-        pages.append(page(f"https://whoswho.example/people/{_slug(name)}", f"{name} — profile (last updated "
-                          f"{shown[-1].month[:4]})", [name], timeline))
+        self.pages.append(self.page(f"https://whoswho.example/people/{_slug(name)}", f"{name} — profile (last updated "
+                                    f"{shown[-1].month[:4]})", [name], timeline))
+
+    def gossip_page(self, name: str, own: list[Move]) -> None:
+        """A rumour of a move to a company the person never worked for, denied explicitly on the page."""
+        rng = self.rng
         fake_month = f"{rng.randint(2018, 2025)}-{rng.randint(1, 12):02d}"
         employer = _employer_at(own, fake_month)
         fake_to = rng.choice([c for c in COMPANIES if c not in {m.to for m in own} | {m.frm for m in own}])
-        denied.append(Move(name, fake_month, employer, fake_to, rng.choice(ROLES)))
+        self.denied.append(Move(name, fake_month, employer, fake_to, rng.choice(ROLES)))
         facts = [DENIAL.format(name=name, frm=employer, to=fake_to, when=_when(fake_month))]
         if rng.random() < 0.5:
-            facts.append(move_sentence(rng.choice(own)))
-        pages.append(page(f"https://{rng.choice(SITES[:4])}/gossip/{_slug(name)}-{_slug(fake_to)}-rumour",
-                          f"Is {name} heading to {fake_to}?", [name], facts))
+            facts.append(self.move_sentence(rng.choice(own)))
+        self.pages.append(self.page(f"https://{rng.choice(SITES[:4])}/gossip/{_slug(name)}-{_slug(fake_to)}-rumour",
+                                    f"Is {name} heading to {fake_to}?", [name], facts))
+
+    def twin_page(self, name: str, index: int) -> None:
+        """A similar name (other first or last name, alternately) with a move or a talk of its own."""
+        rng = self.rng
         first, last = name.split()
-        twin = f"{rng.choice([f for f in FIRST if f not in firsts])} {last}" if index % 2 else \
-            f"{first} {rng.choice([l for l in LAST if l not in lasts])}"
+        twin = f"{rng.choice([f for f in FIRST if f not in self.firsts])} {last}" if index % 2 else \
+            f"{first} {rng.choice([l for l in LAST if l not in self.lasts])}"
         twin_move = Move(twin, f"{rng.randint(2018, 2025)}-{rng.randint(1, 12):02d}", rng.choice(COMPANIES),
                          rng.choice(COMPANIES), rng.choice(ROLES))
         if twin_move.frm != twin_move.to:
-            facts = [move_sentence(twin_move)]
+            facts = [self.move_sentence(twin_move)]
         else:
             facts = [SPOKE.format(name=twin, event=rng.choice(EVENTS), when=_when(twin_move.month))]
-        pages.append(page(f"https://{rng.choice(SITES[:4])}/people/{_slug(twin)}", f"{twin}: a profile", [twin], facts))
-    for r in range(knobs.roundups):
-        chosen = rng.sample(moves, min(3, len(moves)))
-        facts = [move_sentence(m) for m in chosen]
-        pages.append(page(f"https://{rng.choice(SITES[:4])}/features/talent-roundup-{r + 1}",
-                          f"Talent round-up #{r + 1}: who went where", [m.person for m in chosen], facts))
-    for r, (early, late) in enumerate(_late_roundup_people(names)):
-        report = denied[names.index(early)]
-        headline = [m for person in late for m in moves if m.person == person][: len(late) + 1]
-        facts = [move_sentence(report)] + [move_sentence(m) for m in headline]
-        pages.append(page(f"https://{rng.choice(SITES[:4])}/features/who-went-where-{_slug(report.month)}-{r + 1}",
-                          f"Who went where: {' and '.join(late)} on the move",
-                          list(late), facts))
-    return names, moves, pages
+        self.pages.append(self.page(f"https://{rng.choice(SITES[:4])}/people/{_slug(twin)}", f"{twin}: a profile",
+                                    [twin], facts))
+
+    def roundups(self, moves: list[Move]) -> None:
+        """Round-up pages restating a few true moves each."""
+        for r in range(self.knobs.roundups):
+            chosen = self.rng.sample(moves, min(3, len(moves)))
+            facts = [self.move_sentence(m) for m in chosen]
+            self.pages.append(self.page(f"https://{self.rng.choice(SITES[:4])}/features/talent-roundup-{r + 1}",
+                                        f"Talent round-up #{r + 1}: who went where", [m.person for m in chosen], facts))
+
+    def late_roundups(self, names: list[str], moves: list[Move]) -> None:
+        """Round-ups headlined by late people that report an early person's denied move as a move."""
+        for r, (early, late) in enumerate(_late_roundup_people(names)):
+            report = self.denied[names.index(early)]
+            headline = [m for person in late for m in moves if m.person == person][: len(late) + 1]
+            facts = [self.move_sentence(report)] + [self.move_sentence(m) for m in headline]
+            url = f"https://{self.rng.choice(SITES[:4])}/features/who-went-where-{_slug(report.month)}-{r + 1}"
+            self.pages.append(self.page(url, f"Who went where: {' and '.join(late)} on the move", list(late), facts))
