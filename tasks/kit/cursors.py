@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 CURSOR_PATTERN = r"cur_[0-9a-f]{10}"
 NEXT_CURSOR = re.compile(rf"next_cursor: ({CURSOR_PATTERN}|none)")
@@ -29,8 +30,7 @@ class CursorPages:
 
     def cursor_for(self, page: int) -> str:
         """The opaque cursor that reads ``page`` (1-based); page 1 is also read with ``""``."""
-        digest = hashlib.sha256(f"{self.namespace}:{page}".encode()).hexdigest()
-        return f"cur_{digest[:10]}"
+        return _cursor(self.namespace, page)
 
     def page_for(self, cursor: object) -> int | None:
         """The page a cursor reads (``""`` or ``None``: page 1), or ``None`` for a cursor this listing never gave."""
@@ -38,7 +38,7 @@ class CursorPages:
             return 1
         if not isinstance(cursor, str):
             return None
-        return self._index().get(cursor.strip())
+        return _index(self.namespace, self.pages).get(cursor.strip())
 
     def footer(self, page: int) -> str:
         """The last line of ``page``: the next page's cursor, or the end of the listing."""
@@ -51,8 +51,17 @@ class CursorPages:
         return (f"ERROR: unknown cursor {cursor!r}; start with an empty cursor and pass the next_cursor "
                 "each page ends with")
 
-    def _index(self) -> dict[str, int]:
-        return {self.cursor_for(page): page for page in range(1, self.pages + 1)}
+
+
+def _cursor(namespace: str, page: int) -> str:
+    digest = hashlib.sha256(f"{namespace}:{page}".encode()).hexdigest()
+    return f"cur_{digest[:10]}"
+
+
+@lru_cache(maxsize=256)
+def _index(namespace: str, pages: int) -> dict[str, int]:
+    """cursor -> page of a listing, built once per listing (not on every call; treat it as read-only)."""
+    return {_cursor(namespace, page): page for page in range(1, pages + 1)}
 
 
 def next_cursor(text: str) -> str | None:
