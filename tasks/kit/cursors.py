@@ -52,7 +52,6 @@ class CursorPages:
                 "each page ends with")
 
 
-
 def _cursor(namespace: str, page: int) -> str:
     digest = hashlib.sha256(f"{namespace}:{page}".encode()).hexdigest()
     return f"cur_{digest[:10]}"
