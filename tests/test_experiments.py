@@ -92,7 +92,7 @@ def harness(*args, cwd):
 def test_small_preset_variant_runs_end_to_end(tmp_path):
     sweep = tmp_path / "sweep"
     args = ["run", "-m", "experiment=status_bar", "variant/status_bar=headtail,status_replace", "task.merchants=6",
-            "suite.instances=1", "progress=false", f"hydra.sweep.dir={sweep}"]
+            "suite.instances=1", "progress=false", "plots=false", f"hydra.sweep.dir={sweep}"]
     result = harness(*args, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())

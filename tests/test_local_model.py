@@ -107,7 +107,7 @@ def test_local_model_end_to_end_through_the_cli(fake_server):
     work = fake_server / "work"
     work.mkdir()
     result = harness("run", "model=local", f"model.model_path={gguf}", "suite=smoke", "trials=1", "max_steps=3",
-                     "progress=false", "hydra.run.dir=out", cwd=work)
+                     "progress=false", "plots=false", "hydra.run.dir=out", cwd=work)
     assert result.returncode == 0, result.stderr
     row = read_jsonl(work / "out" / "trials.jsonl")[0]
     assert row["model"] == "local" and row["outcome"] == "submitted" and row["steps"] == 2
@@ -125,7 +125,7 @@ def test_local_messages_end_to_end_through_the_cli(fake_server):
     work = fake_server / "work"
     work.mkdir()
     result = harness("run", "model=local_messages", f"model.model_path={gguf}", "suite=smoke", "trials=1",
-                     "max_steps=3", "progress=false", "hydra.run.dir=out", cwd=work)
+                     "max_steps=3", "progress=false", "plots=false", "hydra.run.dir=out", cwd=work)
     assert result.returncode == 0, result.stderr
     row = read_jsonl(work / "out" / "trials.jsonl")[0]
     assert row["model"] == "local_messages" and row["outcome"] == "submitted" and row["steps"] == 2

@@ -31,7 +31,7 @@ def install(site: Path, entry_points: bool = True) -> Path:
 
 
 def run(tmp_path, site, *args):
-    return harness("run", *args, cwd=tmp_path, pythonpath=[site])
+    return harness("run", *args, "plots=false", cwd=tmp_path, pythonpath=[site])  # the tests read no plots
 
 
 def only_run_rows(tmp_path) -> list[dict]:
