@@ -1,18 +1,23 @@
-"""The reference agent beside a frontier-class LLM on the calibration trajectories.
+"""Calibration as a ranking benchmark: does the reference agent rank strategies as a real LLM does?
 
-    python benchmarks/calibration.py [--profile realistic|perfect|both] [--trials 1]
+    python benchmarks/calibration.py [--profile realistic] [--trials 3] [--family F] [--update docs/reference_agent.md]
 
-``shared/calibration/`` (beside this checkout) holds five runs of an LLM written by ctxbench
-itself; its README lists each run's overrides. This script runs the reference agent with the
-same overrides (same families, sizes, seeds, strategies and budgets) and prints, per run, its
-steps, input tokens, reads, re-reads and success beside the LLM's, with the ratios
-(reference / LLM). It also prints the default-size comparison the issue recorded
-(failure_memory under headtail at 25k; the LLM's figures come from a run outside
-shared/calibration and are quoted, with their source, in ``DEFAULT_SIZE_LLM``).
+Reads every recorded LLM run under the calibration folders, however many there are:
+``calibration/`` in this repository and ``shared/calibration/`` beside the checkout. A run is a
+folder with ``trials.jsonl``; its configuration comes from its ``.hydra/overrides.yaml`` when it
+has one, else from its name ``FAMILY__STRATEGY__BUDGET__SIZE`` (``default``: the family's default
+size, ``max_steps=40 model.context_window=131072``; ``smoke``: the smoke suite's knobs for the
+family, ``max_steps=20 model.context_window=65536``), else from the shared README's table (the
+first, older set). Each run is one cell; the reference agent replays each cell ``--trials`` times.
 
-Targets (read off the output, not asserted here; tests/test_calibration.py asserts them):
-with ``realistic``, steps and input tokens within 1.5x of the LLM's on every run, and success
-wherever the LLM succeeded.
+Per cell: the LLM's steps, input tokens and success beside the reference agent's means, with
+ratios (reference / LLM). Per group (family and size): success agreement (cells where the
+reference agent's majority outcome equals the LLM's) and Kendall's tau between the two rankings of
+the group's strategies (success first, then input tokens, fewer is better).
+
+Targets (issue 21; read off the output, asserted by tests/test_calibration.py): success agrees in
+at least 90% of cells; steps and input tokens within 1.5x of the LLM's; tau at least 0.8 in every
+group with three or more strategies.
 """
 from __future__ import annotations
 
@@ -21,57 +26,119 @@ import json
 import re
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 
-from _common import ROOT, compose  # noqa: E402  (puts the repository on sys.path)
+from _common import ROOT, compose, suite_knobs  # noqa: E402  (puts the repository on sys.path)
 
-CALIBRATION = ROOT.parent / "shared" / "calibration"
-FIELDS = ("steps", "input_tokens", "reads", "rereads", "success")
-# failure_memory at default size under headtail 25k, seed 0: the LLM's figures as recorded in the
-# issue that introduced profiles (issue 12/13 text; the run's records are not in shared/calibration)
-DEFAULT_SIZE_LLM = {"steps": 4, "input_tokens": 61_000, "success": True}
-DEFAULT_SIZE_OVERRIDES = ("task=failure_memory", "suite.instances=1", "trials=1", "strategy=headtail", "budget=25k")
+FOLDERS = (ROOT / "calibration", ROOT.parent / "shared" / "calibration")
+CALIBRATION = FOLDERS[1]  # the shared folder (its README lists the older runs' overrides)
+NAMED = re.compile(r"^(?P<family>[a-z_]+)__(?P<strategy>[a-z_]+)__(?P<budget>\w+)__(?P<size>default|smoke)$")
+SIZE_OVERRIDES = {"default": ["max_steps=40", "model.context_window=131072"],
+                  "smoke": ["max_steps=20", "model.context_window=65536"]}
+NOT_OURS = ("model", "model.", "plots", "progress", "hydra", "trials")  # overrides that belong to the recording
+TOLERANCE = 1.5
+TAU_TARGET = 0.8
+AGREEMENT_TARGET = 0.9
 
 
 @dataclass
-class CalibrationRun:
-    """One LLM trajectory: its folder and the overrides that reproduce its configuration."""
+class Cell:
+    """One recorded LLM run: where it is, what it was, and how to replay it."""
 
-    folder: str
+    folder: Path
+    family: str
+    strategy: str
+    budget: str
+    size: str
     overrides: list[str]
+    llm: dict = field(default_factory=dict)
+    ours: list[dict] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The run folder's name."""
+        return self.folder.name
+
+    @property
+    def group(self) -> tuple[str, str]:
+        """(family, size): the strategies of one group are ranked against each other."""
+        return self.family, self.size
 
 
-def calibration_runs(directory: Path = CALIBRATION) -> list[CalibrationRun]:
-    """The runs listed in the calibration README's table, with the common overrides."""
-    text = (directory / "README.md").read_text(encoding="utf-8")
+def recorded_overrides(folder: Path) -> list[str] | None:
+    """The run's own overrides (``.hydra/overrides.yaml``) without the recording's model and output keys."""
+    path = folder / ".hydra" / "overrides.yaml"
+    if not path.exists():
+        return None
+    lines = [line[2:].strip() for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("- ")]
+    return [o for o in lines if not o.split("=", 1)[0].startswith(NOT_OURS)]
+
+
+def named_cell(folder: Path) -> Cell | None:
+    """A run named ``FAMILY__STRATEGY__BUDGET__SIZE``."""
+    match = NAMED.match(folder.name)
+    if not match:
+        return None
+    family, strategy, budget, size = match.group("family", "strategy", "budget", "size")
+    overrides = recorded_overrides(folder)
+    if overrides is None:
+        knobs = suite_knobs("smoke", family) if size == "smoke" else []
+        overrides = [f"task={family}", *knobs, f"strategy={strategy}", f"budget={budget}", "seed=0",
+                     "suite.instances=1", *SIZE_OVERRIDES[size]]
+    return Cell(folder, family, strategy, budget, size, overrides)
+
+
+def readme_cells(directory: Path) -> list[Cell]:
+    """The older shared runs, listed in the README's table (common overrides plus the row's)."""
+    readme = directory / "README.md"
+    if not readme.exists():
+        return []
+    text = readme.read_text(encoding="utf-8")
     common = re.search(r"Common overrides: `([^`]*)`", text)
     base = common.group(1).split() if common else []
-    runs, previous = [], []
+    cells, previous = [], []
     for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 4 or not cells[0].startswith("`"):
+        parts = [c.strip() for c in line.strip().strip("|").split("|")]
+        if (len(parts) != 4 or not parts[0].startswith("`") or not parts[1].startswith(("`task=", "same"))
+                or not (directory / parts[0].strip("`")).is_dir()):
             continue
-        folder = cells[0].strip("`")
-        task = previous if cells[1] == "same" else cells[1].strip("`").split("` `")[0].split()
+        task = previous if parts[1] == "same" else parts[1].strip("`").split()
         previous = task
-        runs.append(CalibrationRun(folder, [*base, *task, f"strategy={cells[2].strip('`')}",
-                                            f"budget={cells[3].strip('`')}"]))
-    return runs
+        strategy, budget = parts[2].strip("`"), parts[3].strip("`")
+        family = next(o.split("=", 1)[1] for o in task if o.startswith("task="))
+        overrides = [o for o in base if not o.startswith("trials=")] + task + [f"strategy={strategy}", f"budget={budget}"]
+        cells.append(Cell(directory / parts[0].strip("`"), family, strategy, budget, "custom", overrides))
+    return cells
 
 
-def llm_row(directory: Path, folder: str) -> dict:
-    """The LLM's trial row of one calibration run."""
-    return json.loads((directory / folder / "trials.jsonl").read_text(encoding="utf-8").splitlines()[0])
+def recorded(folder: Path) -> bool:
+    """Whether ``folder`` holds a finished run (a trial row; a recording still under way has none)."""
+    rows = folder / "trials.jsonl"
+    return rows.is_file() and rows.stat().st_size > 0
 
 
-def run_reference(overrides: list[str], profile: str, trials: int, out: Path) -> list[dict]:
-    """Run the reference agent with ``overrides`` under ``profile``; its trial rows."""
+def cells(folders: tuple[Path, ...] = FOLDERS, family: str | None = None) -> list[Cell]:
+    """Every recorded run under ``folders`` (named ones, then the shared README's older ones)."""
+    found: list[Cell] = []
+    for directory in folders:
+        if not directory.is_dir():
+            continue
+        named = [c for c in (named_cell(p) for p in sorted(directory.iterdir()) if recorded(p)) if c]
+        found += named + [c for c in readme_cells(directory) if c.name not in {n.name for n in named}]
+    for cell in found:
+        cell.llm = json.loads((cell.folder / "trials.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    return [c for c in found if family is None or c.family == family]
+
+
+def replay(cell: Cell, profile: str, trials: int, out: Path) -> list[dict]:
+    """Run the reference agent ``trials`` times on the cell's configuration; its trial rows."""
     from harness.runner import execute
 
-    cfg = compose(*overrides, f"trials={trials}", f"model.profile={profile}", "progress=false")
+    cfg = compose(*cell.overrides, f"trials={trials}", f"model.profile={profile}", "plots=false", "progress=false")
     execute(cfg, out, echo=lambda _: None)
-    return [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    return [json.loads(line) for line in (out / "trials.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
 def mean(rows: list[dict], key: str) -> float:
@@ -79,59 +146,124 @@ def mean(rows: list[dict], key: str) -> float:
     return sum(float(r[key]) for r in rows) / len(rows)
 
 
-def comparison_row(label: str, llm: dict, ours: list[dict]) -> list[str]:
-    """One line of the table: LLM, reference agent and ratio for steps and input tokens; reads; success."""
-    cells = [label]
-    for key in ("steps", "input_tokens"):
-        value = mean(ours, key)
-        cells += [f"{llm[key]:,}", f"{value:,.1f}" if key == "steps" else f"{value:,.0f}", f"{value / llm[key]:.2f}"]
-    cells.append(f"{llm.get('reads', '-')}/{llm.get('rereads', '-')} vs {mean(ours, 'reads'):.1f}/{mean(ours, 'rereads'):.1f}")
-    cells.append(f"{'yes' if llm['success'] else 'no'} vs {mean(ours, 'success'):.0%}")
-    return cells
+def ratio(cell: Cell, key: str) -> float:
+    """The reference agent's mean over the LLM's figure."""
+    return mean(cell.ours, key) / max(float(cell.llm[key]), 1.0)
 
 
-HEADER = ["run", "LLM steps", "ref steps", "ratio", "LLM input tok", "ref input tok", "ratio",
-          "reads/re-reads (LLM vs ref)", "success (LLM vs ref)"]
+def agrees(cell: Cell) -> bool:
+    """Whether the reference agent's majority outcome is the LLM's."""
+    return (mean(cell.ours, "success") >= 0.5) == bool(cell.llm["success"])
 
 
-def table(rows: list[list[str]]) -> str:
-    """A markdown table."""
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+def within(cell: Cell) -> bool:
+    """Steps and input tokens both within ``TOLERANCE`` of the LLM's."""
+    return all(1 / TOLERANCE <= ratio(cell, key) <= TOLERANCE for key in ("steps", "input_tokens"))
 
 
-def calibrate(profile: str, trials: int, directory: Path = CALIBRATION) -> list[list[str]]:
-    """The comparison rows of every calibration run under ``profile``."""
+def ranking(scores: dict[str, tuple[float, float]]) -> dict[str, int]:
+    """Strategy -> rank (0 = best) by success (more first), then input tokens (fewer first)."""
+    order = sorted(scores, key=lambda s: (-scores[s][0], scores[s][1]))
+    return {strategy: index for index, strategy in enumerate(order)}
+
+
+def kendall_tau(first: dict[str, int], second: dict[str, int]) -> float:
+    """Kendall's tau (no ties: ranks are positions) between two rankings of the same items."""
+    pairs = list(combinations(sorted(first), 2))
+    if not pairs:
+        return float("nan")
+    score = sum(1 if (first[a] - first[b]) * (second[a] - second[b]) > 0 else -1 for a, b in pairs)
+    return score / len(pairs)
+
+
+def groups(found: list[Cell]) -> dict[tuple[str, str], list[Cell]]:
+    """Cells by (family, size), in the order met."""
+    grouped: dict[tuple[str, str], list[Cell]] = {}
+    for cell in found:
+        grouped.setdefault(cell.group, []).append(cell)
+    return grouped
+
+
+def group_tau(members: list[Cell]) -> float:
+    """Kendall's tau between the LLM's and the reference agent's rankings of the group's strategies."""
+    label = lambda c: f"{c.strategy}@{c.budget}"  # noqa: E731
+    llm = ranking({label(c): (float(c.llm["success"]), float(c.llm["input_tokens"])) for c in members})
+    ours = ranking({label(c): (mean(c.ours, "success"), mean(c.ours, "input_tokens")) for c in members})
+    return kendall_tau(llm, ours)
+
+
+def cell_table(found: list[Cell]) -> str:
+    """One row per cell: steps, input tokens (LLM, reference, ratio) and success."""
+    head = ["run", "LLM steps", "ref steps", "ratio", "LLM input tok", "ref input tok", "ratio", "success (LLM vs ref)"]
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for index, run in enumerate(calibration_runs(directory)):
-            ours = run_reference(run.overrides, profile, trials, Path(tmp) / str(index))
-            rows.append(comparison_row(run.folder, llm_row(directory, run.folder), ours))
-    return rows
+    for c in found:
+        rows.append([c.name, f"{c.llm['steps']}", f"{mean(c.ours, 'steps'):.1f}", f"{ratio(c, 'steps'):.2f}",
+                     f"{c.llm['input_tokens']:,}", f"{mean(c.ours, 'input_tokens'):,.0f}", f"{ratio(c, 'input_tokens'):.2f}",
+                     f"{'yes' if c.llm['success'] else 'no'} vs {mean(c.ours, 'success'):.0%}"])
+    return markdown(head, rows)
 
 
-def default_size(profile: str, trials: int) -> list[str]:
-    """failure_memory, default size, headtail 25k: the recorded LLM figures beside the reference agent's."""
+def group_table(found: list[Cell]) -> str:
+    """One row per (family, size): strategies, success agreement, cells within 1.5x, Kendall's tau."""
+    head = ["family", "size", "strategies", "success agrees", "within 1.5x", "Kendall tau"]
+    rows = []
+    for (family, size), members in groups(found).items():
+        tau = group_tau(members) if len(members) >= 2 else float("nan")
+        rows.append([family, size, str(len(members)), f"{sum(map(agrees, members))}/{len(members)}",
+                     f"{sum(map(within, members))}/{len(members)}", "-" if tau != tau else f"{tau:+.2f}"])
+    return markdown(head, rows)
+
+
+def verdict(found: list[Cell]) -> str:
+    """The targets, each with its measured figure and met / not met."""
+    agreement = sum(map(agrees, found)) / len(found)
+    inside = sum(map(within, found))
+    taus = [group_tau(m) for m in groups(found).values() if len(m) >= 3]
+    lowest = min(taus) if taus else float("nan")
+    lines = [f"- success agrees in {agreement:.0%} of {len(found)} cells (target >= {AGREEMENT_TARGET:.0%}): "
+             f"{'met' if agreement >= AGREEMENT_TARGET else 'NOT met'}",
+             f"- steps and input tokens within {TOLERANCE}x in {inside} of {len(found)} cells (target: all): "
+             f"{'met' if inside == len(found) else 'NOT met'}"]
+    if taus:
+        lines.append(f"- lowest Kendall tau over the {len(taus)} groups with 3+ strategies: {lowest:+.2f} "
+                     f"(target >= {TAU_TARGET}): {'met' if lowest >= TAU_TARGET else 'NOT met'}")
+    return "\n".join(lines)
+
+
+def markdown(head: list[str], rows: list[list[str]]) -> str:
+    """A markdown table."""
+    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def calibrate(profile: str = "realistic", trials: int = 3, family: str | None = None,
+              folders: tuple[Path, ...] = FOLDERS) -> list[Cell]:
+    """Every cell, replayed on the reference agent under ``profile``."""
+    found = cells(folders, family)
     with tempfile.TemporaryDirectory() as tmp:
-        ours = run_reference(list(DEFAULT_SIZE_OVERRIDES), profile, trials, Path(tmp))
-    llm = {**DEFAULT_SIZE_LLM, "reads": "-", "rereads": "-"}
-    return comparison_row("failure_memory default size, headtail 25k (LLM figures as recorded)", llm, ours)
+        for index, cell in enumerate(found):
+            cell.ours = replay(cell, profile, trials, Path(tmp) / str(index))
+    return found
+
+
+def report(found: list[Cell], profile: str, trials: int) -> str:
+    """The block: per-cell table, per-group table and the verdict on the targets."""
+    return (f"Reference agent (scripted, not an LLM), profile `{profile}`, {trials} trials per cell, beside "
+            f"{len(found)} recorded runs of a frontier-class LLM (ratios are reference / LLM):\n\n"
+            f"{cell_table(found)}\n\n{group_table(found)}\n\n{verdict(found)}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the calibration tables."""
+    """Print the calibration block."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default="both", choices=["realistic", "perfect", "both"])
-    parser.add_argument("--trials", type=int, default=1, help="reference-agent trials per run (realistic varies)")
-    parser.add_argument("--calibration", type=Path, default=CALIBRATION)
+    parser.add_argument("--profile", default="realistic", choices=["realistic", "perfect"])
+    parser.add_argument("--trials", type=int, default=3, help="reference-agent trials per cell")
+    parser.add_argument("--family", default=None, help="only this family's cells")
     args = parser.parse_args(argv)
-    if not (args.calibration / "README.md").exists():
-        print(f"{args.calibration}: no calibration trajectories", file=sys.stderr)
+    found = calibrate(args.profile, args.trials, args.family)
+    if not found:
+        print("no calibration runs found under " + ", ".join(map(str, FOLDERS)), file=sys.stderr)
         return 2
-    for profile in (["realistic", "perfect"] if args.profile == "both" else [args.profile]):
-        rows = calibrate(profile, args.trials, args.calibration) + [default_size(profile, args.trials)]
-        print(f"## reference agent, profile {profile} (scripted, not an LLM), {args.trials} trial(s) per run\n")
-        print(table(rows) + "\n")
+    print(report(found, args.profile, args.trials))
     return 0
 
 

@@ -39,7 +39,10 @@ def test_repository_is_valid_python_with_the_planted_bugs():
 def test_reference_agent_succeeds_unmanaged(tmp_path, seed, knobs):
     row, instance = run(tmp_path, CodeReview(**knobs), seed)
     assert row["outcome"] == "submitted" and row["success"] and row["score"] == 1.0
-    assert row["rereads"] == 0 and row["file_coverage"] == 1.0
+    # it searches first and reads the candidates only: no file twice, not every file (the calibration LLM read 10 of 41)
+    assert row["rereads"] == 0 and 0 < row["file_coverage"] <= 1.0
+    if not knobs:  # at default size the candidates are a minority of the 41 files in scope
+        assert row["file_coverage"] < 0.75
     assert row["files_total"] == len(instance.files)
 
 
@@ -76,10 +79,10 @@ def test_knobs_out_of_range(knobs):
         CodeReview(**knobs)
 
 
-def test_headtail_tight_budget_costs_rereads(tmp_path):
+def test_the_ledger_survives_a_tight_headtail_budget(tmp_path):
+    """Every reply restates the whole ledger, and headtail keeps the newest round: cuts cost no success."""
     row, _ = run(tmp_path, CodeReview(files=16, bugs=4), 0, strategy=HeadTail(), budget=6_000)
-    assert row["reread_rate"] > 0 and row["compactions"] > 0
-    assert row["outcome"] == "submitted"
+    assert row["compactions"] > 0 and row["outcome"] == "submitted" and row["success"]
 
 
 def test_summary_keeps_findings_and_progress_but_not_file_texts():

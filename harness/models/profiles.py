@@ -93,8 +93,8 @@ class AgentProfile:
 
 PERFECT = AgentProfile()
 REALISTIC = AgentProfile(
-    name="realistic", batch_cap=8, batch_min_share=0.5, shuffle=True, running_notes=True, early_submit=0.002,
-    attention=AttentionModel(base=0.0, rot=0.02, middle=0.15, ref_tokens=128_000, exponent=1.5, cap=0.5),
+    name="realistic", batch_cap=8, batch_min_share=1.0, shuffle=True, running_notes=True, early_submit=0.0,
+    attention=AttentionModel(base=0.0, rot=0.02, middle=0.15, ref_tokens=128_000, exponent=3.0, cap=0.5),
 )
 GREEDY = AgentProfile(name="greedy", batch_cap=1000, batch_min_share=1.0, shuffle=False, running_notes=True)
 """Issue 13's stress test of a task: every independent call whose arguments are known goes out in one turn
@@ -189,7 +189,7 @@ class ProfiledPolicy:
 
     def batch(self, view: list[dict], tools: list[dict], first: dict, rng: random.Random) -> list[dict]:
         """``first`` plus the known independent calls, up to this turn's batch size, in the profile's order."""
-        size = batch_size(self.profile, rng, rate_limit_cap(view))
+        size = batch_size(self.profile, rng, turn_limit(view))
         more = getattr(self.policy, "parallel_calls", None)
         if size <= 1 or not callable(more):
             return [first]
@@ -210,6 +210,18 @@ def batch_size(profile: AgentProfile, rng: random.Random, limit: int | None) -> 
     cap = profile.batch_cap if limit is None else max(1, min(profile.batch_cap, limit))
     low = max(1, -(-int(profile.batch_min_share * cap * 1000) // 1000))
     return rng.randint(min(low, cap), cap)
+
+
+def turn_limit(messages: list[dict]) -> int | None:
+    """The most calls to send this turn: what a rate-limited turn accepted, else the documented per-turn limit.
+
+    The calibration LLM batched up to the limit its prompt stated and no further; after a cut it
+    read the limit from its own ledger (tasks/kit/ledger.py), which restates the task's sentence.
+    """
+    from tasks.kit.limits import prompt_limit
+
+    accepted = rate_limit_cap(messages)
+    return accepted if accepted is not None else prompt_limit(messages)
 
 
 def rate_limit_cap(messages: list[dict]) -> int | None:
@@ -234,8 +246,9 @@ def rate_limit_cap(messages: list[dict]) -> int | None:
 def attend(messages: list[dict], attention: AttentionModel, rng: random.Random) -> list[dict]:
     """The messages as the agent attends to them: each fact (line) missed with ``attention.miss``.
 
-    The system message, the task statement (the first user message) and the first line of
-    each tool result (what was called: the header) are always seen. Positions and lengths
+    The system message, the task statement (the first user message), the agent's own replies
+    (its ledger: it wrote them) and the first line of each tool result (what was called: the
+    header) are always seen. Positions and lengths
     are measured in characters (about 4 per token) so the view costs no tokenization.
     """
     if not attention.active or len(messages) < 3:
@@ -245,7 +258,7 @@ def attend(messages: list[dict], attention: AttentionModel, rng: random.Random) 
     tokens = total // 4
     view, offset, first_user = [], 0, True
     for message, size in zip(messages, sizes):
-        keep_all = message.get("role") == "system" or (message.get("role") == "user" and first_user)
+        keep_all = message.get("role") in ("system", "assistant") or (message.get("role") == "user" and first_user)
         if message.get("role") == "user":
             first_user = False
         view.append(message if keep_all or size == 0 else _attend_message(message, offset, total, tokens, attention, rng))

@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 
 from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, NUMBERED, SCOPE, VERDICT
+from tasks.code_review.ledger_review import review_plan, review_state
+from tasks.code_review.patterns import _functions, detect, helper_imports, helper_signatures
+from tasks.kit.ledger import LedgerPolicy, Plan
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
                               other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
 
@@ -57,91 +60,13 @@ def _source(lines: dict[int, str], total: int) -> str:
     return "\n".join(lines.get(number, UNREAD) for number in range(1, total + 1))
 
 
-def _functions(source: str) -> list[tuple[str, str]]:
-    """Top-level functions as (name, text)."""
-    found: list[tuple[str, str]] = []
-    current: list[str] | None = None
-    name = ""
-    for line in source.splitlines():
-        if line and not line[0].isspace():
-            if current is not None:
-                found.append((name, "\n".join(current)))
-                current = None
-            match = re.match(r"def (\w+)\(", line)
-            if match:
-                name, current = match.group(1), [line]
-                continue
-        if current is not None:
-            current.append(line)
-    if current is not None:
-        found.append((name, "\n".join(current)))
-    return found
+class ReviewPolicy(LedgerPolicy):
+    """Reference policy for ``code_review``: the ledger reviewer of ``ledger_review`` (search, then read).
 
-
-def helper_imports(source: str) -> dict[str, list[str]]:
-    """Shared-helper module path -> imported names."""
-    found: dict[str, list[str]] = {}
-    for module, names in re.findall(r"^from (app\.common\.\w+) import ([\w, ]+)$", source, re.M):
-        found[module.replace(".", "/") + ".py"] = [n.strip() for n in names.split(",")]
-    return found
-
-
-def helper_signatures(source: str) -> dict[str, list[str]]:
-    """Function name -> parameter names, from a helper module's text."""
-    return {name: [p.strip() for p in params.split(",") if p.strip()]
-            for name, params in re.findall(r"^def (\w+)\(([^)]*)\):", source, re.M)}
-
-
-def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """The planted bug patterns a competent reviewer spots: (function, kind)."""
-    bugs = []
-    for name, body in _functions(source):
-        kind = None
-        header = body.splitlines()[0]
-        loop = re.search(r"for (\w+) in range\(len\((\w+)\) \+ 1\):", body)
-        if loop and re.search(rf"\b{loop.group(2)}\[{loop.group(1)}\]", body):
-            kind = "off_by_one"
-        elif (("has expired" in body or re.match(r"def is_\w+_expired\(", header))
-              and re.search(r"\.expires_at > now|now < \w+\.expires_at", body)):  # the name or the docstring says so
-            kind = "inverted_comparison"
-        elif re.search(r"=\s*(\[\]|\{\}|set\(\))\s*[,)]", header):
-            kind = "mutable_default"
-        elif any(f"{v}.close()" not in body and "with open" not in body
-                 for v in re.findall(r"(\w+) = open\(", body)):
-            kind = "resource_leak"
-        elif any(not var.isupper() for q in re.findall(r'execute\(f"([^"]*)"', body) for var in re.findall(r"\{(\w+)", q)) \
-                or re.search(r'execute\("[^"]*"\.format\(', body):
-            kind = "sql_injection"
-        else:
-            for num, den in re.findall(r"return (\w+) / (\w+)\s*$", body, re.M):
-                if not den.isdigit() and not re.search(rf"if {den} == 0|if not {den}\b", body):
-                    kind = "zero_division"
-            for helper, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", body):
-                params = signatures.get(helper)
-                positional = [a.strip() for a in args.split(",") if a.strip()]
-                if params and positional and "=" not in args and sorted(positional) == sorted(params) and positional != params:
-                    kind = "wrong_arg_order"
-        if kind:
-            bugs.append((name, kind))
-    return bugs
-
-
-RELISTED = "The file listing is not in view"  # its note when it lists again (the listing was cut)
-
-
-def _relisted(messages: list[dict]) -> bool:
-    """Whether a visible reply of its own lists the files again after work began (the listing was cut).
-
-    The first listing's note says the same, but it comes right after the task; a re-listing
-    follows earlier replies, a strategy's note or a summary.
-    """
-    task = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
-    return any(m.get("role") == "assistant" and RELISTED in str(m.get("content") or "")
-               for m in messages[task + 2:])
-
-
-class ReviewPolicy:
-    """Reference policy for ``code_review`` (see the module docstring).
+    ``plan`` (``tasks/code_review/ledger_review.py``) decides every turn from the newest visible
+    ledger and the visible results. The methods below serve the strategies that need more: the
+    sub-agents of ``isolate`` (``delegate_plan``, ``subagent_policy``), the reference summary and
+    the stop hook's refusal (a file it names is read and reviewed).
 
     With the ``isolate`` strategy (``delegate`` on offer) it lists the files, then hands them
     to sub-agents in consecutive chunks of at most ``chunk`` files in listing order (44 files:
@@ -271,72 +196,40 @@ class ReviewPolicy:
         return f"To check the helper calls in {path} I need the definitions in {needed}; reading it."
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """List, read the next file (or a helper module it needs), judge, or submit."""
-        contents, order, verdicts, findings, last, total, offset = self._state(tool_texts(messages), self._notes(messages))
-        if not order:
-            return reply(RELISTED + "; listing the repository.", make_call("list_files"))
-        position = {p: i for i, p in enumerate(order)}
-        frontier = max((position[p] for p in last if p in position), default=-1)
-        notes: list[str] = [line for line in [rate_limit_note(messages)] if line]  # rejected calls are issued again
-        sent_back = self._sent_back(messages, verdicts)
-        if sent_back:
-            for path in sent_back:
-                if path not in contents:
-                    return reply(f"The completion check sent me back to {len(sent_back)} files; re-reading {path}.",
-                                 make_call("read_file", path=path))
-                bugs, needed = self._judge(path, contents)
-                if needed is not None:
-                    return reply(f"Re-checking {path} needs {needed}; reading it.", make_call("read_file", path=needed))
-                for func, kind in bugs:
-                    findings[(path, func)] = kind
-                notes.append(f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"))
-        index = frontier + 1
-        action = None
-        while index < len(order):
-            path = order[index]
-            if path in verdicts and path not in contents:
-                index += 1
-                continue
-            if path not in contents:
-                action = make_call("read_file", path=path)
-                break
-            bugs, needed = self._judge(path, contents)
-            if needed is not None:
-                notes.append(self._why(path, needed))
-                action = make_call("read_file", path=needed)
-                break
-            for func, kind in bugs:
-                findings[(path, func)] = kind
-            verdict = "bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"
-            notes.append(f"Reviewed {path}: {verdict}")
-            frontier = index
-            index += 1
-        count = offset + frontier + 1
-        total_text = total or offset + len(order)
-        last_text = order[frontier] if frontier >= 0 else (last[-1] if last else "none")
-        notes.append("Findings so far: " + (", ".join(f"{p}::{f} ({k})" for (p, f), k in sorted(findings.items())) or "none"))
-        notes.append(f"Progress: last reviewed: {last_text} ({count} of {total_text} files)")
-        if action is not None:
-            return reply("\n".join(notes), action)
-        answer = [{"file": p, "function": f} for p, f in sorted(findings)]
-        return submit("\n".join(notes) + "\nEvery file reviewed; submitting the findings.", findings=answer)
+        """The ledger reviewer's turn; with ``delegate`` on offer, list and merge the sub-agents' reports."""
+        if self._delegating(messages, tools):
+            return self.merge_reports(messages)
+        return super().act(messages, tools)
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
-        """The other reads whose paths are known now, in the order ``act`` would issue them.
+        """The other planned calls (none while it delegates: the sub-agents do the reading)."""
+        return [] if self._delegating(messages, tools) else super().parallel_calls(messages, tools, first)
 
-        Files the completion check sent it back to, then every file of the visible listing
-        after the last reviewed one that is not in view (and not already judged), and any
-        shared helper module a visible file needs to be judged. Nothing before the listing
-        is visible (what to read depends on it).
-        """
-        contents, order, verdicts, _, last, _, _ = self._state(tool_texts(messages), self._notes(messages))
-        if not order or _relisted(messages):
-            return []  # no listing yet, or its own note shows the listing was cut: one read per turn
-        position = {p: i for i, p in enumerate(order)}
-        frontier = max((position[p] for p in last if p in position), default=-1)
-        paths = self._sent_back(messages, verdicts)
-        paths += [p for p in order[frontier + 1:] if not (p in verdicts and p not in contents)]
-        return other_calls((make_call("read_file", path=p) for p in self._reads(paths, contents)), first)
+    @staticmethod
+    def _delegating(messages: list[dict], tools: list[dict]) -> bool:
+        """Whether it hands the review to sub-agents: ``delegate`` is offered and no sub-agent failed."""
+        offered = {t.get("function", {}).get("name") for t in tools}
+        return "delegate" in offered and not delegation_failed(messages)
+
+    def merge_reports(self, messages: list[dict]) -> dict:
+        """List the files first; once every chunk is reported (``delegate_plan`` has no more), submit the merge."""
+        _, order, _, findings, _, _, _ = self._state(tool_texts(messages), self._notes(messages))
+        if not order:
+            return reply("Listing the repository to split it among sub-agents.", make_call("list_files"))
+        answer = [{"file": p, "function": f} for p, f in sorted(findings)]
+        items = ", ".join(f"{p}::{f} ({k})" for (p, f), k in sorted(findings.items())) or "none"
+        return submit(f"Every chunk is reported. Findings so far: {items}", findings=answer)
+
+    def plan(self, messages: list[dict]) -> Plan:
+        """The ledger reviewer's turn; files the stop hook named without a visible review are read first."""
+        plan = review_plan(messages)
+        reviewed = {path: verdict for line in plan.ledger.checked for path, verdict in VERDICT.findall(line)}
+        sent_back = self._sent_back(messages, reviewed)
+        if sent_back:
+            reads = [make_call("read_file", path=p) for p in sent_back]
+            plan.ledger.remaining[:0] = [f"Read {p} (the completion check named it)" for p in sent_back]
+            return Plan(plan.ledger, reads, note=f"The completion check sent me back to {len(sent_back)} files.")
+        return plan
 
     def _reads(self, paths: list[str], contents: dict[str, str]) -> list[str]:
         """What judging ``paths`` needs read: each one not in view, or the helper module a visible one needs."""
@@ -348,17 +241,11 @@ class ReviewPolicy:
         return reads
 
     def early_answer(self, messages: list[dict]) -> dict | None:
-        """The findings noted so far plus those of the visible files it can judge now; None before any review."""
-        contents, order, verdicts, findings, _, _, _ = self._state(tool_texts(messages), self._notes(messages))
-        judged = False
-        for path in [p for p in order if p in contents]:
-            bugs, needed = self._judge(path, contents)
-            if needed is None:
-                judged = True
-                findings.update({(path, func): kind for func, kind in bugs})
-        if not (judged or verdicts or findings):
+        """The bugs its ledger and the visible files hold so far; None before it found any."""
+        state = review_state(messages)
+        if not state.bugs:
             return None
-        return {"findings": [{"file": p, "function": f} for p, f in sorted(findings)]}
+        return {"findings": [{"file": p, "function": f} for p, f in sorted(state.bugs)]}
 
     @staticmethod
     def _sent_back(messages: list[dict], verdicts: dict[str, str]) -> list[str]:

@@ -25,10 +25,10 @@ def documented_limit(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def prompt_limit(messages: list[dict]) -> int | None:
+def prompt_limit(messages: list[dict], roles: tuple[str, ...] = ("system", "user", "assistant")) -> int | None:
     """The per-turn limit stated by the visible system or user messages (the task's prompt), if any."""
     for message in messages:
-        if message.get("role") in ("system", "user"):
+        if message.get("role") in roles:
             limit = documented_limit(str(message.get("content") or ""))
             if limit is not None:
                 return limit

@@ -1,0 +1,294 @@
+"""``code_review``'s ledger: search for each bug kind, read only the candidates, keep everything in the ledger.
+
+What the calibration LLM did (shared/calibration, code_review runs): it listed the files and grepped
+for every bug pattern, cleared decoys from the matching lines where it could (a ``finally:
+fh.close()`` after an ``open(``, an ``intended`` comment above a loop, a zero guard above a
+division, a constant in an f-string), read the shared helper modules for their signatures, grepped
+the helper calls, and read only the files whose lines stayed suspicious. Its ledger:
+
+* **Rules**: the task's sentences (the repository, the scope, the per-turn limit, how to submit), quoted
+  so that they survive when the task statement is cut.
+* **Facts**: ``Bug: PATH::FUNCTION (KIND)``; ``Helper: NAME(PARAMS) in MODULE``; ``Helper modules: ...``.
+* **Checked**: ``Searched ID``; ``Reviewed PATH: clean`` or ``Reviewed PATH: bugs in F (KIND)``;
+  ``Cleared by search: PATH:LINE, ...`` (one line per search).
+* **Remaining**: ``Search ID`` and ``Read PATH`` still to do.
+
+Bound: the rules are 4 lines; facts grow with the bugs (6 at default size) and the helpers (8);
+checked holds one line per search and per file read (about 20 at default size). Nothing in the
+ledger is ever dropped: it is what the agent knows.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tasks.code_review.patterns import detect, helper_signatures
+from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, NUMBERED, SCOPE, VERDICT
+from tasks.kit.ledger import Ledger, Plan, newest_ledger
+from tasks.policy_kit import exchanges, make_call
+
+# search id -> the pattern it greps (the planted kinds, and the lines that clear their decoys)
+SEARCHES = {
+    "off_by_one": r"range\(",
+    "inverted_comparison": r"expires_at|def is_\w+\(",
+    "mutable_default": r"def \w+\(.*=\s*(\[\]|\{\}|set\(\)|list\(\)|dict\(\))",
+    "resource_leak": r"open\(|\.close\(\)",
+    "sql_injection": r"execute\(",
+    "zero_division": r"return .*/ ",
+}
+# a line a search matched that needs its file read (the other matched lines only give context)
+SUSPECT = {"off_by_one": re.compile(r"range\(len\(\w+\) \+ 1\)"),
+           "inverted_comparison": re.compile(r"expires_at > now|now < \w+\.expires_at"),
+           "zero_division": re.compile(r"return \w+ / \w+\s*$")}
+HELPER_SEARCH = "helper_calls"
+# the sweep before submitting: broader searches that confirm no candidate was missed (the LLM re-grepped every
+# category before it submitted: its code_review runs hold 9 re-reads of 45 calls); they change no verdict
+VERIFY = {
+    "sweep_predicates": r"def is_\w+\(",
+    "sweep_closes": r"\.close\(\)|finally:",
+    "sweep_defaults": r"def \w+\(.*=",
+    "sweep_divisions": r" / ",
+}
+RULE_SENTENCES = (re.compile(r"Review the Python repository [^\n]*?\(\d+ files[^)]*\)\."), SCOPE,
+                  re.compile(r"Submit every buggy function once[^\n]*?\.\]\)\.|Submit every buggy function once[^\n]*?\)\."),
+                  re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+HIT = re.compile(r"^(app/\S+\.py):(\d+): (.*)$")
+BUG_FACT = re.compile(r"^Bug: (app/\S+\.py)::(\w+) \((\w+)\)$")
+HELPER_FACT = re.compile(r"^Helper: (\w+)\(([^)]*)\) in (app/\S+\.py)$")
+MODULES_FACT = re.compile(r"^Helper modules: (.*)$")
+SEARCHED = re.compile(r"^Searched (\w+)$")
+CLEARED = re.compile(r"^Cleared by search (\w+): (.*)$")
+READ = re.compile(r"^Read (app/\S+\.py)")
+UNREAD = "    # (line not read)"
+
+
+@dataclass
+class ReviewState:
+    """What the reviewer knows: rebuilt from the newest ledger plus the visible results."""
+
+    rules: list[str] = field(default_factory=list)
+    bugs: dict[tuple[str, str], str] = field(default_factory=dict)
+    helpers: dict[str, tuple[list[str], str]] = field(default_factory=dict)
+    modules: list[str] | None = None
+    searched: set[str] = field(default_factory=set)
+    reviewed: dict[str, str] = field(default_factory=dict)
+    cleared: dict[str, list[str]] = field(default_factory=dict)
+    candidates: dict[str, str] = field(default_factory=dict)  # path -> why it must be read
+    contents: dict[str, str] = field(default_factory=dict)    # visible file texts
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """The out-of-scope folders its rules name."""
+        return tuple(p for rule in self.rules for m in [SCOPE.search(rule)] if m for p in m.group(1).split(", "))
+
+    def in_scope(self, path: str) -> bool:
+        """Whether ``path`` is to be reviewed."""
+        return not path.startswith(self.excluded)
+
+
+def task_rules(messages: list[dict]) -> list[str]:
+    """The task's rule sentences, when the task statement is visible."""
+    task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+    return [m.group(0) for pattern in RULE_SENTENCES for m in [pattern.search(task)] if m]
+
+
+def from_ledger(state: ReviewState, ledger: Ledger) -> None:
+    """Fold a ledger's lines into ``state``."""
+    state.rules = state.rules or list(ledger.rules)
+    for line in ledger.facts:
+        if m := BUG_FACT.match(line):
+            state.bugs[(m.group(1), m.group(2))] = m.group(3)
+        elif m := HELPER_FACT.match(line):
+            state.helpers[m.group(1)] = ([p.strip() for p in m.group(2).split(",") if p.strip()], m.group(3))
+        elif m := MODULES_FACT.match(line):
+            state.modules = [p.strip() for p in m.group(1).split(",") if p.strip()]
+    for line in ledger.checked:
+        if m := SEARCHED.match(line):
+            state.searched.add(m.group(1))
+        elif m := VERDICT.match(line):
+            state.reviewed[m.group(1)] = m.group(2)
+        elif m := CLEARED.match(line):
+            state.cleared[m.group(1)] = [p.strip() for p in m.group(2).split(",") if p.strip()]
+    for line in ledger.remaining:
+        if m := READ.match(line):
+            state.candidates.setdefault(m.group(1), line.split(" ", 2)[2] if line.count(" ") >= 2 else "")
+
+
+def numbered(text: str) -> tuple[str, str] | None:
+    """(path, source) of a visible ``read_file`` result; a line it did not attend to becomes ``UNREAD``."""
+    header = HEADER.match(text)
+    if not header:
+        return None
+    lines: dict[int, str] = {}
+    for line in text.splitlines()[1:]:
+        if m := NUMBERED.match(line):
+            lines[int(m.group(1))] = m.group(2)
+    return header.group(1), "\n".join(lines.get(n, UNREAD) for n in range(1, int(header.group(2)) + 1))
+
+
+def search_id(pattern: str, state: ReviewState) -> str | None:
+    """Which of its searches a visible grep result answers."""
+    for key, value in {**SEARCHES, **VERIFY}.items():
+        if value == pattern:
+            return key
+    return HELPER_SEARCH if pattern == helper_pattern(state) else None
+
+
+def helper_pattern(state: ReviewState) -> str | None:
+    """The grep for positional calls of every known helper (``None`` until their signatures are known)."""
+    if not state.helpers:
+        return None
+    return r"[=(] *(" + "|".join(sorted(state.helpers)) + r")\("
+
+
+def suspicious(search: str, hits: list[tuple[str, int, str]], state: ReviewState) -> tuple[dict[str, str], list[str]]:
+    """The files a search's hits make candidates (path -> why) and the hits it cleared (``path:line``)."""
+    by_file: dict[str, dict[int, str]] = {}
+    for path, number, text in hits:
+        by_file.setdefault(path, {})[number] = text
+    found: dict[str, str] = {}
+    cleared: list[str] = []
+    for path, lines in by_file.items():
+        if not state.in_scope(path):
+            continue
+        for number, text in sorted(lines.items()):
+            verdict = _line_verdict(search, number, text, lines, state)
+            if verdict is True:
+                found.setdefault(path, f"{search} at line {number}")
+            elif verdict is False:
+                cleared.append(f"{path}:{number}")
+    return found, cleared
+
+
+def _line_verdict(search: str, number: int, text: str, lines: dict[int, str], state: ReviewState) -> bool | None:
+    """True: the line needs a read; False: the search itself clears it; None: not a line of interest."""
+    if search in SUSPECT:
+        return True if SUSPECT[search].search(text) else None
+    if search == "mutable_default":
+        return True
+    if search == "resource_leak":
+        if "= open(" not in text:
+            return None
+        return not any(".close()" in lines.get(n, "") for n in range(number + 1, number + 8))
+    if search == "sql_injection":
+        if 'execute(f"' not in text and ".format(" not in text:
+            return None
+        return ".format(" in text or any(not v.isupper() for v in re.findall(r"\{(\w+)", text))
+    if search == HELPER_SEARCH:
+        for name, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", text):
+            if name in state.helpers and "=" not in args:
+                given = [a.strip() for a in args.split(",") if a.strip()]
+                params = state.helpers[name][0]
+                if sorted(given) == sorted(params) and given != params:
+                    return True
+        return False
+    return None
+
+
+def fold_results(state: ReviewState, messages: list[dict]) -> None:
+    """Fold every visible result into ``state`` (idempotent: what the ledger holds stays as it is)."""
+    for exchange in exchanges(messages):
+        text = exchange.result
+        if text is None or exchange.is_error:
+            continue
+        if text.startswith(LISTING_HEADER) and state.modules is None:
+            state.modules = [p for p in LISTING_LINE.findall(text) if p.startswith("app/common/")]
+        elif read := numbered(text):
+            path, source = read
+            state.contents[path] = source
+            if path in (state.modules or []) and UNREAD not in source:
+                for name, params in helper_signatures(source).items():
+                    state.helpers.setdefault(name, (params, path))
+    for exchange in exchanges(messages):
+        if exchange.name != "grep" or exchange.result is None or exchange.is_error:
+            continue
+        search = search_id(str(exchange.args.get("pattern")), state)
+        if search is None or search in state.searched:
+            continue
+        if search in VERIFY:
+            state.searched.add(search)
+            continue
+        hits = [(m.group(1), int(m.group(2)), m.group(3)) for line in exchange.result.splitlines()[1:]
+                for m in [HIT.match(line)] if m]
+        found, cleared = suspicious(search, hits, state)
+        for path, why in found.items():
+            if path not in state.reviewed:
+                state.candidates.setdefault(path, why)
+        if cleared:
+            state.cleared[search] = cleared
+        state.searched.add(search)
+    signatures = {name: params for name, (params, _) in state.helpers.items()}
+    for path, source in state.contents.items():
+        if path in state.candidates and path not in state.reviewed and UNREAD not in source and state.in_scope(path):
+            bugs = detect(source, signatures)
+            for func, kind in bugs:
+                state.bugs[(path, func)] = kind
+            state.reviewed[path] = "bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"
+            del state.candidates[path]
+
+
+def review_state(messages: list[dict]) -> ReviewState:
+    """The reviewer's state from the newest visible ledger and the visible results, nothing else."""
+    state = ReviewState(rules=task_rules(messages))
+    newest = newest_ledger(messages)
+    if newest is not None:
+        from_ledger(state, newest[1])
+    fold_results(state, messages)
+    return state
+
+
+def pending_calls(state: ReviewState) -> list[dict]:
+    """What is still to do, in order: list, search, read the helper modules, search their calls, read candidates."""
+    calls: list[dict] = []
+    if state.modules is None:
+        calls.append(make_call("list_files"))
+    calls += [make_call("grep", pattern=SEARCHES[s]) for s in SEARCHES if s not in state.searched]
+    missing_modules = [m for m in state.modules or [] if not any(module == m for _, module in state.helpers.values())]
+    calls += [make_call("read_file", path=m) for m in missing_modules]
+    pattern = helper_pattern(state)
+    if pattern and not missing_modules and state.modules is not None and HELPER_SEARCH not in state.searched:
+        calls.append(make_call("grep", pattern=pattern))
+    calls += [make_call("read_file", path=p) for p in state.candidates]
+    if not calls:
+        calls = [make_call("grep", pattern=VERIFY[s]) for s in VERIFY if s not in state.searched]
+    return calls
+
+
+def ledger_of(state: ReviewState) -> Ledger:
+    """The ledger that restates ``state`` in full."""
+    facts = [f"Bug: {p}::{f} ({k})" for (p, f), k in sorted(state.bugs.items())]
+    if state.modules is not None:
+        facts.append("Helper modules: " + (", ".join(state.modules) or "none"))
+    facts += [f"Helper: {n}({', '.join(ps)}) in {m}" for n, (ps, m) in sorted(state.helpers.items())]
+    checked = [f"Searched {s}" for s in [*SEARCHES, HELPER_SEARCH, *VERIFY] if s in state.searched]
+    checked += [f"Cleared by search {s}: {', '.join(v)}" for s, v in state.cleared.items()]
+    checked += [f"Reviewed {p}: {v}" for p, v in state.reviewed.items()]
+    remaining = [f"Search {s}" for s in SEARCHES if s not in state.searched]
+    if HELPER_SEARCH not in state.searched:
+        remaining.append(f"Search {HELPER_SEARCH} (after the helper modules)")
+    remaining += [f"Read {p} ({why})" for p, why in state.candidates.items()]
+    remaining += [f"Search {s} (the sweep before submitting)" for s in VERIFY if s not in state.searched]
+    return Ledger(rules=list(state.rules), facts=facts, checked=checked, remaining=remaining)
+
+
+def review_plan(messages: list[dict]) -> Plan:
+    """The reviewer's turn: its ledger and the calls still to make, or the findings to submit."""
+    state = review_state(messages)
+    calls = pending_calls(state)
+    ledger = ledger_of(state)
+    if calls:
+        return Plan(ledger, calls)
+    findings = [{"file": p, "function": f} for p, f in sorted(state.bugs)]
+    searched = [f"Reviewed {p}: clean (every search ran over it; no line needed a read)"
+                for p in listed_files(messages) if state.in_scope(p) and p not in state.reviewed]
+    note = "\n".join(["Every search is done and every candidate read; submitting.", *searched])
+    return Plan(ledger, answer={"findings": findings}, note=note)
+
+
+def listed_files(messages: list[dict]) -> list[str]:
+    """The paths of the newest visible listing (none when it is not in view)."""
+    listed: list[str] = []
+    for exchange in exchanges(messages):
+        if exchange.result and exchange.result.startswith(LISTING_HEADER):
+            listed = LISTING_LINE.findall(exchange.result)
+    return listed
