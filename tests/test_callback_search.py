@@ -101,8 +101,9 @@ def test_restated_candidates_survive_a_cut_and_the_listing_is_not_rerun():
 
 
 def test_every_reply_restates_the_working_set():
-    """Each reply of the search phase restates the candidates and which are checked; of the verify phase, the
-    target, the files to verify and which are verified, and the call sites."""
+    """Each reply holds the whole ledger (tasks/kit/ledger.py): the task's rules (its scope among them), and in
+    the search phase the candidates and which are checked; in the verify phase the target, the files to verify and
+    which are verified, and the call sites."""
     instance = CallbackSearch(**SMOKE).generate(0)
     policy = instance.reference_policy()
     replies = [policy.act(messages, instance.tools)["content"] for messages in unmanaged_requests(instance)]
@@ -112,8 +113,9 @@ def test_every_reply_restates_the_working_set():
     for replies_of_phase, heads in ((searching, ("Candidates: ", "Candidates checked: ")),
                                     (verifying, ("TARGET: ", "To verify: ", "Verified so far: ", "Call sites so far: "))):
         for text in replies_of_phase:
-            starts = [line.split(": ", 1)[0] + ": " for line in text.splitlines()]
+            starts = [line.removeprefix("- ").split(": ", 1)[0] + ": " for line in text.splitlines()]
             assert all(head in starts for head in heads), text
+            assert "application code under src/ (tests and docs do not count)" in text, "the scope is restated"
 
 
 def test_a_lost_listing_is_not_rerun():
@@ -155,8 +157,9 @@ def _candidates(instance):
 
 
 def test_parallel_calls_are_the_known_independent_calls_of_each_phase():
-    """List: + the definitions grep. Search: every unchecked candidate, nothing else (no grep: the use grep
-    needs the target the reads will show). Verify: the unverified files of the use grep. A grep: nothing."""
+    """List: + the definitions grep. Search: the most likely candidate (the payment one, not a versioned twin),
+    batched with the grep for its name (the search and the read are independent). Once its docstring confirms
+    the handler, no other candidate is read. A grep alone: nothing."""
     from tests.batch_helpers import answer_round, start
 
     instance = CallbackSearch(**SMOKE).generate(0)
@@ -167,19 +170,15 @@ def test_parallel_calls_are_the_known_independent_calls_of_each_phase():
     more = policy.parallel_calls(messages, instance.tools, first["tool_calls"][0])
     assert [c["function"] for c in more] == [make_call("grep", pattern=DEF_GREP)["function"]]
     assert policy.parallel_calls(messages, instance.tools, more[0]) == [], "a grep is not batched with anything"
-    # the listing and the grep are in view: the first candidate, then all the others
     messages = answer_round(instance, messages, first, [first["tool_calls"][0], *more])
     action = policy.act(messages, instance.tools)
-    candidates = _candidates(instance)
-    assert _paths_of(action["tool_calls"]) == candidates[:1]
+    assert _paths_of(action["tool_calls"]) == [instance.target["file"]], "the payment candidate first"
     others = policy.parallel_calls(messages, instance.tools, action["tool_calls"][0])
-    assert _paths_of(others) == candidates[1:] and _names({"tool_calls": others}) == ["read_file"] * len(others)
-    # two candidates read: they are not asked for again
-    messages = answer_round(instance, messages, action, [action["tool_calls"][0], others[0]], step=1)
+    name = instance.target["function"]
+    assert [json.loads(c["function"]["arguments"]) for c in others] == [{"pattern": rf"\b{name}\b"}]
+    messages = answer_round(instance, messages, action, [action["tool_calls"][0], *others], step=1)
     action = policy.act(messages, instance.tools)
-    rest = [*_paths_of(action["tool_calls"]), *_paths_of(policy.parallel_calls(messages, instance.tools,
-                                                                                action["tool_calls"][0]))]
-    assert rest == candidates[2:] or "Verify phase" in action["content"]
+    assert "TARGET: " in action["content"] and not set(_paths_of(action["tool_calls"])) & set(_candidates(instance)[1:])
 
 
 def _alias(instance):
@@ -190,14 +189,17 @@ def _alias(instance):
 
 def test_verify_phase_greps_the_alias_then_batches_the_unverified_files_only():
     """After the use grep (which shows the facade's ``import TARGET as ALIAS``) comes a grep for the alias;
-    then every unverified src file of both greps, in one batch."""
+    then, in one batch, every unverified src file in which a line of either grep calls it (a mention in a
+    comment or a string is judged from the grep line, as the LLM did, and not read)."""
+    from tasks.callback_search.policy import _calls
     from tests.batch_helpers import batched_run
 
     instance = CallbackSearch(**SMOKE).generate(0)
     policy = instance.reference_policy()
     requests, _ = batched_run(instance, policy)
     name, alias = instance.target["function"], _alias(instance)
-    after_use = next(r for r in requests if str(r[-1].get("content", "")).startswith(f"grep \\b{name}\\b"))
+    use = f"grep \\b{name}\\b"
+    after_use = next(r for r in requests if any(str(m.get("content", "")).startswith(use) for m in r))
     action = policy.act(after_use, instance.tools)
     assert f"Alias: src/payment/events.py re-exports {name} as {alias}" in action["content"]
     assert [json.loads(c["function"]["arguments"]) for c in action["tool_calls"]] == [{"pattern": rf"\b{alias}\b"}]
@@ -206,22 +208,23 @@ def test_verify_phase_greps_the_alias_then_batches_the_unverified_files_only():
     batch = [*action["tool_calls"], *policy.parallel_calls(after_grep, instance.tools, action["tool_calls"][0])]
     in_view = {str(m["content"]).split(" ", 2)[1] for m in after_grep
                if m["role"] == "tool" and str(m["content"]).startswith("=== ")}
-    grep_hits = {line.split(":", 1)[0] for m in after_grep if m["role"] == "tool"
-                 and str(m["content"]).startswith((f"grep \\b{name}\\b", f"grep \\b{alias}\\b"))
-                 for line in str(m["content"]).splitlines()[1:]}
-    assert set(_paths_of(batch)) == {p for p in grep_hits if p.startswith("src/")} - in_view - {instance.target["file"]}
+    calling = {line.split(":", 1)[0] for m in after_grep if m["role"] == "tool"
+               and str(m["content"]).startswith((use, f"grep \\b{alias}\\b"))
+               for line in str(m["content"]).splitlines()[1:] if _calls(line.split(": ", 1)[-1], {name, alias})}
+    expected = {p for p in calling if p.startswith("src/")} - in_view - {instance.target["file"]}
+    assert expected and set(_paths_of(batch)) == expected
 
 
-def test_a_batched_run_succeeds_in_six_rounds_and_notes_every_result():
-    """list+grep, all candidates, the use grep, the alias grep, all files to verify, submit: every reply after a
-    round of several results notes each of them."""
+def test_a_batched_run_succeeds_in_seven_rounds_at_most_and_notes_every_result():
+    """list+grep, the likely candidate with its use grep, the alias grep, the calling files, submit (one more
+    where the candidate's file calls it too): every reply after a round of several results notes each of them."""
     from tests.batch_helpers import batched_run
 
     for seed in range(4):
         instance = CallbackSearch(**SMOKE).generate(seed)
         requests, final = batched_run(instance, instance.reference_policy())
         answer = json.loads(final["tool_calls"][0]["function"]["arguments"])
-        assert instance.grade(answer).success and len(requests) == 6, (seed, len(requests))
+        assert instance.grade(answer).success and len(requests) <= 7, (seed, len(requests))
         for messages in requests[1:]:
             last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
             reads = [m for m in messages[last + 1:] if str(m.get("content", "")).startswith("=== ")]
@@ -230,7 +233,7 @@ def test_a_batched_run_succeeds_in_six_rounds_and_notes_every_result():
                 assert f" {read['content'].split(' ', 2)[1]}: " in text, "each result of the round is noted"
 
 
-def test_rate_limited_reads_are_reissued_not_taken_as_checked():
+def test_rate_limited_calls_are_reissued_not_taken_as_done():
     from harness.models.profiles import RATE_LIMITED
     from tests.batch_helpers import answer_round, batched_run, start
 
@@ -241,20 +244,18 @@ def test_rate_limited_reads_are_reissued_not_taken_as_checked():
     messages = answer_round(instance, messages, first, [first["tool_calls"][0], make_call("grep", pattern=DEF_GREP)])
     action = policy.act(messages, instance.tools)
     batch = [action["tool_calls"][0], *policy.parallel_calls(messages, instance.tools, action["tool_calls"][0])]
-    messages = answer_round(instance, messages, action, batch, limit=2, step=1)
-    limited = _paths_of(batch)[2:]
-    assert sum(str(m["content"]).startswith(RATE_LIMITED) for m in messages) == len(limited) > 0
+    assert len(batch) == 2
+    messages = answer_round(instance, messages, action, batch, limit=1, step=1)  # the use grep is rate limited
+    assert sum(str(m["content"]).startswith(RATE_LIMITED) for m in messages) == 1
     action = policy.act(messages, instance.tools)
-    again = [*_paths_of(action["tool_calls"]), *_paths_of(policy.parallel_calls(messages, instance.tools,
-                                                                                 action["tool_calls"][0]))]
-    assert "Search phase" in action["content"], "the target is not among the first two candidates (seed 0)"
-    assert again == limited and "rate limited before" in action["content"]
-    assert all(f"Not done (rate limited): read_file {json.dumps({'path': p})}" in action["content"] for p in limited)
-    assert not any(f"Checked {p}" in action["content"] for p in limited)
+    name = instance.target["function"]
+    assert "TARGET: " in action["content"]
+    assert [json.loads(c["function"]["arguments"]) for c in action["tool_calls"]] == [{"pattern": rf"\b{name}\b"}]
+    pattern = json.dumps({"pattern": rf"\b{name}\b"})
+    assert f"Not done (rate limited): grep {pattern}" in action["content"]
     summary = policy.summarize("[tool read_file]: " + RATE_LIMITED + ": at most 2 calls per turn")
     assert "rate limited" not in summary, "a deferred call is not a failed attempt"
-    # a whole run with a limit of 2 calls per turn still succeeds
-    requests, final = batched_run(instance, instance.reference_policy(), limit=2)
+    requests, final = batched_run(instance, instance.reference_policy(), limit=1)
     assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
 
 

@@ -31,7 +31,8 @@ import re
 from typing import Iterable
 
 from harness.conversation import parse_arguments
-from tasks.callback_search.tools import FILE_HEADER, GREP_HEADER, GREP_LINE, NUMBERED
+from tasks.callback_search.tools import DEF, FILE_HEADER, GREP_HEADER, GREP_LINE, NUMBERED
+from tasks.kit.ledger import Ledger
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited, latest_results,
                               make_call, rate_limited_notes, real_failures, reply, submit, tools_used)
 
@@ -47,6 +48,11 @@ VERIFIED_LIST = re.compile(r"Verified so far: ([^\n]*)")  # restated every reply
 SITES = re.compile(r"Call sites so far: ([^\n]*)")
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
+# the task's rules, quoted in the ledger so that they survive a cut of the task statement
+RULES = (re.compile(r"Find the function that handles the payment gateway's callbacks[^.]*\."),
+         re.compile(r"Then find every call site of it in the application code under src/ \(tests and docs do not count\)\."),
+         re.compile(r"A call site is a function whose body calls it[^.]*\."),
+         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
 SCOPE_RULE = re.compile(r"application code under src/")  # the task's scope rule (prompt and sub-task both say it)
 # delegation (strategy ``isolate``): one sub-agent does the whole search; its report is parsed
 REPORT_TARGET = re.compile(r"^Sub-agent report: the payment-callback handler is (src/\S+\.py):(\w+)", re.M)
@@ -170,6 +176,23 @@ def _call_sites(lines: list[str], name: str, aliases: Iterable[str] = ()) -> lis
     return sites
 
 
+def _calls(line: str, names: set[str]) -> bool:
+    """Whether a grep line reads as a call of one of ``names`` (not a def, an import, a comment or a string)."""
+    code = re.sub(r"\"[^\"]*\"|'[^']*'", "", line.split("#", 1)[0]).strip()
+    if code.startswith(("def ", "from ", "import ")):
+        return False
+    return bool(re.search(r"(?<![\w])(?:\w+\.)?(" + "|".join(map(re.escape, sorted(names))) + r")\(", code))
+
+
+def _likelihood(path: str, line: str) -> tuple[int, int, str]:
+    """How a searcher orders the callback definitions it found (most likely first): the task names the payment
+    gateway, and an old or versioned twin (``_v1``, ``legacy``) is the deprecated one more often than not."""
+    name = (DEF.search(line) or re.search(r"(\w+)", line)).group(1)
+    payment = 0 if "payment" in name or "payment" in path else 1
+    old = 1 if re.search(r"_v\d|legacy|old", name + " " + path) else 0
+    return payment, old, path
+
+
 class CallbackSearchPolicy:
     """Reference policy for ``callback_search`` (see the module docstring).
 
@@ -195,7 +218,7 @@ class CallbackSearchPolicy:
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
                    "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}, "greps": {}}
+                   "alias_paths": {}, "greps": {}, "rules": []}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -221,23 +244,15 @@ class CallbackSearchPolicy:
             if hits is None:
                 return  # fewer lines in view than the header counts: it greps again
             if grep.group(1) == DEF_GREP:
-                k["candidates"] = sorted({p for p, _, _ in hits if p.startswith("src/")})
+                ranked = sorted({(_likelihood(p, line), p) for p, _, line in hits if p.startswith("src/")})
+                k["candidates"] = list(dict.fromkeys(p for _, p in ranked))
                 for p, n, _ in hits:
                     k["pointed"].setdefault(p, set()).add(n)
             elif k["target"] and grep.group(1) == rf"\b{k['target'][1]}\b":
-                tpath, tname = k["target"]
-                k["use_hits"] = sorted({p for p, _, line in hits if p.startswith(k["scope"])
-                                        and not (p == tpath and line.startswith(f"def {tname}("))})
-                for p, _, line in hits:
-                    m = re.search(rf"import {tname} as (\w+)", line)
-                    if m:
-                        k["aliases"].add(m.group(1))
-                        k["alias_paths"][m.group(1)] = p
-                for p, n, _ in hits:
-                    k["pointed"].setdefault(p, set()).add(n)
+                self._use_grep(hits, k)
             elif grep.group(1) in {rf"\b{alias}\b" for alias in k["aliases"]}:
                 alias = grep.group(1)[2:-2]
-                k["alias_hits"][alias] = sorted({p for p, _, _ in hits if p.startswith(k["scope"])})
+                k["alias_hits"][alias] = sorted({p for p, _, line in hits if p.startswith(k["scope"]) and _calls(line, {alias})})
                 for p, n, _ in hits:
                     k["pointed"].setdefault(p, set()).add(n)
         parsed = _file_contents(text)
@@ -251,6 +266,20 @@ class CallbackSearchPolicy:
             k["checked"][path] = _functions(lines)
             if k["target"]:
                 k["verified"][path] = _call_sites(lines, k["target"][1], k["aliases"])
+
+    @staticmethod
+    def _use_grep(hits: list[tuple[str, int, str]], k: dict) -> None:
+        """The target's use grep: aliases from its import lines; files to verify are those with a line that calls it."""
+        tpath, tname = k["target"]
+        for p, _, line in hits:
+            m = re.search(rf"import {tname} as (\w+)", line)
+            if m:
+                k["aliases"].add(m.group(1))
+                k["alias_paths"][m.group(1)] = p
+        k["use_hits"] = sorted({p for p, _, line in hits if p.startswith(k["scope"]) and _calls(line, {tname})
+                                and not (p == tpath and line.startswith(f"def {tname}("))})
+        for p, n, _ in hits:
+            k["pointed"].setdefault(p, set()).add(n)
 
     @staticmethod
     def _grep_hits(pattern: str, count: int, text: str, k: dict) -> list[tuple[str, int, str]] | None:
@@ -272,7 +301,9 @@ class CallbackSearchPolicy:
 
     def _read_text(self, text: str, k: dict) -> None:
         if SCOPE_RULE.search(text):
-            k["scope"] = "src/"  # the task's rule, read while it is in view: tests and docs do not count
+            k["scope"] = "src/"  # the task's rule (quoted in every ledger): tests and docs do not count
+        if not k["rules"]:
+            k["rules"] = [m.group(0) for rule in RULES for m in [rule.search(text)] if m]
         if "files:" in text and "Listed the repository" in text:
             k["listed"] = True
         for line in text.splitlines():
@@ -329,6 +360,10 @@ class CallbackSearchPolicy:
             return k
         if k["target"] is None:
             self._settle_target(k)
+        if k["target"] and k["use_hits"] is None:  # its use grep came before the reply that settled the target
+            hits = k["greps"].get(rf"\b{k['target'][1]}\b")
+            if hits is not None:
+                self._use_grep(sorted(hits), k)
         if k["to_verify"] is None and k["use_hits"] is not None and not self._pending_aliases(k):
             k["to_verify"] = sorted(set(k["use_hits"]).union(*k["alias_hits"].values()))
         if k["target"]:  # files still in view need no second read
@@ -354,7 +389,7 @@ class CallbackSearchPolicy:
             name = self._judge(k["checked"].get(path, []))
             if name and k["found"] is None:
                 k["found"] = (path, name)
-        if k["found"] and k["candidates"] is not None and all(p in k["checked"] for p in k["candidates"]):
+        if k["found"]:  # the docstring confirms it: the rest are not read (the LLM read 1 of 6 candidates)
             k["target"] = k["found"]
 
     @staticmethod
@@ -364,7 +399,7 @@ class CallbackSearchPolicy:
         if k.get("reported"):
             return []
         if k["target"] is None:
-            return [p for p in k["candidates"] or [] if p not in k["checked"]]
+            return [p for p in k["candidates"] or [] if p not in k["checked"]][:1]
         if k["to_verify"] is None:
             return []
         done_files = set(k["verified"]) | {p for p, _ in k["sites"]}
@@ -385,7 +420,17 @@ class CallbackSearchPolicy:
         if name == "list_files":
             return [make_call("grep", pattern=DEF_GREP)] if k["candidates"] is None else []
         path = parse_arguments(function.get("arguments") or "{}").get("path")
-        return [make_call("read_file", path=p) for p in self._reads_due(k) if p != path]
+        reads = [make_call("read_file", path=p) for p in self._reads_due(k) if p != path]
+        if k["target"] is None and path in (k["candidates"] or [])[:1]:
+            return reads + [make_call("grep", pattern=rf"\b{n}\b") for n in self._likely_names(path, k)[:1]]
+        return reads
+
+    @staticmethod
+    def _likely_names(path: str, k: dict) -> list[str]:
+        """The callback definitions the definitions grep showed in ``path``, most likely first (its uses are
+        searched while the file is read, as the LLM did: the search and the read are independent)."""
+        hits = sorted(k["greps"].get(DEF_GREP, ()), key=lambda h: _likelihood(h[0], h[2]))
+        return [m.group(1) for p, _, line in hits if p == path for m in [DEF.search(line)] if m]
 
     def early_answer(self, messages: list[dict]) -> dict | None:
         """The answer it would submit now: the target and the call sites confirmed so far (None: no target yet)."""
@@ -466,22 +511,30 @@ class CallbackSearchPolicy:
 
     @staticmethod
     def _recitation(k: dict) -> list[str]:
-        """The phase's working set, restated in every reply: the candidates and which are checked (search),
-        the target, the files to verify and which are verified, the call sites so far (verify)."""
+        """The whole ledger, restated in every reply (tasks/README.md): the task's rules, the target, the
+        alias and the call sites so far (facts), the candidates checked and the files verified (checked),
+        the candidates and files still to read (remaining)."""
+        rules = [r for r in k["rules"]]
+        facts: list[str] = []
+        checked: list[str] = []
+        remaining: list[str] = []
         if k["target"] is None:
-            if k["candidates"] is None:
-                return []
-            checked = [p for p in k["candidates"] if p in k["checked"]]
-            found = [f"Handler found: {k['found'][0]}:{k['found'][1]}"] if k["found"] else []
-            return ["Candidates: " + (", ".join(k["candidates"]) or "none"),
-                    "Candidates checked: " + (", ".join(checked) or "none"), *found]
-        lines = [f"TARGET: {k['target'][0]}:{k['target'][1]}"]
-        if k["to_verify"] is not None:
-            verified = [p for p in k["to_verify"] if p in k["verified"]]
-            lines += ["To verify: " + (", ".join(k["to_verify"]) or "none"),
-                      "Verified so far: " + (", ".join(verified) or "none")]
-        lines.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
-        return lines
+            if k["candidates"] is not None:
+                done = [p for p in k["candidates"] if p in k["checked"]]
+                if k["found"]:
+                    facts.append(f"Handler found: {k['found'][0]}:{k['found'][1]}")
+                checked.append("Candidates checked: " + (", ".join(done) or "none"))
+                remaining.append("Candidates: " + (", ".join(k["candidates"]) or "none"))
+        else:
+            facts.append(f"TARGET: {k['target'][0]}:{k['target'][1]}")
+            facts += [f"Alias: {path} re-exports {k['target'][1]} as {alias}; its uses are call sites too."
+                      for alias, path in sorted(k["alias_paths"].items())]
+            facts.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
+            if k["to_verify"] is not None:
+                verified = [p for p in k["to_verify"] if p in k["verified"]]
+                checked.append("Verified so far: " + (", ".join(verified) or "none"))
+                remaining.append("To verify: " + (", ".join(k["to_verify"]) or "none"))
+        return [Ledger(rules=rules, facts=facts, checked=checked, remaining=remaining).render()]
 
     def summarize(self, history_text: str) -> str:
         """Target and confirmed call sites; not which files were already checked."""
@@ -489,7 +542,7 @@ class CallbackSearchPolicy:
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
                    "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}, "greps": {}}
+                   "alias_paths": {}, "greps": {}, "rules": []}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)

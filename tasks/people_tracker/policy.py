@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from tasks.kit.ledger import Ledger
 from tasks.kit.limits import limit_sentence, within_limit
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
                               make_call, rate_limited_notes, real_failures, reply, submit, texts, tool_texts, tools_used)
@@ -18,6 +19,13 @@ NOTE_LINE = re.compile(r"Notes on https://\S+: ([^\n]*)")
 DENIED_NOTE = re.compile(r"denied: ([A-Z][a-z]+ [A-Z][a-z]+) joining ([A-Z][\w ]+?) \(not a move\)")
 PROGRESS = re.compile(r"Progress: done: ([^;\n]*); current: ([^;\n]*); opened: ([^;\n]*); remaining: ([^\n]*)")
 PEOPLE_PROMPT = re.compile(r"Track these people: ([^.]*)\.")
+# the ledger (tasks/kit/ledger.py): the task's rules quoted, every page opened, the result pages still to open
+RULES = (PEOPLE_PROMPT, re.compile(r"For each one, find every employer change since 2018[^.]*\."),
+         re.compile(r"Beware of people with similar names[^\n]*?even where another page reports it\)\."),
+         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+OPENED_LINE = re.compile(r"^- Opened: ([^\n]*)$", re.M)
+SEARCHED_LINE = re.compile(r"^- Searched: ([^\n]*)$", re.M)
+TO_OPEN_LINE = re.compile(r"^- To open for ([A-Z][a-z]+ [A-Z][a-z]+): ([^\n]*)$", re.M)
 # delegation (strategy ``isolate``): one sub-agent per person
 SUBTASK_PROMPT = re.compile(r"Track this person: ([^.]*)\.")
 REPORT_TRACKED = re.compile(r"^Sub-agent report: tracked ([^\n]*)$", re.M)
@@ -46,6 +54,13 @@ def page_moves(text: str, people: set[str]) -> set[tuple[str, str, str]]:
                 if match.group("name") in people and month:
                     found.add((match.group("name"), month, match.group("to").strip()))
     return found
+
+
+def relevant(url: str, person: str) -> bool:
+    """Whether a result page can be about ``person``: a profile page (``/people/SLUG``) of another name is not
+    (a different first or last name is a different person), everything else may be (round-ups, news, gossip)."""
+    slug = person.lower().replace(" ", "-")
+    return "/people/" not in url or url.rstrip("/").endswith(slug)
 
 
 def _names(text: str) -> list[str]:
@@ -101,6 +116,8 @@ class TrackerPolicy:
         denied: set[tuple[str, str]] = set()
         noted: set[str] = set()
         tracked: list[str] = []
+        searched: set[str] = set()
+        to_open: dict[str, list[str]] = {}
         for text in notes:
             denied.update(DENIED_NOTE.findall(text))
             tracked += [n.strip() for n in REPORT_TRACKED.findall(text)]
@@ -110,6 +127,12 @@ class TrackerPolicy:
             for line in MOVES_LINE.findall(text) + NOTE_LINE.findall(text):
                 moves.update(MOVE_ITEM.findall(line))
             noted.update(NOTE.findall(text))
+            for line in OPENED_LINE.findall(text):
+                noted.update(u for u in line.split(", ") if u.startswith("https://"))
+            for line in SEARCHED_LINE.findall(text):
+                searched.update(_names(line))
+            for person, line in TO_OPEN_LINE.findall(text):
+                to_open[person] = [u for u in line.split(", ") if u.startswith("https://")]
             for groups in PROGRESS.findall(text):
                 progress = groups
         done: list[str] = []
@@ -139,6 +162,8 @@ class TrackerPolicy:
             match = SEARCH_HEADER.match(text)
             if match:
                 results[match.group(1)] = RESULT_URL.findall(text)
+        for person in searched:  # its search result is cut, but the ledger kept the pages still to open
+            results.setdefault(person, to_open.get(person, []))
         moves = without_denied(moves, denied)
         return people, moves, noted, done, current, opened, pages, results
 
@@ -168,13 +193,11 @@ class TrackerPolicy:
             return []
         people, _, noted, done, current, opened, pages, results = self._visible_state(messages)
         seen = set(noted) | set(pages)
-        calls = []
-        for person in ([current] if current else []) + [p for p in people if p not in done and p != current]:
-            if person not in results:
-                calls.append(make_call("search", query=person))
-                continue
+        order = ([current] if current else []) + [p for p in people if p not in done and p != current]
+        calls = [make_call("search", query=person) for person in order if person not in results]  # search first
+        for person in [p for p in order if p in results]:
             for url in results[person]:
-                if url not in seen and not (person == current and url in opened):
+                if url not in seen and relevant(url, person) and not (person == current and url in opened):
                     seen.add(url)
                     calls.append(make_call("open_page", url=url))
         return within_limit(messages, [call for call in calls if call["function"] != first.get("function")])  # canonical
@@ -209,7 +232,8 @@ class TrackerPolicy:
             if current not in results:
                 action = make_call("search", query=current)
                 break
-            pending = [u for u in results[current] if u not in opened and u not in noted and u not in pages]
+            pending = [u for u in results[current] if u not in opened and u not in noted and u not in pages
+                       and relevant(u, current)]
             if pending:
                 opened.add(pending[0])
                 action = make_call("open_page", url=pending[0])
@@ -217,14 +241,33 @@ class TrackerPolicy:
             done.append(current)
             current = None
         remaining = [p for p in people if p not in done and p != current]
-        lines.append("Moves so far: " + ("; ".join(" ".join(m) for m in sorted(moves)) or "none"))
-        lines.append(f"Progress: done: {', '.join(done) or 'none'}; current: {current or 'none'}; "
-                     f"opened: {', '.join(sorted(opened)) or 'none'}; remaining: {', '.join(remaining) or 'none'}")
+        lines.append(self._ledger(messages, people, moves, denied, noted | set(pages), results, done, current,
+                                  opened, remaining))
         note = "\n".join(lines)
         if action is not None:
             return reply(note, action)
         answer = [{"person": p, "month": m, "company": c} for p, m, c in sorted(moves)]
         return submit(note + "\nEveryone tracked; submitting the moves.", moves=answer)
+
+    def _ledger(self, messages: list[dict], people: list[str], moves: set, denied: set, seen: set[str],
+                results: dict[str, list[str]], done: list[str], current: str | None, opened: set[str],
+                remaining: list[str]) -> str:
+        """The whole ledger: the rules quoted, the moves and the denials (facts), the searches made and every page
+        opened (checked), the result pages still to open and the progress (remaining)."""
+        task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        rules = [m.group(0) for rule in RULES for m in [rule.search(task)] if m]
+        if not rules:
+            rules = [line[2:] for text in texts(messages, ("assistant",)) for line in text.splitlines()
+                     if line.startswith("- ") and any(rule.match(line[2:]) for rule in RULES)][-len(RULES):]
+        facts = ["Moves so far: " + ("; ".join(" ".join(m) for m in sorted(moves)) or "none")]
+        facts += [f"denied: {p} joining {c} (not a move)" for p, c in sorted(denied)]
+        searched = [p for p in people if p in results]
+        checked = ["Searched: " + (", ".join(searched) or "none"), "Opened: " + (", ".join(sorted(seen)) or "none")]
+        todo = [f"To open for {p}: " + ", ".join(u for u in results[p] if u not in seen and relevant(u, p))
+                for p in searched if any(u not in seen and relevant(u, p) for u in results[p])]
+        progress = (f"Progress: done: {', '.join(done) or 'none'}; current: {current or 'none'}; "
+                    f"opened: {', '.join(sorted(opened)) or 'none'}; remaining: {', '.join(remaining) or 'none'}")
+        return Ledger(rules=rules, facts=facts, checked=checked, remaining=[*todo, progress]).render()
 
     def summarize(self, history_text: str) -> str:
         """Keep the noted moves (with month and company) and the progress; raw page facts not yet noted are lost."""
