@@ -1,13 +1,12 @@
-"""The realistic reference agent is within 1.5x of the calibration LLM (docs/reference_agent.md).
+"""Calibration as a ranking benchmark (benchmarks/calibration.py): every recorded run is a cell.
 
-Runs the reference agent on each calibration run's configuration (shared/calibration, beside the
-checkout; skipped when absent) and compares its steps and input tokens with the LLM's recorded
-ones, per trial, over 3 trials.
+The mechanics run by default (finding the cells, their overrides, the ranking and Kendall's tau);
+replaying every cell on the reference agent is what docs/reference_agent.md's generated block holds,
+checked by the slow tests/test_docs_reference_agent.py.
 """
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,38 +16,41 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import calibration as cal  # noqa: E402
 
-RUNS = cal.calibration_runs() if (cal.CALIBRATION / "README.md").exists() else []
-TOLERANCE = 1.5
-TRIALS = 3
-RECORDED_ON_AN_OLDER_TASK = {
-    "invoice_audit_none": "the LLM read get_invoice_page(page) 1-4 in one turn; issue 13 made the history cursor-"
-                          "paginated, so no agent can batch its pages any more (one round per page: 5 steps; "
-                          "tests/test_batching_readers.py::test_realistic_profile_on_the_calibration_size_of_invoice_audit)",
-}
+CELLS = cal.cells()
 
 
-@pytest.mark.skipif(not RUNS, reason="shared/calibration is not beside this checkout")
-@pytest.mark.parametrize("run", RUNS, ids=lambda r: r.folder)
-def test_realistic_agent_is_within_tolerance_of_the_llm(run):
-    if run.folder in RECORDED_ON_AN_OLDER_TASK:
-        pytest.skip(RECORDED_ON_AN_OLDER_TASK[run.folder])
-    llm = cal.llm_row(cal.CALIBRATION, run.folder)
-    with tempfile.TemporaryDirectory() as tmp:
-        ours = cal.run_reference(run.overrides, "realistic", TRIALS, Path(tmp))
-    assert len(ours) == TRIALS
-    for row in ours:
-        for key in ("steps", "input_tokens"):
-            ratio = row[key] / llm[key]
-            assert 1 / TOLERANCE <= ratio <= TOLERANCE, f"{run.folder} trial {row['trial']}: {key} {row[key]} vs {llm[key]}"
-        if llm["success"]:
-            assert row["success"], f"{run.folder} trial {row['trial']}: the LLM succeeded, the reference agent did not"
+def test_the_recorded_runs_in_the_repository_are_found_with_their_own_overrides():
+    repo = [c for c in CELLS if c.folder.parent == ROOT / "calibration"]
+    assert repo, "calibration/ holds the relay recordings"
+    for cell in repo:
+        assert f"task={cell.family}" in cell.overrides and f"strategy={cell.strategy}" in cell.overrides
+        assert not any(o.startswith(("model=", "model.folder", "hydra", "plots")) for o in cell.overrides)
+        assert cell.llm["model"] == "relay" and cell.size == "default"
 
 
-@pytest.mark.skipif(not RUNS, reason="shared/calibration is not beside this checkout")
-def test_perfect_agent_reproduces_the_recorded_gap():
-    """The instrument before profiles: one call per step, 2.5-3.7x the LLM's steps (the issue's figures)."""
-    run = next(r for r in RUNS if r.folder == "call_budget_none")
-    with tempfile.TemporaryDirectory() as tmp:
-        ours = cal.run_reference(run.overrides, "perfect", 1, Path(tmp))
-    # 32,595 since issue 13 (was 32,062): the prompt states the 4-line limit and the transcripts' words changed
-    assert ours[0]["steps"] == 13 and ours[0]["input_tokens"] == 32_595
+@pytest.mark.skipif(not (cal.CALIBRATION / "README.md").exists(), reason="shared/calibration is not beside this checkout")
+def test_the_shared_runs_are_found_by_name_and_by_readme():
+    names = {c.name: c for c in CELLS}
+    smoke = names["code_review__headtail__3k__smoke"]
+    assert "task.files=8" in smoke.overrides and "max_steps=20" in smoke.overrides and smoke.size == "smoke"
+    assert "max_steps=40" in names["code_review__none__1M__default"].overrides
+    older = names["call_budget_headtail_2k"]
+    assert older.size == "custom" and "task.merchants=4" in older.overrides and "budget=2k" in older.overrides
+
+
+def test_kendall_tau_and_the_ranking():
+    llm = cal.ranking({"none": (1.0, 300.0), "headtail": (1.0, 60.0), "sliding_window": (1.0, 50.0)})
+    assert llm == {"sliding_window": 0, "headtail": 1, "none": 2}
+    assert cal.kendall_tau(llm, llm) == 1.0
+    reverse = {k: 2 - v for k, v in llm.items()}
+    assert cal.kendall_tau(llm, reverse) == -1.0
+    # success comes first: a failing cheap strategy ranks below a succeeding expensive one
+    assert cal.ranking({"a": (0.0, 10.0), "b": (1.0, 1000.0)}) == {"b": 0, "a": 1}
+
+
+def test_agreement_and_tolerance_of_a_cell():
+    cell = cal.Cell(Path("x"), "f", "none", "1M", "default", [], llm={"success": True, "steps": 10, "input_tokens": 1000})
+    cell.ours = [{"success": True, "steps": 14, "input_tokens": 700}, {"success": False, "steps": 16, "input_tokens": 700}]
+    assert cal.agrees(cell) and cal.within(cell)
+    cell.ours = [{"success": False, "steps": 16, "input_tokens": 600}] * 2
+    assert not cal.agrees(cell) and not cal.within(cell)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from tasks.failure_memory.world import ESCALATED, EXPORT_HEADER, EXPORT_READY, ROW, TICKET_HEADER
+from tasks.kit.ledger import Ledger
 from tasks.kit.limits import within_limit
 from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
                               make_call, is_rate_limited, rate_limited_calls, reply, submit, tools_used)
@@ -21,6 +22,11 @@ TICKETS_DONE = re.compile(r"tickets reviewed up to (T-\d+)")
 PROMPT_ACCOUNT = re.compile(r"account (ACC-\d{5})")
 PROMPT_FIRST = re.compile(r"total refunds in (\d{4}-Q\d)")
 PROMPT_TICKETS = re.compile(r"open tickets ((?:T-\d+(?:, )?)+)")
+# the task's sentences its ledger quotes (tasks/kit/ledger.py), so that they survive a cut of the task statement
+RULES = (re.compile(r"Escalation for account ACC-\d{5}[^.]*\."), re.compile(r"\(1\) Find the account's total refunds[^\n]*?voided refunds do not; chargebacks and credits are not refunds\)\."),
+         re.compile(r"\(2\) Read the open tickets [^\n]*?\(read_ticket\)\."),
+         re.compile(r"Exactly one of them is escalated to finance[^.]*\."), re.compile(r"\(3\) Find the account's total refunds in that quarter[^.]*\."),
+         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
 
 
 class FailureMemoryPolicy:
@@ -38,21 +44,29 @@ class FailureMemoryPolicy:
 
     def _knowledge(self, messages: list[dict]) -> dict:
         k: dict = {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
-                   "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None}
+                   "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None, "rules": []}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "user" and k["account"] is None and PROMPT_ACCOUNT.search(text):
-                k["account"] = PROMPT_ACCOUNT.search(text).group(1)
-                first = PROMPT_FIRST.search(text)
-                k["first"] = first.group(1) if first else None
-                tickets = PROMPT_TICKETS.search(text)
-                k["tickets"] = re.findall(r"T-\d+", tickets.group(1)) if tickets else []
+                self._read_task(text, k)
                 continue
+            if role == "assistant" and k["account"] is None and RULES[0].search(text):
+                self._read_task(text, k)  # the task statement is cut; its ledger quotes it
             if role == "tool":
                 self._read_tool(text, k)
             elif role in ("user", "assistant"):
                 self._read_text(text, k)
         return k
+
+    @staticmethod
+    def _read_task(text: str, k: dict) -> None:
+        """The account, the first quarter and the tickets, from the task's sentences (the prompt or a ledger)."""
+        k["account"] = PROMPT_ACCOUNT.search(text).group(1)
+        first = PROMPT_FIRST.search(text)
+        k["first"] = first.group(1) if first else None
+        tickets = PROMPT_TICKETS.search(text)
+        k["tickets"] = re.findall(r"T-\d+", tickets.group(1)) if tickets else []
+        k["rules"] = [m.group(0) for rule in RULES for m in [rule.search(text)] if m]
 
     def _read_tool(self, text: str, k: dict) -> None:
         if text.startswith("ERROR: query_api"):
@@ -241,10 +255,31 @@ class FailureMemoryPolicy:
         limited = [f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)]
         if limited:
             lines.append(f"Rate limited, so not done (not a failure): {'; '.join(limited)}; making them again.")
-        lines.append("Findings: " + (", ".join(f"{key}={findings[key]}" for key in
-                                               ("first_total", "escalated_ticket", "second_period", "second_total")
-                                               if key in findings) or "none yet"))
-        return "\n".join(lines)
+        return "\n".join([*lines, self._ledger(messages, k, findings)])
+
+    def _ledger(self, messages: list[dict], k: dict, findings: dict) -> str:
+        """The whole ledger: the task quoted; the findings, the API failure, the exports and the amounts of a
+        quarter not totalled yet (facts); how far the tickets are read (checked); the parts still to do."""
+        facts = ["Findings: " + (", ".join(f"{key}={findings[key]}" for key in
+                                          ("first_total", "escalated_ticket", "second_period", "second_total")
+                                          if key in findings) or "none yet")]
+        if k["api_failed"]:
+            facts.append(f"{API_BROKEN}: query_api returned HTTP 401 (token mode disabled for /v2/*); I use the exports.")
+        for period, (export_id, pages) in sorted(k["exports"].items()):
+            facts.append(f"Export for {period}: {export_id} ({pages} pages)")
+            key = "first_total" if period == k["first"] else "second_total"
+            if key not in findings:
+                facts += [f"Export {export_id} ({period}) page {page}/{pages}: {k['account']} amounts: "
+                          + (", ".join(f"{v:.2f}" for v in values) or "none")
+                          for page, values in sorted(k["pages"].get(period, {}).items())]
+        seen = [k["tickets"].index(t) for t in k["tickets_seen"] if t in k["tickets"]]
+        if k["furthest"] in k["tickets"]:
+            seen.append(k["tickets"].index(k["furthest"]))
+        checked = [f"tickets reviewed up to {k['tickets'][max(seen)]}"] if seen and "second_period" not in findings else []
+        remaining = [part for part, key in (("the first quarter's total", "first_total"),
+                                            ("the escalated ticket", "second_period"),
+                                            ("the second quarter's total", "second_total")) if key not in findings]
+        return Ledger(rules=list(k["rules"]), facts=facts, checked=checked, remaining=remaining or ["submit"]).render()
 
     def summarize(self, history_text: str) -> str:
         """Findings, export ids and failures; not per-page amounts nor the list of tickets read."""
