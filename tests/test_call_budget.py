@@ -71,8 +71,8 @@ def test_knobs_out_of_range(knobs):
 
 
 class HideEarlierCalls:
-    """Shows only the latest call to one merchant: earlier calls and the notes about them (the call notes
-    and the numbered ``Calling ...`` lines) vanish."""
+    """Shows only the latest call to one merchant: earlier calls and the notes about them (the call notes, the
+    numbered ``Calling ...`` lines and the ledger's count line) vanish."""
 
     def __init__(self, merchant):
         self.merchant = merchant
@@ -86,8 +86,8 @@ class HideEarlierCalls:
                 continue
             if m.get("role") == "assistant":
                 calls = [c for c in m.get("tool_calls") or [] if c["id"] not in hidden_ids]
-                content = re.sub(rf"(Call note: {self.merchant} |Calling {self.merchant} \(call #)[^\n]*", "",
-                                 m.get("content") or "")
+                content = re.sub(rf"(Call note: {self.merchant} |Calling {self.merchant} \(call #|- {self.merchant}: \d+/)"
+                                 r"[^\n]*", "", m.get("content") or "")
                 m = {**m, "content": content}
                 if m.get("tool_calls"):
                     if not calls:

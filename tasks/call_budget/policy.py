@@ -1,11 +1,13 @@
 """The reference policy of ``call_budget``: the negotiator who counts its calls from what it can see."""
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
 from harness.conversation import iter_calls, parse_arguments
 from tasks.call_budget.world import ACC, CB, CTR, DEC, DISPOSITION, HEADER, MAX_CALLS, STANDARD_OFFER
+from tasks.kit.ledger import Ledger, newest_ledger, quoted_rules
 from tasks.kit.limits import within_limit
 from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
                               is_rate_limited, rate_limited_calls, reply, status_counts, submit, tool_texts, tools_used)
@@ -19,6 +21,12 @@ OPEN_ITEM = re.compile(r"(M\d{2}) \((CALL BACK LATER|COUNTER-OFFER) ?(\d+)?%?\)"
 MERCHANT_ID = re.compile(r"M\d{2}")
 ROUND_COUNT = re.compile(r"((?:M\d{2}, )*M\d{2}) ha(?:ve each|s) used (\d+) of \d+ calls")  # a batched round's counts
 PROMPT_MERCHANT = re.compile(r"^- (M\d{2}) ", re.M)
+# the ledger (tasks/kit/ledger.py): the task's rules quoted, the merchant list, each merchant's calls and answer
+RULES = (re.compile(r"Ask each of these \d+ merchants for a \d+% volume discount with call_merchant\([^)]*\)"),
+         re.compile(r"Merchants answer ACCEPTED[^\n]*?offer=N\)\."), re.compile(r"At most \d+ calls per merchant in total\."),
+         re.compile(r"When every merchant is settled or out of calls[^\n]*?\)\."),
+         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+MERCHANTS_RULE = re.compile(r"^- Merchants to call: ((?:M\d{2}(?:, )?)+)$", re.M)
 
 
 class CallBudgetPolicy:
@@ -40,6 +48,8 @@ class CallBudgetPolicy:
             text = str(message.get("content") or "")
             if message.get("role") == "user" and not merchants:
                 merchants = PROMPT_MERCHANT.findall(text)
+            if message.get("role") == "assistant" and not merchants and MERCHANTS_RULE.search(text):
+                merchants = MERCHANT_ID.findall(MERCHANTS_RULE.search(text).group(1))  # the task is cut
             if message.get("role") in ("user", "assistant"):
                 _read_text(text, state, noted)
         for text in tool_texts(messages):
@@ -55,6 +65,9 @@ class CallBudgetPolicy:
         for m, n in _batched_numbers(messages).items():
             noted[m] = max(noted[m], n)
         counts = Counter({m: max(visible[m], noted[m]) for m in set(visible) | set(noted)})
+        newest = newest_ledger(messages)
+        if newest is not None:  # the ledger's counts plus every call placed since it was written
+            counts = _ledger_counts(newest[1]) + _placed_since(messages[newest[0]:])
         return merchants, state, counts
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
@@ -109,8 +122,7 @@ class CallBudgetPolicy:
         limited = [str(e.args.get("merchant", "")).upper() for e in rate_limited_calls(messages)]
         if limited:
             lines.append(f"Rate limited, so not placed and not counted: {', '.join(limited)}; calling again.")
-        lines += _recitation(merchants, state, counts)
-        return "\n".join(lines)
+        return "\n".join([*lines, _ledger(messages, merchants, state, counts)])
 
     def summarize(self, history_text: str) -> str:
         """Outcomes per merchant; the call counts are not carried (see the module docstring)."""
@@ -271,6 +283,38 @@ def _read_text(text: str, state: dict, noted: Counter) -> None:
                 value = {"Accepted so far": ACC, "Declined so far": DEC, "Given up": "GAVE UP"}[kind]
                 for m in MERCHANT_ID.findall(items):
                     state[m] = (value, None)
+
+
+LEDGER_COUNT = re.compile(r"^(M\d{2}): (\d+)/\d+ calls")
+
+
+def _ledger_counts(ledger: Ledger) -> Counter:
+    """Each merchant's calls as the ledger's checked lines state them."""
+    return Counter({m.group(1): int(m.group(2)) for line in ledger.checked for m in [LEDGER_COUNT.match(line)] if m})
+
+
+def _placed_since(messages: list[dict]) -> Counter:
+    """Calls placed in ``messages`` (from the ledger's own reply on): every call_merchant call whose result is not a
+    rate limit or an error; one whose result is out of view counts (it was placed; its answer is unknown)."""
+    return Counter(_merchant_of(json.dumps(e.args)) for e in exchanges(messages) if e.name == "call_merchant"
+                   and not (e.result is not None and e.result.startswith(ERROR_PREFIX)))
+
+
+def _ledger(messages: list[dict], merchants: list[str], state: dict, counts: Counter) -> str:
+    """The whole ledger: the rules and the merchant list (rules), who accepted, declined, is open or was given up
+    (facts), each called merchant's calls so far and its answer (checked), the merchants not called yet (remaining)."""
+    rules = quoted_rules(messages, RULES)
+    if merchants and not any(r.startswith("Merchants to call: ") for r in rules):
+        rules.append("Merchants to call: " + ", ".join(merchants))
+    checked = []
+    for m in merchants:
+        if counts[m]:
+            outcome, rate = state.get(m, (None, None))
+            checked.append(f"{m}: {counts[m]}/{MAX_CALLS} calls" + (f", {outcome}" if outcome else "")
+                           + (f" {rate}%" if rate else ""))
+    untouched = [m for m in merchants if not counts[m] and m not in state]
+    return Ledger(rules=rules, facts=_recitation(merchants, state, counts), checked=checked,
+                  remaining=["Not called yet: " + (", ".join(untouched) or "none")]).render()
 
 
 def _recitation(merchants: list[str], state: dict, counts: Counter) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from tasks.invoice_audit.tools import TOOL
+from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
 from tasks.policy_kit import (
     REPORT_PREFIX,
@@ -44,8 +45,32 @@ LEDGER_ITEM = re.compile(r"(INV-\d{4}-\d{5})\|([^|;]+)\|(\d{4}-\d{2}-\d{2})\|([\
 DUPS_LINE = re.compile(r"(?:Duplicates so far|duplicate charges found): ([^\n]*)")
 REVIEWED = re.compile(r"pages reviewed: ([\d,\- none]+) of (\d+)")
 INVOICE_ID = re.compile(r"INV-\d{4}-\d{5}")
+# the ledger's compact index, one line per month (as the calibration LLM kept it): "Index 2026-03: 17 Tyrell 2050.53
+# #INV-2026-71535; ..." (day, the vendor's first word, amount, id)
+INDEX_LINE = re.compile(r"Index (\d{4})-(\d{2}): ([^\n]*)")
+INDEX_ITEM = re.compile(r"(\d{2}) (\S+) ([\d.]+) #(INV-\d{4}-\d{5})")
 SUBTASK = re.compile(r"Audit pages (\d+)-(\d+) of (\d+|\?) of the invoice history with get_invoice_page, starting "
                      r"with cursor \"([^\"]*)\"")
+
+
+# the task's sentences its ledger quotes, so that they survive a cut of the task statement
+RULES = (re.compile(r"Audit customer \S+ invoice history for \d{4}[^.]*\."),
+         re.compile(r"Find every duplicate charge: [^.]*\."),
+         re.compile(r"Monthly subscriptions recur on purpose and are not duplicates\."),
+         re.compile(r"Submit the ids of every invoice involved in a duplicate charge[^\n]*?\)\."))
+
+
+def _vendor(name: str) -> str:
+    """A vendor as the ledger names it: its first word (the generated vendors differ in their first words)."""
+    return name.strip().split()[0] if name.strip() else name
+
+
+def index_lines(invoices: dict[str, tuple[str, str, float]]) -> list[str]:
+    """The ledger's index of every invoice seen: one line per month, sorted by day."""
+    months: dict[str, list[tuple[str, str]]] = {}
+    for inv_id, (vendor, date, amount) in invoices.items():
+        months.setdefault(date[:7], []).append((date[8:], f"{date[8:]} {vendor} {amount:.2f} #{inv_id}"))
+    return [f"Index {month}: " + "; ".join(item for _, item in sorted(items)) for month, items in sorted(months.items())]
 
 
 def _money(text: str) -> float:
@@ -57,6 +82,7 @@ class Knowledge:
 
     def __init__(self, tool_outputs: list[str], notes: list[str]) -> None:
         self.invoices: dict[str, tuple[str, str, float]] = {}
+        self.page_items: dict[int, str] = {}  # page -> its ledger line's items (what the agent restates)
         self.content_pages: set[int] = set()
         self.noted_pages: set[int] = set()
         self.reviewed: set[int] = set()
@@ -77,14 +103,20 @@ class Knowledge:
             return
         self.content_pages.add(int(header.group(2)))
         self.total = int(header.group(3))
-        for inv_id, date, vendor, amount in INVOICE_BLOCK.findall(text):
-            self.invoices[inv_id] = (vendor.strip(), date, _money(amount))
+        blocks = INVOICE_BLOCK.findall(text)
+        for inv_id, date, vendor, amount in blocks:
+            self.invoices[inv_id] = (_vendor(vendor), date, _money(amount))
+        self.page_items[int(header.group(2))] = "; ".join(f"{i}|{v.strip()}|{d}|{_money(a):.2f}" for i, d, v, a in blocks)
 
     def _read_note(self, text: str) -> None:
         for page, items in LEDGER.findall(text):
             self.noted_pages.add(int(page))
+            self.page_items.setdefault(int(page), items)
             for inv_id, vendor, date, amount in LEDGER_ITEM.findall(items):
-                self.invoices[inv_id] = (vendor.strip(), date, float(amount))
+                self.invoices[inv_id] = (_vendor(vendor), date, float(amount))
+        for year, month, items in INDEX_LINE.findall(text):
+            for day, vendor, amount, inv_id in INDEX_ITEM.findall(items):
+                self.invoices[inv_id] = (vendor, f"{year}-{month}-{day}", float(amount))
         for line in DUPS_LINE.findall(text):
             self.dups.update(INVOICE_ID.findall(line))
         for pages, of in REVIEWED.findall(text):
@@ -189,13 +221,17 @@ class InvoicePolicy:
         return {"invoice_ids": sorted(known.dups)} if known.covered else None
 
     def _note(self, messages: list[dict], known: Knowledge) -> str:
-        """Notes on the pages just read (ledger and next cursor) and the running findings."""
-        lines = page_notes(messages)
+        """A note on rate-limited calls, then the whole ledger (tasks/README.md): the task's rules, every page's
+        invoices and the duplicates (facts), the pages reviewed (checked), the next page's cursor (remaining)."""
         limited = rate_limit_note(messages)
-        if limited:
-            lines.append(limited)
-        lines.append("Duplicates so far: " + (", ".join(sorted(known.dups)) or "none"))
-        return "\n".join(lines)
+        facts = index_lines(known.invoices)
+        facts.append("Duplicates so far: " + (", ".join(sorted(known.dups)) or "none"))
+        checked = [f"pages reviewed: {ranges(known.covered)} of {known.total or '?'}"] if known.covered else []
+        footers = [line for line in page_notes(messages) if line.startswith("After p")]
+        cursor = known.next_cursor_line()
+        remaining = footers[-1:] or ([f"read on with {cursor}"] if cursor else [])
+        ledger = Ledger(rules=quoted_rules(messages, RULES), facts=facts, checked=checked, remaining=remaining)
+        return "\n".join([line for line in [limited] if line] + [ledger.render()])
 
     def summarize(self, history_text: str) -> str:
         """Keep findings, progress and the next cursor; the per-invoice ledger is not carried (summaries are lossy)."""

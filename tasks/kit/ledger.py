@@ -144,3 +144,14 @@ class LedgerPolicy:
 
         plan = self.planned(messages)
         return [] if plan.answer is not None else other_calls(plan.calls, first)
+
+
+def quoted_rules(messages: list[dict], patterns: tuple) -> list[str]:
+    """The task's rule sentences (each ``pattern``'s match in the task statement), or, when the task statement is
+    cut, the rules of the newest ledger in view (they quote the same sentences)."""
+    task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+    found = [m.group(0) for pattern in patterns for m in [pattern.search(task)] if m]
+    if found:
+        return found
+    newest = newest_ledger(messages)
+    return list(newest[1].rules) if newest else []
