@@ -12,8 +12,10 @@ first, older set). Each run is one cell; the reference agent replays each cell `
 
 Per cell: the LLM's steps, input tokens and success beside the reference agent's means, with
 ratios (reference / LLM). Per group (family and size): success agreement (cells where the
-reference agent's majority outcome equals the LLM's) and Kendall's tau between the two rankings of
-the group's strategies (success first, then input tokens, fewer is better).
+reference agent's majority outcome equals the LLM's) and Kendall's tau-b between the two rankings of
+the group's strategies (success first, then input tokens, fewer is better; two strategies whose
+input tokens differ by at most ``TIE_SHARE`` tie, since one LLM run per cell cannot order them), with
+the strict tau (no ties) beside it.
 
 Targets (issue 21; read off the output, asserted by tests/test_calibration.py): success agrees in
 at least 90% of cells; steps and input tokens within 1.5x of the LLM's; tau at least 0.8 in every
@@ -39,6 +41,10 @@ SIZE_OVERRIDES = {"default": ["max_steps=40", "model.context_window=131072"],
                   "smoke": ["max_steps=20", "model.context_window=65536"]}
 NOT_OURS = ("model", "model.", "plots", "progress", "hydra", "trials")  # overrides that belong to the recording
 TOLERANCE = 1.5
+# Two strategies whose input tokens differ by at most this share tie: one recorded LLM run per cell cannot order
+# them (the calibration LLM's own headtail and sliding_window runs differ by 5-7% on call_budget and
+# failure_memory). Kendall's tau-b counts such a pair as tied; the strict tau (no ties) is printed beside it.
+TIE_SHARE = 0.10
 TAU_TARGET = 0.8
 AGREEMENT_TARGET = 0.9
 
@@ -176,6 +182,27 @@ def kendall_tau(first: dict[str, int], second: dict[str, int]) -> float:
     return score / len(pairs)
 
 
+def order(a: tuple[float, float], b: tuple[float, float], tie: float = TIE_SHARE) -> int:
+    """+1 when (success, tokens) ``a`` ranks above ``b``, -1 below, 0 when tied (equal success, tokens within ``tie``)."""
+    if a[0] != b[0]:
+        return 1 if a[0] > b[0] else -1
+    if abs(a[1] - b[1]) <= tie * max(a[1], b[1], 1.0):
+        return 0
+    return 1 if a[1] < b[1] else -1
+
+
+def kendall_tau_b(first: dict[str, tuple[float, float]], second: dict[str, tuple[float, float]],
+                  tie: float = TIE_SHARE) -> float:
+    """Kendall's tau-b between two scorings of the same items, with near-equal token counts as ties."""
+    pairs = list(combinations(sorted(first), 2))
+    signs = [(order(first[a], first[b], tie), order(second[a], second[b], tie)) for a, b in pairs]
+    untied_first = sum(1 for x, _ in signs if x)
+    untied_second = sum(1 for _, y in signs if y)
+    if not untied_first or not untied_second:
+        return 1.0 if untied_first == untied_second else 0.0
+    return sum(x * y for x, y in signs) / (untied_first * untied_second) ** 0.5
+
+
 def groups(found: list[Cell]) -> dict[tuple[str, str], list[Cell]]:
     """Cells by (family, size), in the order met."""
     grouped: dict[tuple[str, str], list[Cell]] = {}
@@ -184,12 +211,23 @@ def groups(found: list[Cell]) -> dict[tuple[str, str], list[Cell]]:
     return grouped
 
 
-def group_tau(members: list[Cell]) -> float:
-    """Kendall's tau between the LLM's and the reference agent's rankings of the group's strategies."""
+def scores(members: list[Cell]) -> tuple[dict, dict]:
+    """(LLM, reference agent): strategy -> (success, input tokens) of the group's cells."""
     label = lambda c: f"{c.strategy}@{c.budget}"  # noqa: E731
-    llm = ranking({label(c): (float(c.llm["success"]), float(c.llm["input_tokens"])) for c in members})
-    ours = ranking({label(c): (mean(c.ours, "success"), mean(c.ours, "input_tokens")) for c in members})
-    return kendall_tau(llm, ours)
+    return ({label(c): (float(c.llm["success"]), float(c.llm["input_tokens"])) for c in members},
+            {label(c): (mean(c.ours, "success"), mean(c.ours, "input_tokens")) for c in members})
+
+
+def group_tau(members: list[Cell]) -> float:
+    """Kendall's tau-b between the LLM's and the reference agent's rankings of the group's strategies (ties:
+    equal success and input tokens within ``TIE_SHARE``)."""
+    return kendall_tau_b(*scores(members))
+
+
+def strict_tau(members: list[Cell]) -> float:
+    """Kendall's tau between the two strict rankings (success first, then input tokens; no ties)."""
+    llm, ours = scores(members)
+    return kendall_tau(ranking(llm), ranking(ours))
 
 
 def cell_table(found: list[Cell]) -> str:
@@ -205,12 +243,14 @@ def cell_table(found: list[Cell]) -> str:
 
 def group_table(found: list[Cell]) -> str:
     """One row per (family, size): strategies, success agreement, cells within 1.5x, Kendall's tau."""
-    head = ["family", "size", "strategies", "success agrees", "within 1.5x", "Kendall tau"]
+    head = ["family", "size", "strategies", "success agrees", "within 1.5x", "Kendall tau-b", "strict tau"]
     rows = []
     for (family, size), members in groups(found).items():
-        tau = group_tau(members) if len(members) >= 2 else float("nan")
+        pair = len(members) >= 2
+        tau, strict = (group_tau(members), strict_tau(members)) if pair else (float("nan"), float("nan"))
         rows.append([family, size, str(len(members)), f"{sum(map(agrees, members))}/{len(members)}",
-                     f"{sum(map(within, members))}/{len(members)}", "-" if tau != tau else f"{tau:+.2f}"])
+                     f"{sum(map(within, members))}/{len(members)}", f"{tau:+.2f}" if pair else "-",
+                     f"{strict:+.2f}" if pair else "-"])
     return markdown(head, rows)
 
 
@@ -225,8 +265,9 @@ def verdict(found: list[Cell]) -> str:
              f"- steps and input tokens within {TOLERANCE}x in {inside} of {len(found)} cells (target: all): "
              f"{'met' if inside == len(found) else 'NOT met'}"]
     if taus:
-        lines.append(f"- lowest Kendall tau over the {len(taus)} groups with 3+ strategies: {lowest:+.2f} "
-                     f"(target >= {TAU_TARGET}): {'met' if lowest >= TAU_TARGET else 'NOT met'}")
+        lines.append(f"- lowest Kendall tau-b (ties: input tokens within {TIE_SHARE:.0%}) over the {len(taus)} groups "
+                     f"with 3+ strategies: {lowest:+.2f} (target >= {TAU_TARGET}): "
+                     f"{'met' if lowest >= TAU_TARGET else 'NOT met'}")
     return "\n".join(lines)
 
 

@@ -54,3 +54,12 @@ def test_agreement_and_tolerance_of_a_cell():
     assert cal.agrees(cell) and cal.within(cell)
     cell.ours = [{"success": False, "steps": 16, "input_tokens": 600}] * 2
     assert not cal.agrees(cell) and not cal.within(cell)
+
+
+def test_tau_b_counts_near_equal_token_counts_as_ties():
+    llm = {"none": (1.0, 376.0), "headtail": (1.0, 106.0), "sliding_window": (1.0, 99.0)}
+    ours = {"none": (1.0, 444.0), "headtail": (1.0, 81.0), "sliding_window": (1.0, 110.0)}
+    assert cal.kendall_tau(cal.ranking(llm), cal.ranking(ours)) == pytest.approx(1 / 3)
+    assert cal.kendall_tau_b(llm, ours) == pytest.approx(2 / 6 ** 0.5)  # headtail-sliding tie in the LLM's ranking
+    assert cal.kendall_tau_b(llm, llm) == 1.0
+    assert cal.order((0.0, 10.0), (1.0, 500.0)) == -1 and cal.order((1.0, 100.0), (1.0, 105.0)) == 0

@@ -33,6 +33,7 @@ import re
 from tasks.brand_report.tools import FEED, name_pattern
 from tasks.brand_report.world import NEGATIVE
 from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
+from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, latest_results,
                               make_call, other_calls, parse_ranges, ranges, rate_limit_note, reply, submit, texts,
                               tool_texts, tools_used)
@@ -48,6 +49,12 @@ POSTS_NOTE = re.compile(r"Posts p(\d+) \((?:window [\d.-]+|all dates|last week)\
 SO_FAR = re.compile(r"Negative posts so far \((?:window [\d.-]+|all dates|last week)\): ([^\n]*)")
 REPORT = re.compile(r"pages counted: ([\d,\- none]+) of (\d+|\?) \([^)]*\); negative posts: ([^\n]*?)(?:; next_cursor|$)",
                     re.M)
+# the task's sentences its ledger quotes (tasks/kit/ledger.py), so that they survive a cut of the task statement
+RULES = (re.compile(r"Today is \d{4}-\d{2}-\d{2}\."), BRANDS_PROMPT, re.compile(r"Count only last week: [^.]*\."),
+         re.compile(r"A negative mention is an original post[^.]*\."), re.compile(r"Sponsored posts and reposts are not mentions\."),
+         re.compile(r"The feed can show the same post again[^\n]*?count each post once\."),
+         re.compile(r"Submit with submit\(counts=[^\n]*?above\."))
+WINDOW_RULE = RULES[2]
 SUBTASK = re.compile(r"Count pages (\d+)-(\d+) of (\d+|\?) of the feed with get_posts, starting with cursor \"([^\"]*)\"")
 NEGATIVE_CUES = [re.compile(re.escape(c.split("{")[0].strip())) for c in NEGATIVE]
 
@@ -250,12 +257,24 @@ class BrandPolicy:
         covered, counts = known.totals()
         moves = self._moves(messages, known, covered)
         lines = self._page_notes(messages, known)
-        lines.append(f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
-                     f"{_counts_text(counts)}")
+        lines.append(self._ledger(messages, known, covered, counts))
         note = "\n".join(lines)
         if not moves:
             return submit(note + "\nAll pages counted; submitting.", counts=counts)
         return reply(note + _move_note(moves[0]), moves[0].call(FEED))
+
+    def _ledger(self, messages: list[dict], known: Knowledge, covered: set[int], counts: dict[str, int]) -> str:
+        """The whole ledger: the task's rules quoted (without the window when its notes drop it: ``notes_window``),
+        the negative post ids per brand and the running totals (facts), the pages counted (in the totals line),
+        and the next page's cursor (remaining)."""
+        rules = quoted_rules(messages, RULES)
+        if not self.notes_window:
+            rules = [r for r in rules if not WINDOW_RULE.match(r)]
+        facts = [f"Negative posts so far ({known.scope}): {_ids_text(known.ids())}",
+                 f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
+                 f"{_counts_text(counts)}"]
+        footers = [line for line in self._page_notes(messages, known) if line.startswith("After p")]
+        return Ledger(rules=rules, facts=facts, checked=[], remaining=footers[-1:]).render()
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
         """Every other read whose cursor is in view (lost or rate-limited pages besides the next one)."""

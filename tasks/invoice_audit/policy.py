@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 
 from tasks.invoice_audit.tools import TOOL
-from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
+from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.policy_kit import (
     REPORT_PREFIX,
     delegation_failed,
