@@ -1198,17 +1198,14 @@ def attention_model_verdict(results: Path) -> str:
 # --------------------------------------------------------------------------------------- calibration
 
 def calibration(results: Path) -> str:
-    """The reference agent (both profiles) beside the calibration LLM (benchmarks/calibration.py; no run folder)."""
+    """The realistic reference agent on every recorded LLM run (benchmarks/calibration.py; no run folder)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import calibration as cal
 
-    if not (cal.CALIBRATION / "README.md").exists():
-        return f"(calibration trajectories not found at {cal.CALIBRATION})"
-    parts = []
-    for profile in ("realistic", "perfect"):
-        rows = cal.calibrate(profile, 3) + [cal.default_size(profile, 3)]
-        parts.append(f"Profile `{profile}` (3 trials per run; ratios are reference / LLM):\n\n{cal.table(rows)}")
-    return "\n\n".join(parts) + "\n\nReference agent (scripted, not an LLM) under each profile, beside the LLM's recorded runs."
+    found = cal.calibrate("realistic", 3)
+    if not found:
+        return "(no calibration runs found)"
+    return cal.report(found, "realistic", 3)
 
 
 # ----------------------------------------------------------------------------------- memory pressure

@@ -36,7 +36,8 @@ def test_over_budget_steps_and_ratio_are_recorded_per_step_and_per_trial(tmp_pat
 
 
 def test_a_strategy_that_holds_its_budget_has_no_over_budget_step(tmp_path):
-    row, _ = _trial(tmp_path, HeadTail(), budget=4_000)
+    # 10K: the newest round (a page and the ledger's index of 400 invoices, about 7K) fits, so headtail holds
+    row, _ = _trial(tmp_path, HeadTail(), budget=10_000)
     assert row["over_budget_steps"] == 0 and 0.5 < row["max_budget_ratio"] <= 1.0
 
 
@@ -121,4 +122,4 @@ def test_a_per_turn_call_limit_rejects_the_extra_calls_without_executing_them(tm
     assert len(executed) == sum(per_step.values()), "rejected calls never reach the task"
     read = {p for name, p in executed if name == "read_file"}
     in_scope = {p for p in instance.files if not p.startswith(instance.out_of_scope)}
-    assert row["success"] and read == in_scope, "every file in scope read in the end"
+    assert row["success"] and read and read <= in_scope, "it searches first: only files in scope are read"

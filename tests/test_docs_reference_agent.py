@@ -1,10 +1,13 @@
-"""The generated blocks of docs/reference_agent.md equal a fresh run (tests/docs_current.py)."""
+"""The generated calibration block of docs/reference_agent.md equals a fresh run (tests/docs_current.py).
+
+Slow: it replays every recorded LLM run (calibration/ and shared/calibration/) three times on the
+reference agent; `.ci/run` runs it after the default suite.
+"""
 import pytest
 
 from tests.docs_current import check_current
-from tests.test_calibration import RUNS
 
 
-@pytest.mark.skipif(not RUNS, reason="shared/calibration is not beside this checkout")
+@pytest.mark.slow
 def test_generated_blocks_are_current(tmp_path):
     check_current("docs/reference_agent.md", tmp_path)

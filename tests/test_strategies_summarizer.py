@@ -49,7 +49,7 @@ def test_adaptive_window_bills_one_call_per_compressed_message(tmp_path):
     row, steps = trial(tmp_path, AdaptiveWindow(), None)
     assert row["outcome"] == "submitted", row["error"]
     check_billing(row, steps)
-    assert row["summarizer_calls"] > row["compactions"] >= 1
+    assert row["summarizer_calls"] >= row["compactions"] >= 1
 
 
 def test_summarizer_config_group():
