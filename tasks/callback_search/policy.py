@@ -46,6 +46,7 @@ TO_VERIFY_NOTE = re.compile(r"To verify: ([^\n]*)")
 CHECKED_LIST = re.compile(r"Candidates checked: ([^\n]*)")  # restated every reply of the search phase
 VERIFIED_LIST = re.compile(r"Verified so far: ([^\n]*)")  # restated every reply of the verify phase
 SITES = re.compile(r"Call sites so far: ([^\n]*)")
+EVIDENCE_NOTE = re.compile(r"^Evidence (src/\S+:\d+): (.*)$")  # a grep line that shows the handler or a call of it
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
 # the task's rules, quoted in the ledger so that they survive a cut of the task statement
@@ -218,7 +219,7 @@ class CallbackSearchPolicy:
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
                    "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}, "greps": {}, "rules": []}
+                   "alias_paths": {}, "greps": {}, "rules": [], "evidence": {}}
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -253,6 +254,8 @@ class CallbackSearchPolicy:
             elif grep.group(1) in {rf"\b{alias}\b" for alias in k["aliases"]}:
                 alias = grep.group(1)[2:-2]
                 k["alias_hits"][alias] = sorted({p for p, _, line in hits if p.startswith(k["scope"]) and _calls(line, {alias})})
+                k["evidence"].update({f"{p}:{n}": line.strip() for p, n, line in hits
+                                      if p.startswith(k["scope"]) and _calls(line, {alias})})
                 for p, n, _ in hits:
                     k["pointed"].setdefault(p, set()).add(n)
         parsed = _file_contents(text)
@@ -278,6 +281,8 @@ class CallbackSearchPolicy:
                 k["alias_paths"][m.group(1)] = p
         k["use_hits"] = sorted({p for p, _, line in hits if p.startswith(k["scope"]) and _calls(line, {tname})
                                 and not (p == tpath and line.startswith(f"def {tname}("))})
+        k["evidence"].update({f"{p}:{n}": line.strip() for p, n, line in hits
+                              if p.startswith(k["scope"]) and (_calls(line, {tname}) or line.startswith(f"def {tname}("))})
         for p, n, _ in hits:
             k["pointed"].setdefault(p, set()).add(n)
 
@@ -308,6 +313,9 @@ class CallbackSearchPolicy:
             k["listed"] = True
         for line in text.splitlines():
             line = line.removeprefix("- ")  # a line of a notes block (strategy notes) reads as the note itself
+            evidence = EVIDENCE_NOTE.match(line)
+            if evidence:
+                k["evidence"].setdefault(evidence.group(1), evidence.group(2))
             if line.startswith("Listed the repository"):
                 k["listed"] = True
             m = CANDIDATES_NOTE.match(line)
@@ -530,6 +538,7 @@ class CallbackSearchPolicy:
             facts += [f"Alias: {path} re-exports {k['target'][1]} as {alias}; its uses are call sites too."
                       for alias, path in sorted(k["alias_paths"].items())]
             facts.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
+            facts += [f"Evidence {where}: {line}" for where, line in sorted(k["evidence"].items())]
             if k["to_verify"] is not None:
                 verified = [p for p in k["to_verify"] if p in k["verified"]]
                 checked.append("Verified so far: " + (", ".join(verified) or "none"))
@@ -542,7 +551,7 @@ class CallbackSearchPolicy:
                    "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
                    "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
                    "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}, "greps": {}, "rules": []}
+                   "alias_paths": {}, "greps": {}, "rules": [], "evidence": {}}
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)
