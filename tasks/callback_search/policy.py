@@ -1,29 +1,21 @@
-"""``callback_search`` reference policy: search, then verify (seed 002 §2.7.6).
+"""``callback_search`` reference policy: search, then verify (seed 002 §2.7.6), keeping a ledger.
 
-Two separate phases (the scenario for an isolating sub-agent):
+Two phases, as the calibration LLM worked:
 
-* search: ``list_files`` with ``grep(r"def \\w*callback\\w*\\(")``; read EVERY candidate file
-  under ``src/`` (the deprecated twin and other services' callbacks look alike until their
-  docstrings are read); the candidate whose docstring speaks of the payment gateway and is not
-  deprecated is the handler (``Handler found: path:function`` while candidates remain, then
-  ``TARGET: path:function``);
-* verify: ``grep(r"\\bNAME\\b")``; a hit ``import NAME as ALIAS`` (the facade's re-export) is
-  noted ONCE (``Alias: ...``) and searched for (``grep(r"\\bALIAS\\b")``); then read every file
-  of both greps in the task's scope (``src/``, read from the task statement while it is in view;
-  without it every file counts, tests included) except the target's definition line; a call site
-  is a non-comment, non-docstring line that calls the name or a known alias, attributed to the
-  enclosing ``def`` (``Verified path: ...``);
+* search: ``list_files`` with ``grep(r"def \\w*callback\\w*\\(")``; the candidates are ranked by their
+  def lines (the payment one first, a versioned or legacy twin last) and read one at a time, each
+  batched with the grep for its name; the first whose docstring speaks of the payment gateway and is
+  not deprecated is the handler (``TARGET: path:function``);
+* verify: the use grep's ``import NAME as ALIAS`` line (the facade's re-export) gives the alias, which
+  is searched for too; then the files in scope (``src/``) whose grep lines call the name or the alias
+  are read, and each call is attributed to its enclosing ``def`` (``Verified path: ...``);
 * submit.
 
-It notes each result and restates its working set in every reply (search: ``Candidates:``,
-``Candidates checked:``, ``Handler found:``; verify: ``TARGET:``, ``To verify:``, ``Verified so
-far:``, ``Call sites so far:``), so the newest reply carries it across a cut; the alias and the
-scope are NOT restated (a strategy that loses the alias note and the greps, or the task
-statement, loses a call site or counts test callers). It re-reads a file whose call is visible
-but whose content and note are gone, re-runs a grep whose output and restated result are gone,
-and reads a file again when a line a grep pointed at (or one between a call and its ``def``) was
-not attended to. ``list_files`` is only its first move. Summaries keep the target, the alias and
-the confirmed call sites but not the list of files already checked (they are checked again).
+Every reply restates the whole ledger (``tasks/kit/ledger.py``): the task's rules quoted (the scope
+among them), the target, the alias, the call sites with their grep lines as evidence, the candidates
+and files checked, and what remains; so a cut loses nothing the ledger holds. It reads a file again
+when a line a grep pointed at (or one between a call and its ``def``) was not attended to. Summaries
+keep the target, the alias and the confirmed call sites but not the list of files already checked.
 """
 from __future__ import annotations
 

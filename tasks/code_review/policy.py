@@ -1,22 +1,15 @@
-"""``code_review`` reference policy: a competent reviewer that knows the planted bug patterns.
+"""``code_review`` reference policy: a reviewer that searches, reads the candidates and keeps a ledger.
 
-It lists the files, reads them in listing order (the files of the task's scope while the task
-statement is in view) and writes one verdict per file in its reply (``Reviewed PATH: clean`` or
-``Reviewed PATH: bugs in f (kind)``), reciting ``Findings so far`` and ``Progress ... last
-reviewed: PATH``. To judge a file that calls a shared helper positionally it needs the helper
-module's text in view: when that text is not visible (cut or cleared) it reads the helper module
-again; its notes keep verdicts, never helper signatures, so compaction costs re-reads. A file whose
-read is still visible but whose text and verdict are gone is read again; anything that vanished
-without trace is not (it moves on from the latest ``last reviewed``). When the listing is not in
-view it lists again (the latest summary's ``remaining files`` stands in for it). It merges every
-visible copy of a file line by line and reads a file again before reporting a function with a line
-it did not attend to (profile ``realistic``). Batching: ``parallel_calls`` offers the next files of
-the listing and any helper module a visible file needs, and nothing once it had to list again after
-a cut (tasks/README.md).
+Its turns come from ``ledger_review.review_plan``: list the files and grep for every planted bug
+kind, clear decoys from the matching lines, read the shared helper modules and grep their
+positional calls, read the files whose lines stay suspicious, sweep, submit. Every reply restates
+the whole ledger (``tasks/kit/ledger.py``; its contents are in ``ledger_review``'s docstring and
+tasks/README.md), so a cut loses nothing the ledger holds. The methods kept here serve the
+strategies that need more: sub-agents (``isolate``: chunks of files, merged from their reports),
+the reference summary and the stop hook's refusal.
 
 Reference summary (lossy, documented): keeps the findings, the last reviewed file, the
-count and the remaining files; drops every file text and every per-file verdict, so the
-helper definitions must be re-read after a summary.
+count and the remaining files; drops every file text and every per-file verdict.
 """
 from __future__ import annotations
 
