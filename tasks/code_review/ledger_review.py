@@ -36,6 +36,16 @@ SEARCHES = {
     "sql_injection": r"execute\(",
     "zero_division": r"return .*/ ",
 }
+# the narrower search that replaces a broad one whose output was cut at the grep limit (a large repository): the
+# LLM narrowed a pattern when grep said "more matching lines not shown"
+NARROW = {
+    "off_by_one": r"range\(len\(\w+\) \+ 1\)",
+    "inverted_comparison": r"expires_at > now|now < \w+\.expires_at|def is_\w+_valid\(",
+    "resource_leak": r"= open\(|\.close\(\)",
+    "sql_injection": r"execute\(f\"|\.format\(",
+    "zero_division": r"return \w+ / \w+\s*$|if \w+ == 0:",
+}
+TRUNCATED_NOTE = "more matching lines not shown"
 # a line a search matched that needs its file read (the other matched lines only give context)
 SUSPECT = {"off_by_one": re.compile(r"range\(len\(\w+\) \+ 1\)"),
            "inverted_comparison": re.compile(r"expires_at > now|now < \w+\.expires_at"),
@@ -57,6 +67,7 @@ BUG_FACT = re.compile(r"^Bug: (app/\S+\.py)::(\w+) \((\w+)\)$")
 HELPER_FACT = re.compile(r"^Helper: (\w+)\(([^)]*)\) in (app/\S+\.py)$")
 MODULES_FACT = re.compile(r"^Helper modules: (.*)$")
 SEARCHED = re.compile(r"^Searched (\w+)$")
+TRUNCATED_LINE = re.compile(r"^Truncated (\w+)$")
 CLEARED = re.compile(r"^Cleared by search (\w+): (.*)$")
 READ = re.compile(r"^Read (app/\S+\.py)")
 UNREAD = "    # (line not read)"
@@ -74,6 +85,7 @@ class ReviewState:
     reviewed: dict[str, str] = field(default_factory=dict)
     cleared: dict[str, list[str]] = field(default_factory=dict)
     candidates: dict[str, str] = field(default_factory=dict)  # path -> why it must be read
+    truncated: set[str] = field(default_factory=set)  # broad searches whose output the grep limit cut
     contents: dict[str, str] = field(default_factory=dict)    # visible file texts
 
     @property
@@ -107,6 +119,8 @@ def from_ledger(state: ReviewState, ledger: Ledger) -> None:
             state.searched.add(m.group(1))
         elif m := VERDICT.match(line):
             state.reviewed[m.group(1)] = m.group(2)
+        elif m := TRUNCATED_LINE.match(line):
+            state.truncated.add(m.group(1))
         elif m := CLEARED.match(line):
             state.cleared[m.group(1)] = [p.strip() for p in m.group(2).split(",") if p.strip()]
     for line in ledger.remaining:
@@ -128,10 +142,22 @@ def numbered(text: str) -> tuple[str, str] | None:
 
 def search_id(pattern: str, state: ReviewState) -> str | None:
     """Which of its searches a visible grep result answers."""
-    for key, value in {**SEARCHES, **VERIFY}.items():
+    for key, value in {**SEARCHES, **VERIFY, **{f"{k}_narrow": v for k, v in NARROW.items()}}.items():
         if value == pattern:
             return key
-    return HELPER_SEARCH if pattern == helper_pattern(state) else None
+    if pattern == helper_pattern(state):
+        return HELPER_SEARCH
+    return next((key for key, value in module_patterns(state).items() if value == pattern), None)
+
+
+def module_patterns(state: ReviewState) -> dict[str, str]:
+    """The narrower helper-call searches, one per helper module, positional calls only (the helper search's
+    output was cut at the grep limit): ``helper_calls_<module>`` -> pattern."""
+    modules: dict[str, list[str]] = {}
+    for name, (_, module) in state.helpers.items():
+        modules.setdefault(module, []).append(name)
+    return {f"{HELPER_SEARCH}_{module.rsplit('/', 1)[-1].removesuffix('.py')}": r"= (" + "|".join(sorted(names)) + r")\([^=)]*\)"
+            for module, names in sorted(modules.items())}
 
 
 def helper_pattern(state: ReviewState) -> str | None:
@@ -162,6 +188,9 @@ def suspicious(search: str, hits: list[tuple[str, int, str]], state: ReviewState
 
 def _line_verdict(search: str, number: int, text: str, lines: dict[int, str], state: ReviewState) -> bool | None:
     """True: the line needs a read; False: the search itself clears it; None: not a line of interest."""
+    search = search.removesuffix("_narrow")
+    if search.startswith(HELPER_SEARCH):
+        search = HELPER_SEARCH
     if search in SUSPECT:
         return True if SUSPECT[search].search(text) else None
     if search == "mutable_default":
@@ -208,6 +237,8 @@ def fold_results(state: ReviewState, messages: list[dict]) -> None:
         if search in VERIFY:
             state.searched.add(search)
             continue
+        if TRUNCATED_NOTE in exchange.result and (search in NARROW or search == HELPER_SEARCH):
+            state.truncated.add(search)  # its candidates may be among the lines not shown: narrow it
         hits = [(m.group(1), int(m.group(2)), m.group(3)) for line in exchange.result.splitlines()[1:]
                 for m in [HIT.match(line)] if m]
         found, cleared = suspicious(search, hits, state)
@@ -243,6 +274,10 @@ def pending_calls(state: ReviewState) -> list[dict]:
     if state.modules is None:
         calls.append(make_call("list_files"))
     calls += [make_call("grep", pattern=SEARCHES[s]) for s in SEARCHES if s not in state.searched]
+    calls += [make_call("grep", pattern=NARROW[s]) for s in sorted(state.truncated)
+              if s in NARROW and f"{s}_narrow" not in state.searched]
+    if HELPER_SEARCH in state.truncated:
+        calls += [make_call("grep", pattern=p) for key, p in module_patterns(state).items() if key not in state.searched]
     missing_modules = [m for m in state.modules or [] if not any(module == m for _, module in state.helpers.values())]
     calls += [make_call("read_file", path=m) for m in missing_modules]
     pattern = helper_pattern(state)
@@ -260,10 +295,17 @@ def ledger_of(state: ReviewState) -> Ledger:
     if state.modules is not None:
         facts.append("Helper modules: " + (", ".join(state.modules) or "none"))
     facts += [f"Helper: {n}({', '.join(ps)}) in {m}" for n, (ps, m) in sorted(state.helpers.items())]
-    checked = [f"Searched {s}" for s in [*SEARCHES, HELPER_SEARCH, *VERIFY] if s in state.searched]
+    narrowed = [f"{s}_narrow" for s in NARROW] + list(module_patterns(state))
+    checked = [f"Searched {s}" for s in [*SEARCHES, *narrowed, HELPER_SEARCH, *VERIFY] if s in state.searched]
+    checked += [f"Truncated {s}" for s in sorted(state.truncated)]
     checked += [f"Cleared by search {s}: {', '.join(v)}" for s, v in state.cleared.items()]
     checked += [f"Reviewed {p}: {v}" for p, v in state.reviewed.items()]
     remaining = [f"Search {s}" for s in SEARCHES if s not in state.searched]
+    remaining += [f"Search {s}_narrow (its broad search was cut)" for s in sorted(state.truncated)
+                  if s in NARROW and f"{s}_narrow" not in state.searched]
+    if HELPER_SEARCH in state.truncated:
+        remaining += [f"Search {key} (the helper search was cut)" for key in module_patterns(state)
+                      if key not in state.searched]
     if HELPER_SEARCH not in state.searched:
         remaining.append(f"Search {HELPER_SEARCH} (after the helper modules)")
     remaining += [f"Read {p} ({why})" for p, why in state.candidates.items()]
