@@ -6,7 +6,7 @@ the harness (``_error``, ``_step``, ...) and are dropped before a request is sen
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 
 class InvalidConversation(ValueError):
@@ -143,6 +143,11 @@ def strip_private(message: dict) -> dict:
     return {key: value for key, value in message.items() if not key.startswith("_")}
 
 
+def _no_constant(name: str) -> Any:
+    """``json.loads`` accepts NaN and Infinity, which JSON does not allow (and no record can hold)."""
+    raise ValueError(f"arguments hold {name}, which JSON does not allow")
+
+
 def parse_arguments(raw: str | dict | None) -> dict:
     """Parse a tool call's JSON arguments; raises ``ValueError`` with a readable reason."""
     if isinstance(raw, dict):
@@ -150,9 +155,11 @@ def parse_arguments(raw: str | dict | None) -> dict:
     if raw is None or raw == "":
         return {}
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+    except RecursionError:
+        raise ValueError("arguments are nested too deeply") from None
     if not isinstance(value, dict):
         raise ValueError("arguments must be a JSON object")
     return value

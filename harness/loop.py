@@ -31,7 +31,7 @@ from harness.tokens import REPLY_PRIMER, TokenCounter
 from harness.trial_context import MessageTable, TrialContext
 from harness.trial_row import ReadTracker, trial_row
 from strategies.base import ToolError
-from tasks.base import rate_limited_message
+from tasks.base import Grade, rate_limited_message
 
 OUTCOMES = ("submitted", "step_limit", "context_overflow", "model_error", "strategy_error")
 NO_TOOL_CALL = (
@@ -126,6 +126,7 @@ class Trial:
         self.tool_schema_tokens = 0  # tool-schema tokens sent over the agent's requests
         self.tool_schema_tokens_saved = 0  # tool-schema tokens not sent because expose_tools hid them
         self.unoffered_calls = 0  # calls to a tool of the trial that was not offered at that step
+        self.tool_exceptions = 0  # task tool calls that raised (answered with an error, the run went on)
 
     # ------------------------------------------------------------ the run
 
@@ -393,7 +394,12 @@ class Trial:
             return f"ERROR: the tool {name} is not offered at this step (offered now: {offered}).", True, None, False
         if name in self.strategy_tool_names:
             return (*self.strategy_tool(name, args), None, False)
-        result = self.instance.call(name, args)
+        try:
+            result = self.instance.call(name, args)
+        except Exception as exc:  # a task tool that raises on odd arguments: the model sees an error, the run goes on
+            self.tool_exceptions += 1
+            return (f"ERROR: {name} failed on these arguments ({type(exc).__name__}: {str(exc)[:200]}); check them "
+                    "against the tool's schema and call again.", True, None, False)
         return result.content, result.is_error, result.resource, False
 
     def is_unoffered(self, name: str) -> bool:
@@ -411,15 +417,27 @@ class Trial:
         """Grade the answer, unless the stop hook finds unfinished work and refuses it."""
         hooks = self.settings.hooks
         if hooks.completion_check and self.continues < hooks.max_continues:
-            gaps = completion_gaps(self.instance, self.model, [*request, reply], args, self.judge)
+            try:
+                gaps = completion_gaps(self.instance, self.model, [*request, reply], args, self.judge)
+            except ModelError as exc:
+                self.end("model_error", f"the stop hook's judge call failed: {exc}")
+                return "ERROR: the completion check could not run.", True
             if gaps:
                 self.continues += 1
                 self.transcript.event("hook", step=self.steps, name="completion_check", accepted=False, gaps=gaps)
                 self.ctx.events_this_step.append("stop_hook")
                 return CONTINUE_MESSAGE.format(gaps=gaps), False
         self.answer = args
-        self.grade = self.instance.grade(args)
+        self.grade = self.safe_grade(args)
         return "Answer received. The task is over.", False
+
+    def safe_grade(self, args: dict) -> Grade:
+        """The grader's verdict; a grader that raises makes a failed trial with its reason, never a crash."""
+        try:
+            return self.instance.grade(args)
+        except Exception as exc:
+            self.error = f"the grader raised {type(exc).__name__}: {str(exc)[:200]}"
+            return Grade(success=False, score=0.0, detail={"grader_error": self.error})
 
     def strategy_tool(self, name: str, args: dict) -> tuple[str, bool]:
         """Run a tool the strategy offers; an exception (not a ``ToolError``) is a ``strategy_error``."""

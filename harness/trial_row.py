@@ -139,6 +139,7 @@ def context_columns(trial: Any) -> dict:
         "tool_schema_tokens": trial.tool_schema_tokens,
         "tool_schema_tokens_saved": trial.tool_schema_tokens_saved,
         "unoffered_calls": trial.unoffered_calls,
+        "tool_exceptions": trial.tool_exceptions,
     }
 
 
