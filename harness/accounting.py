@@ -55,6 +55,35 @@ class CallTotals:
         self.cached_sources.add(usage.cached_source)
 
 
+MAX_TOKENS = 10_000_000  # no single call reads or writes more: a figure above it is not a token count
+USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cache_write_tokens")
+
+
+def reject_invalid_usage(usage: Usage) -> str | None:
+    """Drop the usage figures that cannot be token counts, and say which (``None`` when all are valid).
+
+    A figure that is not an integer, is negative or is above ``MAX_TOKENS`` is dropped: a reported count
+    becomes unreported (the harness then counts the tokens itself, as for a backend that reports none), a
+    secondary one (reasoning, cache writes) becomes 0. Cached tokens above the prompt's are cut to the prompt.
+    """
+    bad = []
+    for key in USAGE_FIELDS:
+        value = getattr(usage, key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+            bad.append(f"{key}={value!r}"[:80])
+            setattr(usage, key, None if key in USAGE_FIELDS[:3] else 0)
+    if usage.cached_tokens is not None and usage.prompt_tokens is not None and usage.cached_tokens > usage.prompt_tokens:
+        bad.append(f"cached_tokens={usage.cached_tokens} > prompt_tokens={usage.prompt_tokens}")
+        usage.cached_tokens = usage.prompt_tokens
+    if usage.cached_tokens is None and usage.cached_source == "reported":
+        usage.cached_source = "none"
+    if usage.prompt_tokens is None:
+        usage.tokens_source = "tiktoken"
+    return "; ".join(bad) or None
+
+
 def fill_usage(usage: Usage, request_tokens: int, reply_tokens: int, sim_cached: int) -> Usage:
     """Fill what the backend did not report: tiktoken counts and the simulated cache figure."""
     if usage.prompt_tokens is None:
@@ -86,6 +115,7 @@ class CallRecorder:
         """Record one call of ``kind`` made at ``step``: its usage, cost, simulated cache and step row."""
         sim = self._sims[kind].observe(request, tools)
         self._sims[kind].observe_reply(completion.message)
+        invalid = reject_invalid_usage(completion.usage)
         usage = fill_usage(completion.usage, request_tokens, self.counter.message(completion.message)
                            if completion.usage.output_tokens is None else 0, sim.cached)
         if usage.cached_source == "simulated":  # the simulated cache writes as the profile's provider would
@@ -107,7 +137,7 @@ class CallRecorder:
             "from_cache": completion.from_cache, "cost_uncached": cost_uncached,
             "sim_cached_tokens": sim.cached, "cache_profile": self.cache_profile.name,
             "cache_lost_tokens": sim.lost, "cache_break": cache_break, "pricing": self.pricing.name,
-            **(extra or {}),
+            "usage_invalid": invalid, **(extra or {}),
         })
 
     def total_cost(self) -> float:

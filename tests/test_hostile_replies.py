@@ -85,3 +85,28 @@ def test_a_grader_that_raises_is_a_failed_trial_with_its_reason(tmp_path):
 def test_a_judge_call_that_fails_ends_the_trial_as_a_model_error(tmp_path):
     row, _ = trial(tmp_path, Replies([], judge_fails=True), hooks=Hooks(completion_check=True))
     assert row["outcome"] == "model_error" and "judge" in row["error"]
+
+
+class BadUsage(Replies):
+    """Replies as ``Replies`` does, with a usage block that holds no valid count."""
+
+    def complete(self, messages, tools):
+        completion = super().complete(messages, tools)
+        completion.usage = Usage(prompt_tokens=-5, cached_tokens=10**30, output_tokens="lots", reasoning_tokens=-1,
+                                 cached_source="reported", tokens_source="reported")
+        return completion
+
+
+def test_an_invalid_usage_block_is_dropped_and_recorded_as_invalid(tmp_path):
+    from harness.pricing import Pricing
+
+    writer = RunWriter(tmp_path)
+    settings = TrialSettings(budget=100_000, max_steps=10, strategy_name="none", strategy_params={}, model_name="m",
+                             pricing=Pricing(name="openai-like", input=2.0, cached_input=0.5, output=8.0))
+    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=NoManagement(),
+                    model=BadUsage([]), summarizer=None, settings=settings, writer=writer)
+    writer.close()
+    steps = read_jsonl(tmp_path / "steps.jsonl")
+    assert all("prompt_tokens=-5" in s["usage_invalid"] and "output_tokens='lots'" in s["usage_invalid"] for s in steps)
+    assert all(s["tokens_source"] == "tiktoken" and 0 <= s["cached_tokens"] <= s["prompt_tokens"] for s in steps)
+    assert 0 < row["cost"] < 1.0, "priced from the harness's own counts, not from 1e30 cached tokens"
