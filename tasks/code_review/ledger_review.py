@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tasks.code_review.patterns import detect, helper_signatures
-from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, NUMBERED, SCOPE, VERDICT
+from tasks.code_review.patterns import UNREAD, detect, helper_signatures, numbered_lines, source_of
+from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
 from tasks.kit.ledger import Ledger, Plan, newest_ledger
-from tasks.policy_kit import exchanges, make_call
+from tasks.policy_kit import Exchange, exchanges, make_call
 
 # search id -> the pattern it greps (the planted kinds, and the lines that clear their decoys)
 SEARCHES = {
@@ -70,7 +70,6 @@ SEARCHED = re.compile(r"^Searched (\w+)$")
 TRUNCATED_LINE = re.compile(r"^Truncated (\w+)$")
 CLEARED = re.compile(r"^Cleared by search (\w+): (.*)$")
 READ = re.compile(r"^Read (app/\S+\.py)")
-UNREAD = "    # (line not read)"
 
 
 @dataclass
@@ -131,13 +130,7 @@ def from_ledger(state: ReviewState, ledger: Ledger) -> None:
 def numbered(text: str) -> tuple[str, str] | None:
     """(path, source) of a visible ``read_file`` result; a line it did not attend to becomes ``UNREAD``."""
     header = HEADER.match(text)
-    if not header:
-        return None
-    lines: dict[int, str] = {}
-    for line in text.splitlines()[1:]:
-        if m := NUMBERED.match(line):
-            lines[int(m.group(1))] = m.group(2)
-    return header.group(1), "\n".join(lines.get(n, UNREAD) for n in range(1, int(header.group(2)) + 1))
+    return None if not header else (header.group(1), source_of(numbered_lines(text), int(header.group(2))))
 
 
 def search_id(pattern: str, state: ReviewState) -> str | None:
@@ -214,9 +207,9 @@ def _line_verdict(search: str, number: int, text: str, lines: dict[int, str], st
     return None
 
 
-def fold_results(state: ReviewState, messages: list[dict]) -> None:
+def fold_results(state: ReviewState, visible: list[Exchange]) -> None:
     """Fold every visible result into ``state`` (idempotent: what the ledger holds stays as it is)."""
-    for exchange in exchanges(messages):
+    for exchange in visible:
         text = exchange.result
         if text is None or exchange.is_error:
             continue
@@ -228,7 +221,7 @@ def fold_results(state: ReviewState, messages: list[dict]) -> None:
             if path in (state.modules or []) and UNREAD not in source:
                 for name, params in helper_signatures(source).items():
                     state.helpers.setdefault(name, (params, path))
-    for exchange in exchanges(messages):
+    for exchange in visible:
         if exchange.name != "grep" or exchange.result is None or exchange.is_error:
             continue
         search = search_id(str(exchange.args.get("pattern")), state)
@@ -258,13 +251,14 @@ def fold_results(state: ReviewState, messages: list[dict]) -> None:
             del state.candidates[path]
 
 
-def review_state(messages: list[dict]) -> ReviewState:
-    """The reviewer's state from the newest visible ledger and the visible results, nothing else."""
+def review_state(messages: list[dict], visible: list[Exchange] | None = None) -> ReviewState:
+    """The reviewer's state from the newest visible ledger and the visible results (``exchanges(messages)``,
+    parsed once per request by the caller that has them), nothing else."""
     state = ReviewState(rules=task_rules(messages))
     newest = newest_ledger(messages)
     if newest is not None:
         from_ledger(state, newest[1])
-    fold_results(state, messages)
+    fold_results(state, exchanges(messages) if visible is None else visible)
     return state
 
 
@@ -315,22 +309,23 @@ def ledger_of(state: ReviewState) -> Ledger:
 
 def review_plan(messages: list[dict]) -> Plan:
     """The reviewer's turn: its ledger and the calls still to make, or the findings to submit."""
-    state = review_state(messages)
+    visible = exchanges(messages)
+    state = review_state(messages, visible)
     calls = pending_calls(state)
     ledger = ledger_of(state)
     if calls:
         return Plan(ledger, calls)
     findings = [{"file": p, "function": f} for p, f in sorted(state.bugs)]
     searched = [f"Reviewed {p}: clean (every search ran over it; no line needed a read)"
-                for p in listed_files(messages) if state.in_scope(p) and p not in state.reviewed]
+                for p in listed_files(visible) if state.in_scope(p) and p not in state.reviewed]
     note = "\n".join(["Every search is done and every candidate read; submitting.", *searched])
     return Plan(ledger, answer={"findings": findings}, note=note)
 
 
-def listed_files(messages: list[dict]) -> list[str]:
+def listed_files(visible: list[Exchange]) -> list[str]:
     """The paths of the newest visible listing (none when it is not in view)."""
     listed: list[str] = []
-    for exchange in exchanges(messages):
+    for exchange in visible:
         if exchange.result and exchange.result.startswith(LISTING_HEADER):
             listed = LISTING_LINE.findall(exchange.result)
     return listed

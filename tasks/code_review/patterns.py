@@ -3,6 +3,25 @@ from __future__ import annotations
 
 import re
 
+from tasks.code_review.tools import NUMBERED
+
+UNREAD = "    # (line not read)"  # stands for a numbered line missing from what the agent attended to
+
+
+def numbered_lines(text: str) -> dict[int, str]:
+    """Line number -> code of a ``read_file`` result (the lines the agent has in view)."""
+    lines: dict[int, str] = {}
+    for line in text.splitlines()[1:]:
+        match = NUMBERED.match(line)
+        if match:
+            lines[int(match.group(1))] = match.group(2)
+    return lines
+
+
+def source_of(lines: dict[int, str], total: int) -> str:
+    """The file's text from its numbered lines; a number it did not read becomes ``UNREAD`` (a gap it can see)."""
+    return "\n".join(lines.get(number, UNREAD) for number in range(1, total + 1))
+
 
 def _functions(source: str) -> list[tuple[str, str]]:
     """Top-level functions as (name, text)."""

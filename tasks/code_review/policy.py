@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 
-from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, NUMBERED, SCOPE, VERDICT
+from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
 from tasks.code_review.ledger_review import review_plan, review_state
-from tasks.code_review.patterns import _functions, detect, helper_imports, helper_signatures
+from tasks.code_review.patterns import (UNREAD, _functions, detect, helper_imports, helper_signatures, numbered_lines,
+                                        source_of)
 from tasks.kit.ledger import LedgerPolicy, Plan
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
                               other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
@@ -33,24 +34,6 @@ SUBTASK_FILES = re.compile(r"^Files to review \((\d+)\): ([^\n]*)$", re.M)
 REPORT_REVIEWED = re.compile(r"Sub-agent report: reviewed \d+ files: ([^\n]*)")
 REPORT_BUGS = re.compile(r"^Bugs found: ([^\n]*)$", re.M)
 REPO_NAME = re.compile(r"Review the Python repository (.+?) \(\d+ files")
-
-
-UNREAD = "    # (line not read)"  # stands for a numbered line missing from what the agent attended to
-
-
-def _numbered_lines(text: str) -> dict[int, str]:
-    """Line number -> code of a ``read_file`` result (the lines the agent has in view)."""
-    lines: dict[int, str] = {}
-    for line in text.splitlines()[1:]:
-        match = NUMBERED.match(line)
-        if match:
-            lines[int(match.group(1))] = match.group(2)
-    return lines
-
-
-def _source(lines: dict[int, str], total: int) -> str:
-    """The file's text from its numbered lines; a number it did not read becomes ``UNREAD`` (a gap it can see)."""
-    return "\n".join(lines.get(number, UNREAD) for number in range(1, total + 1))
 
 
 class ReviewPolicy(LedgerPolicy):
@@ -83,10 +66,10 @@ class ReviewPolicy(LedgerPolicy):
             header = HEADER.match(text)
             if header:
                 total, lines = seen.get(header.group(1), (int(header.group(2)), {}))
-                seen[header.group(1)] = (total, {**lines, **_numbered_lines(text)})
+                seen[header.group(1)] = (total, {**lines, **numbered_lines(text)})
             elif text.startswith(LISTING_HEADER):
                 order = LISTING_LINE.findall(text)
-        contents = {path: _source(lines, total) for path, (total, lines) in seen.items()}
+        contents = {path: source_of(lines, total) for path, (total, lines) in seen.items()}
         verdicts: dict[str, str] = {}
         findings: dict[tuple[str, str], str] = {}
         last: list[str] = []

@@ -82,7 +82,6 @@ class Knowledge:
 
     def __init__(self, tool_outputs: list[str], notes: list[str]) -> None:
         self.invoices: dict[str, tuple[str, str, float]] = {}
-        self.page_items: dict[int, str] = {}  # page -> its ledger line's items (what the agent restates)
         self.content_pages: set[int] = set()
         self.noted_pages: set[int] = set()
         self.reviewed: set[int] = set()
@@ -103,15 +102,12 @@ class Knowledge:
             return
         self.content_pages.add(int(header.group(2)))
         self.total = int(header.group(3))
-        blocks = INVOICE_BLOCK.findall(text)
-        for inv_id, date, vendor, amount in blocks:
+        for inv_id, date, vendor, amount in INVOICE_BLOCK.findall(text):
             self.invoices[inv_id] = (_vendor(vendor), date, _money(amount))
-        self.page_items[int(header.group(2))] = "; ".join(f"{i}|{v.strip()}|{d}|{_money(a):.2f}" for i, d, v, a in blocks)
 
     def _read_note(self, text: str) -> None:
         for page, items in LEDGER.findall(text):
             self.noted_pages.add(int(page))
-            self.page_items.setdefault(int(page), items)
             for inv_id, vendor, date, amount in LEDGER_ITEM.findall(items):
                 self.invoices[inv_id] = (_vendor(vendor), date, float(amount))
         for year, month, items in INDEX_LINE.findall(text):

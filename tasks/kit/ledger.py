@@ -10,8 +10,8 @@ for every family's policy:
   line says is the family's business (tasks/README.md documents each family's ledger and its
   bound); the kit only renders, finds and parses it.
 * ``Ledger.render()`` is the reply text; ``newest_ledger(messages)`` is the newest ledger visible in
-  a request, with the index of the message that holds it; ``after_ledger(messages, index)`` is the
-  visible part of the request that came after it (the results the ledger does not cover yet).
+  a request, with the index of the message that holds it (what came after it is what the ledger
+  does not cover yet); ``quoted_rules`` carries the task's rule sentences across a cut.
 
 A policy rebuilds its state from ``newest_ledger`` plus the visible results, never from memory
 (tests/test_policy_purity.py replays every request on a fresh session).
@@ -77,21 +77,6 @@ def newest_ledger(messages: Iterable[dict]) -> tuple[int, Ledger] | None:
             if ledger is not None:
                 return index, ledger
     return None
-
-
-def after_ledger(messages: list[dict], index: int | None) -> list[dict]:
-    """The visible messages from the ledger's message on (its own calls and their results included).
-
-    ``index`` ``None`` (no ledger visible) gives every message.
-    """
-    return list(messages) if index is None else list(messages[index:])
-
-
-def bounded(items: list[str], limit: int, what: str = "more") -> list[str]:
-    """At most ``limit`` lines: the newest ones, after one line that counts the ones left out."""
-    if len(items) <= limit:
-        return list(items)
-    return [f"... {len(items) - limit + 1} earlier {what}"] + items[-(limit - 1):]
 
 
 @dataclass

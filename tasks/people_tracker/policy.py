@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.kit.ledger import Ledger
+from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.kit.limits import limit_sentence, within_limit
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
                               make_call, rate_limited_notes, real_failures, reply, submit, texts, tool_texts, tools_used)
@@ -254,11 +254,7 @@ class TrackerPolicy:
                 remaining: list[str]) -> str:
         """The whole ledger: the rules quoted, the moves and the denials (facts), the searches made and every page
         opened (checked), the result pages still to open and the progress (remaining)."""
-        task = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
-        rules = [m.group(0) for rule in RULES for m in [rule.search(task)] if m]
-        if not rules:
-            rules = [line[2:] for text in texts(messages, ("assistant",)) for line in text.splitlines()
-                     if line.startswith("- ") and any(rule.match(line[2:]) for rule in RULES)][-len(RULES):]
+        rules = quoted_rules(messages, RULES)
         facts = ["Moves so far: " + ("; ".join(" ".join(m) for m in sorted(moves)) or "none")]
         facts += [f"denied: {p} joining {c} (not a move)" for p, c in sorted(denied)]
         searched = [p for p in people if p in results]
