@@ -149,11 +149,19 @@ def _no_constant(name: str) -> Any:
 
 
 def parse_arguments(raw: str | dict | None) -> dict:
-    """Parse a tool call's JSON arguments; raises ``ValueError`` with a readable reason."""
+    """Parse a tool call's JSON arguments; raises ``ValueError`` with a readable reason.
+
+    Lone surrogates (``"\\ud800"`` in the JSON) come back escaped as text (see ``escape_surrogates``).
+    """
     if isinstance(raw, dict):
-        return raw
+        try:
+            return escape_surrogates(raw)
+        except RecursionError:
+            raise ValueError("arguments are nested too deeply") from None
     if raw is None or raw == "":
         return {}
+    if not isinstance(raw, str):
+        raise ValueError(f"arguments must be a JSON object or its text, not {type(raw).__name__}")
     try:
         value = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -162,7 +170,53 @@ def parse_arguments(raw: str | dict | None) -> dict:
         raise ValueError("arguments are nested too deeply") from None
     if not isinstance(value, dict):
         raise ValueError("arguments must be a JSON object")
+    return escape_surrogates(value) if "\\u" in raw or not raw.isascii() else value
+
+
+def escape_text(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``): no API or file accepts one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def escape_surrogates(value: Any) -> Any:
+    """``value`` (JSON-like) with every string, keys included, passed through ``escape_text``."""
+    if isinstance(value, str):
+        return value if value.isascii() else escape_text(value)
+    if isinstance(value, dict):
+        return {escape_surrogates(k): escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [escape_surrogates(v) for v in value]
     return value
+
+
+def reply_problem(message: dict) -> str | None:
+    """Why an assistant reply's tool calls cannot be run as they are (``None`` when they can).
+
+    A call must be an object with a non-empty string id and a string name, and no two calls of one
+    reply may share an id: the results could not be told apart, and no chat API accepts them.
+    """
+    calls = message.get("tool_calls")
+    if not calls:
+        return None
+    if not isinstance(calls, list):
+        return "tool_calls must be a list of calls"
+    seen: set[str] = set()
+    for index, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+            return f"tool call {index} is not an object with a function"
+        call_id, name = call.get("id"), call["function"].get("name")
+        if not isinstance(call_id, str) or not call_id:
+            return f"tool call {index} has no id"
+        if not isinstance(name, str) or not name:
+            return f"tool call {index} has no tool name"
+        if call_id in seen:
+            return f"two tool calls share the id {call_id!r}; each call needs its own id"
+        seen.add(call_id)
+    return None
 
 
 def iter_calls(message: dict) -> Iterator[tuple[str, str, str]]:

@@ -12,15 +12,16 @@ by the trial's ``CallRecorder`` (harness/accounting.py).
 """
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from harness.accounting import BudgetTracker, CallRecorder
 from harness.cache_sim import PROFILES, CacheProfile
-from harness.conversation import (InvalidConversation, check_tool_order, check_tool_subset, iter_calls, parse_arguments,
-                                  strip_private, validate_projection)
+from harness.conversation import (InvalidConversation, check_tool_order, check_tool_subset, escape_text, iter_calls,
+                                  parse_arguments, reply_problem, strip_private, validate_projection)
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
 from harness.models.base import Completion, ContextOverflowError, ModelError, request_options, session_for
 from harness.models.toolparse import parse_error_message
@@ -177,6 +178,7 @@ class Trial:
         if completion is None or not self.observe_server_edits(completion):
             return
         reply = self.append_reply(completion)
+        completion = replace(completion, message=self.stripped(reply))  # counted as the history keeps it
         calls = list(iter_calls(reply))
         self.recorder.record("agent", self.steps, prepared.request, self.tools, completion, prepared.tokens, {
             "history_tokens": self.history_tokens, "tool_calls": [name for _, name, _ in calls],
@@ -207,6 +209,10 @@ class Trial:
             self.tools = self.step_tools()
         except InvalidConversation as exc:
             self.end("strategy_error", f"invalid projection at step {self.steps}: {exc}")
+            return None
+        except ModelError as exc:  # the strategy's summarizer call failed: the model's fault, not the strategy's
+            self.end("context_overflow" if isinstance(exc, ContextOverflowError) else "model_error",
+                     f"the summarizer call failed at step {self.steps}: {exc}")
             return None
         except Exception as exc:
             self.end("strategy_error", f"strategy raised at step {self.steps}: {type(exc).__name__}: {exc}")
@@ -330,16 +336,18 @@ class Trial:
         return True
 
     def append_reply(self, completion: Completion) -> dict:
-        """Append the model's reply to the history and log it."""
-        reply = dict(completion.message)
-        reply["role"] = "assistant"
+        """Append the model's reply to the history and log it (made sendable first: ``sendable_reply``)."""
+        reply = sendable_reply(completion.message)
         reply["_step"] = self.steps
         self.append(reply)
         self.transcript.event("reply", step=self.steps, ref=self.table.ref(reply), latency_s=round(completion.latency_s, 6))
         return reply
 
     def append(self, message: dict) -> None:
-        """Append one message to the history and count it."""
+        """Append one message to the history and count it (lone surrogates in its text escaped: ``escape_text``)."""
+        content = message.get("content")
+        if isinstance(content, str) and not content.isascii():
+            message["content"] = escape_text(content)
         self.history.append(message)
         self.history_tokens += self.counter.message(message)
 
@@ -462,8 +470,17 @@ class Trial:
     # ------------------------------------------------------------ other kinds of call
 
     def summarize(self, request: list[dict]) -> str:
-        """A summarizer call (``ctx.summarize``): sent, logged and recorded as ``kind=summarizer``."""
-        completion = self.summarizer.complete(request, [])
+        """A summarizer call (``ctx.summarize``): sent, logged and recorded as ``kind=summarizer``.
+
+        Any failure of the call is a ``ModelError`` (a backend bug included), so the trial ends as
+        ``model_error`` however the strategy lets it through.
+        """
+        try:
+            completion = self.summarizer.complete(request, [])
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         tokens = self.counter.request(request, [])
         self.transcript.event("summarizer", step=self.ctx.step, request=[self.table.ref(m) for m in request],
                               reply=completion.message.get("content"))
@@ -491,6 +508,49 @@ class Trial:
                               error=self.error, answer=self.answer, steps=self.steps)
         self.transcript.commit()
         return row
+
+
+def sendable_reply(message: dict) -> dict:
+    """The model's reply as the history keeps it: an assistant message that can be sent back as it is.
+
+    Lone surrogates in its text are escaped (``escape_text``), and so are its calls' arguments.
+    Tool calls that cannot be run as they are (``reply_problem``: shared or missing ids, no name)
+    are set aside under ``_rejected_tool_calls``, and the problem becomes the reply's
+    ``_parse_error``, which the model is told at the next step, as for an unreadable call.
+    """
+    reply = dict(message)
+    reply["role"] = "assistant"
+    content = reply.get("content")
+    if isinstance(content, str):
+        reply["content"] = escape_text(content)
+    problem = reply_problem(reply)
+    if problem is not None:
+        reply["_rejected_tool_calls"] = reply.pop("tool_calls")
+        reply["_parse_error"] = problem
+        reply["content"] = reply.get("content") or ""
+    elif reply.get("tool_calls"):
+        reply["tool_calls"] = [escaped_call(call) for call in reply["tool_calls"]]
+    return reply
+
+
+def escaped_call(call: dict) -> dict:
+    """A tool call with its arguments as JSON text and lone surrogates escaped (the same call when it has both).
+
+    A backend may hand over the arguments already decoded (an object): they are written back as
+    text, which is what the history holds and what ``parse_arguments`` reads.
+    """
+    function = call["function"]
+    arguments, name = function.get("arguments"), function["name"]
+    if isinstance(arguments, str) and arguments.isascii() and name.isascii():
+        return call
+    if arguments is None:
+        arguments = ""
+    elif not isinstance(arguments, str):
+        try:
+            arguments = json.dumps(arguments, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError):
+            arguments = "<arguments that cannot be written as JSON>"
+    return {**call, "function": {**function, "name": escape_text(name), "arguments": escape_text(arguments)}}
 
 
 def run_trial(*, trial_id: str, trial_index: int, instance: Any, strategy: Any, model: Any, summarizer: Any,

@@ -61,7 +61,7 @@ class MemoryStore:
         """The file-system path of a ``/memories`` path; ``ToolError`` for anything outside or through a symlink."""
         if not isinstance(path, str) or not path:
             raise ToolError("a path under /memories is required")
-        if "\x00" in path or "\\" in path:
+        if "\x00" in path or "\\" in path or unicode_problem(path):
             raise ToolError(f"invalid path {path!r}")
         pure = PurePosixPath(path)
         parts = path.rstrip("/").split("/") if path != "/" else ["", ""]
@@ -248,6 +248,8 @@ class MemoryTool(WrappingStrategy):
             result = self.store.run(args)
         except OSError as exc:
             raise ToolError(f"memory {args.get('command')}: {type(exc).__name__}: {exc.strerror or exc}") from None
+        except UnicodeError as exc:  # a name the file system cannot hold
+            raise ToolError(f"memory {args.get('command')}: {type(exc).__name__}: {exc}") from None
         self.ctx.log("memory", command=args.get("command"), path=args.get("path") or args.get("new_path"))
         return result
 

@@ -110,3 +110,99 @@ def test_an_invalid_usage_block_is_dropped_and_recorded_as_invalid(tmp_path):
     assert all("prompt_tokens=-5" in s["usage_invalid"] and "output_tokens='lots'" in s["usage_invalid"] for s in steps)
     assert all(s["tokens_source"] == "tiktoken" and 0 <= s["cached_tokens"] <= s["prompt_tokens"] for s in steps)
     assert 0 < row["cost"] < 1.0, "priced from the harness's own counts, not from 1e30 cached tokens"
+
+
+# ---------------------------------------------------------------- §2: the outcome names the party at fault
+
+
+class Raw(Replies):
+    """A fake LLM that sends ``first`` (an assistant message, as a backend would build it) and then submits."""
+
+    def __init__(self, first: dict) -> None:
+        super().__init__([])
+        self.first = first
+
+    def complete(self, messages, tools):
+        for message in messages:  # what a real client does with the history: encode it
+            json.dumps(message, ensure_ascii=False).encode("utf-8")
+        if self.turn == 0 and not messages[0]["content"].startswith("You are an independent"):
+            self.turn += 1
+            return Completion(dict(self.first), Usage())
+        return super().complete(messages, tools)
+
+
+def call(call_id, name="query_api", arguments='{"endpoint": "/x"}'):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize("calls", [[call("c1"), call("c1")], [call(""), call("c2")], [{"id": "c1"}]])
+def test_tool_calls_that_share_or_lack_an_id_are_an_error_the_model_sees(tmp_path, calls):
+    row, events = trial(tmp_path, Raw({"role": "assistant", "content": None, "tool_calls": calls}))
+    assert row["outcome"] == "submitted", row["error"]
+    bodies = [e["message"]["content"] for e in events if e.get("event") == "message"]
+    assert any("could not be read as a tool call" in (b or "") for b in bodies)
+    assert not tool_results(events) or tool_results(events)[0]["name"] == "submit", "the bad calls were not run"
+
+
+def test_a_lone_surrogate_in_a_reply_is_escaped_and_the_run_goes_on(tmp_path):
+    row, events = trial(tmp_path, Raw({"role": "assistant", "content": "thinking \ud800 aloud",
+                                        "tool_calls": [call("c1", arguments='{"endpoint": "/\ud83d"}')]}))
+    assert row["outcome"] == "submitted" and row["steps"] == 2, row["error"]
+    replies = [e["message"] for e in events if e.get("event") == "message" and e["message"]["role"] == "assistant"]
+    assert replies[0]["content"] == "thinking \\ud800 aloud"
+    assert tool_results(events)[0]["args"] == {"endpoint": "/\\ud83d"}
+
+
+def test_arguments_that_decode_to_a_lone_surrogate_are_escaped():
+    assert parse_arguments('{"p": "/memories/\\ud800"}') == {"p": "/memories/\\ud800"}
+    assert parse_arguments({"p": "\udfff"}) == {"p": "\\udfff"}
+
+
+class FailingSummarizer:
+    """A summarizer whose every call fails as a provider outage does (or, with ``bug``, as a backend bug does)."""
+
+    name = "summarizer"
+    context_window = 100_000
+
+    def __init__(self, bug: bool = False) -> None:
+        self.bug = bug
+
+    def complete(self, messages, tools):
+        if self.bug:
+            raise KeyError("choices")
+        raise ModelError("HTTP 503 from the summarizer")
+
+
+@pytest.mark.parametrize("bug", [False, True])
+def test_a_summarizer_call_that_fails_is_a_model_error_not_the_strategys(tmp_path, bug):
+    from strategies.summarize import Summarize
+
+    writer = RunWriter(tmp_path)
+    settings = TrialSettings(budget=600, max_steps=10, strategy_name="summarize", strategy_params={}, model_name="m")
+    script = [[("query_api", json.dumps({"endpoint": f"/e{i}"}))] for i in range(6)]
+    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=Summarize(),
+                    model=Replies(script), summarizer=FailingSummarizer(bug), settings=settings, writer=writer)
+    writer.close()
+    assert row["outcome"] == "model_error" and "summarizer" in row["error"], (row["outcome"], row["error"])
+
+
+def test_a_memory_path_with_a_lone_surrogate_is_a_tool_error(tmp_path):
+    from strategies.memory_tool import MemoryTool
+
+    writer = RunWriter(tmp_path)
+    settings = TrialSettings(budget=100_000, max_steps=10, strategy_name="memory_tool", strategy_params={},
+                             model_name="m")
+    memory_call = {"command": "create", "path": "/memories/\ud800.md", "file_text": "x"}
+    model = Raw({"role": "assistant", "content": "",
+                 "tool_calls": [{"id": "m1", "type": "function",
+                                 "function": {"name": "memory", "arguments": memory_call}}]})
+    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=MemoryTool(),
+                    model=model, summarizer=None, settings=settings, writer=writer)
+    writer.close()
+    events = read_jsonl(tmp_path / "transcripts" / "t.jsonl")
+    assert row["outcome"] == "submitted", row["error"]
+    assert tool_results(events)[0]["name"] == "memory" and tool_results(events)[0]["is_error"]
+    from strategies.memory_tool import MemoryStore
+    from strategies.base import ToolError
+    with pytest.raises(ToolError):
+        MemoryStore(tmp_path / "m").resolve("/memories/\ud800")
