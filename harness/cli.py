@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.retry_errors import FAIL_FLAG, RETRY_FLAG, error_counts, error_line, retry_outcomes, set_aside_errors
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "experiment")
 DEFAULT_SWEEP_DIR = "results/sweeps/${now:%Y-%m-%d_%H-%M-%S}"  # config.yaml's, for Hydra used without this CLI
@@ -27,8 +29,11 @@ EXIT_INTERRUPTED = 130
 USAGE = """usage: python -m harness COMMAND [ARGS]
 
 commands:
-  run [--fresh] [--dry-run] [key=value ...]   run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
+  run [--fresh] [--dry-run] [--retry-errors[=model_error,strategy_error]] [--fail-on-error] [key=value ...]
+                                  run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
                                   a rerun of the same config resumes; --fresh deletes its records and starts over
+                                  --retry-errors: re-run the trials that ended in model_error (kept in retried/)
+                                  --fail-on-error: exit 1 when any trial ended in model_error or strategy_error
                                   --dry-run: trial count, jobs and an estimate of tokens and cost; nothing is run
                                   max_cost=USD: start no trial once the recorded trials cost that much
   list                  strategies, task families, suites, models, pricing profiles and experiment presets
@@ -280,8 +285,12 @@ def cmd_run(args: list[str]) -> int:
     """Validate and compose, name the sweep folder, then hand the overrides to Hydra."""
     from harness.dryrun import DRY_RUN
 
-    fresh, dry = FRESH in args, DRY_RUN in args
-    args = [a for a in args if a not in (FRESH, DRY_RUN)]
+    fresh, dry, fail_on_error = FRESH in args, DRY_RUN in args, FAIL_FLAG in args
+    retry = retry_flag(args)
+    _STATE.clear()
+    if retry is not None and fresh:
+        raise UsageError(f"{RETRY_FLAG} keeps the other trials and --fresh deletes them all: choose one")
+    args = [a for a in args if a not in (FRESH, DRY_RUN, FAIL_FLAG) and a.partition("=")[0] != RETRY_FLAG]
     validate_overrides(args)
     register_plugins(args)
     cfg, sweeps = compose_checked(args)
@@ -304,6 +313,8 @@ def cmd_run(args: list[str]) -> int:
         _STATE.setdefault("target", run_dir)
         if fresh:
             print(clear_records(run_dir))
+        if retry is not None:
+            print(set_aside_errors(run_dir, retry))
         existed_with_trials = (run_dir / "trials.jsonl").exists()
         try:
             execute(cfg, run_dir)
@@ -319,7 +330,22 @@ def cmd_run(args: list[str]) -> int:
         return interrupted(_STATE.get("target"))
     if sweep_dir is not None and sweep_dir.exists():
         print_sweep_summary(sweep_dir)
+    errors = error_counts(_STATE.get("target")) if fail_on_error else None
+    if errors:
+        print(error_line(errors), file=sys.stderr)
+        return 1
     return 0
+
+
+def retry_flag(args: list[str]) -> tuple[str, ...] | None:
+    """The outcomes ``--retry-errors[=...]`` asks to re-run, or ``None`` without the flag."""
+    flags = [a for a in args if a.partition("=")[0] == RETRY_FLAG]
+    if not flags:
+        return None
+    try:
+        return retry_outcomes(flags[-1])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def dry_run(args: list[str], cfg: Any, sweeps: dict[str, list[str]], sweep_dir: Path | None) -> int:
