@@ -17,8 +17,9 @@ def grep_lines(files: dict[str, str], args: dict) -> tuple[str, list[str]] | Too
         return ToolResult("ERROR: grep needs a non-empty pattern (a Python regular expression)", is_error=True)
     try:
         regex = re.compile(pattern)
-    except re.error as exc:
-        return ToolResult(f"ERROR: invalid regular expression {pattern!r}: {exc}", is_error=True)
+    except (re.error, OverflowError, RecursionError) as exc:  # a{4294967296} overflows, 1000 nested groups recurse
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        return ToolResult(f"ERROR: invalid regular expression {pattern[:200]!r}: {reason}", is_error=True)
     hits = [f"{path}:{number}: {line}" for path, text in files.items()
             for number, line in enumerate(text.splitlines(), start=1) if regex.search(line)]
     return pattern, hits
