@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, DecimalException
 
 from tasks.base import Grade
 
@@ -24,7 +24,8 @@ def grade_escalation(answer: object, expected: dict, repeats: int) -> Grade:
 
 
 def cents(amount: object) -> int | None:
-    """``amount`` in whole cents (half a cent rounds up), ``None`` when it is not a finite number.
+    """``amount`` in whole cents (half a cent rounds up), ``None`` when it is not a finite number or too
+    large to count in cents exactly (``Decimal``'s 28 digits: ``1e30`` dollars is no refund total).
 
     Money is compared in exact cents: a float difference of one cent can come out just
     under ``0.01`` and pass a tolerance test.
@@ -33,11 +34,11 @@ def cents(amount: object) -> int | None:
         return None
     try:
         value = Decimal(str(amount).strip())
-    except InvalidOperation:
+        if not value.is_finite():
+            return None
+        return int((value * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    except DecimalException:  # not a number; or too many digits to quantize (InvalidOperation), or Overflow
         return None
-    if not value.is_finite():
-        return None
-    return int((value * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def canonical_args(args: dict) -> str:

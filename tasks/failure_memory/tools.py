@@ -7,6 +7,7 @@ from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.failure_memory.grade import canonical_args, grade_escalation, repeated_failed_calls
 from tasks.failure_memory.policy import FailureMemoryPolicy
 from tasks.failure_memory.world import CALLS_PER_TURN, DATASETS, PERIODS, World, total_refunds
+from tasks.kit.args import digits
 from tasks.kit.limits import limit_sentence
 
 
@@ -101,9 +102,9 @@ class FailureMemoryInstance(TaskInstance):
                 "Exports are kept for 7 days.")
         if name == "read_export":
             export_id, page = args.get("export_id"), args.get("page")
-            if isinstance(page, str) and page.strip().isdigit():
-                page = int(page)
-            if export_id not in self.by_export_id or export_id not in self.created:
+            if (number := digits(page)) is not None:
+                page = number
+            if not isinstance(export_id, str) or export_id not in self.by_export_id or export_id not in self.created:
                 return ToolResult(f"ERROR: no finished export with id {export_id!r}; create one with export_report "
                                   "first", is_error=True)
             key = self.by_export_id[export_id]
@@ -123,7 +124,7 @@ class FailureMemoryInstance(TaskInstance):
         return max(1, -(-rows // self.page_rows))
 
     def _auth_error(self, endpoint: str, auth: str) -> str:
-        digest = hashlib.sha1(f"{self.seed}:{endpoint}".encode()).hexdigest()
+        digest = hashlib.sha1(f"{self.seed}:{endpoint}".encode("utf-8", "surrogatepass")).hexdigest()  # "\ud800" too
         frames = [
             ("billing_client/http.py", 212, "send", "response = self._session.request(method, url, headers=headers, timeout=self.timeout)"),
             ("billing_client/http.py", 248, "_raise_for_status", "raise HTTPError.from_response(response)"),
