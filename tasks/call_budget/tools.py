@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.call_budget.grade import call_metrics, grade_accepted
 from tasks.call_budget.policy import CallBudgetPolicy
+from tasks.kit.args import digits
 from tasks.kit.limits import limit_sentence
 from tasks.call_budget.world import (ACC, CB, CLOSABLE, CTR, DEC, IVR, MAX_CALLS, PHONE_LINES, SCRIPTS, SMALL_TALK, SONGS,
                                      STANDARD_OFFER)
@@ -69,8 +69,8 @@ class CallBudgetInstance(TaskInstance):
                               is_error=True)
         merchant = merchant.strip().upper()
         offer = args.get("offer")
-        if isinstance(offer, str) and re.fullmatch(r"\s*\d+\s*%?\s*", offer):
-            offer = int(offer.strip().rstrip("%"))
+        if isinstance(offer, str) and (number := digits(offer.strip().removesuffix("%"))) is not None:
+            offer = number  # "5", " 5 % "
         if isinstance(offer, float) and offer.is_integer():
             offer = int(offer)
         if not isinstance(offer, int) or isinstance(offer, bool) or not 1 <= offer <= 50:
