@@ -93,7 +93,8 @@ def pool(family: str) -> tuple[str, ...]:
         words.update(w for w in re.findall(r"[\w./:@#%-]{2,60}", text))
     for value in [*(v for _, args in calls for v in args.values()), *answer.values()]:
         words.update(s for s in _strings(value) if len(s) <= 200)
-    return tuple(sorted(words))[:400] + tuple(sorted(words))[-100:]
+    ordered = sorted(words)
+    return tuple(ordered[:: max(1, len(ordered) // 500)])  # at most ~500, spread over the whole vocabulary
 
 
 def _strings(value: Any) -> list[str]:
