@@ -84,6 +84,23 @@ def _params_label(value) -> str:
     return str(value)
 
 
+TRIAL_ROW_KEYS = ("trial_id", "family", "strategy", "budget", "outcome", "success", "input_tokens")
+"""The keys every trial row holds (ctxbench's own and imported ones): a file without them is someone else's."""
+
+
+class ForeignRecords(ValueError):
+    """A ``trials.jsonl`` that is not a ctxbench trial file; the message names the file and the missing keys."""
+
+
+def check_trial_rows(rows: list[dict], path: Path) -> None:
+    """Raise ``ForeignRecords`` unless every row of ``path`` is a trial row (an object with ``TRIAL_ROW_KEYS``)."""
+    for number, row in enumerate(rows, 1):
+        missing = [k for k in TRIAL_ROW_KEYS if k not in row] if isinstance(row, dict) else list(TRIAL_ROW_KEYS)
+        if missing:
+            raise ForeignRecords(f"{path}: row {number} is not a ctxbench trial row (no {', '.join(missing)}); "
+                                 "report reads the folders that `run` and `import` write")
+
+
 def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFrame:
     """One row per trial across the given runs, with ``run_dir``, ``params``, configuration and derived columns.
 
@@ -99,6 +116,7 @@ def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFram
     frames = []
     for run in dirs:
         rows = read_jsonl(run / TRIALS)
+        check_trial_rows(rows, run / TRIALS)
         if rows:
             frame = pd.DataFrame(rows)
             frame["run_dir"] = str(run)

@@ -13,11 +13,13 @@ folder. ``hydra.run.dir`` / ``hydra.sweep.dir`` and the experiment presets' own 
 """
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.config import SettingError, check_settings
 from harness.retry_errors import FAIL_FLAG, RETRY_FLAG, error_counts, error_line, retry_outcomes, set_aside_errors
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -193,6 +195,10 @@ def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
     except (HydraException, OmegaConfBaseException) as exc:
         missing = re.match(r"Could not override '([^']+)'", str(exc))
         raise UsageError(_no_such_key(missing.group(1), plain + first) if missing else _one_line(exc)) from None
+    try:
+        check_settings(cfg, sweeps)
+    except SettingError as exc:
+        raise UsageError(str(exc)) from None
     return cfg, sweeps
 
 
@@ -291,6 +297,7 @@ def cmd_run(args: list[str]) -> int:
     if retry is not None and fresh:
         raise UsageError(f"{RETRY_FLAG} keeps the other trials and --fresh deletes them all: choose one")
     args = [a for a in args if a not in (FRESH, DRY_RUN, FAIL_FLAG) and a.partition("=")[0] != RETRY_FLAG]
+    check_options(args)
     validate_overrides(args)
     register_plugins(args)
     cfg, sweeps = compose_checked(args)
@@ -300,6 +307,7 @@ def cmd_run(args: list[str]) -> int:
         _STATE["target"] = sweep_dir
     else:
         config_dict(cfg)  # a required value that is missing: one line now
+    check_writable(Path(str(cfg.hydra.run.dir)) if sweep_dir is None else sweep_dir)
     if dry:
         return dry_run(args, cfg, sweeps, sweep_dir)
     import hydra
@@ -322,6 +330,8 @@ def cmd_run(args: list[str]) -> int:
             if not existed_with_trials:
                 _remove_empty_run_dir(run_dir)
             fail(str(exc))
+        except OSError as exc:  # the disk is full, the folder went read-only: what was recorded stays
+            fail(os_error_line(exc))
 
     sys.argv = [sys.argv[0], *args]
     try:
@@ -335,6 +345,45 @@ def cmd_run(args: list[str]) -> int:
         print(error_line(errors), file=sys.stderr)
         return 1
     return 0
+
+
+RUN_OPTIONS = (FRESH, "--dry-run", "--retry-errors", FAIL_FLAG)
+HYDRA_OPTIONS = ("-m", "--multirun", "--cfg", "-c", "--resolve", "--package", "-p", "--info", "-i")
+
+
+def check_options(args: list[str]) -> None:
+    """Refuse, in one line, an option that neither ``run`` nor Hydra knows (``--frseh``: did you mean --fresh?)."""
+    import difflib
+
+    for arg in args:
+        if not arg.startswith("-") or "=" in arg and not arg.startswith("--"):
+            continue
+        name = arg.partition("=")[0]
+        if name in HYDRA_OPTIONS or name.lstrip("-") in ("job", "hydra", "all"):
+            continue
+        close = difflib.get_close_matches(name, RUN_OPTIONS + HYDRA_OPTIONS, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise UsageError(f"unknown option {name} for run (its options: {', '.join(RUN_OPTIONS)}; "
+                         f"Hydra's: -m, --cfg job){hint}")
+
+
+def check_writable(target: Path) -> None:
+    """Refuse, in one line, a run or sweep folder that cannot be made or written (before any folder is made)."""
+    existing = Path(target).absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"cannot write the records to {target}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write the records to {target}: {existing} is not writable")
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a file-system error: what could not be done, where, and why."""
+    where = f" {exc.filename}" if exc.filename else ""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        return f"cannot write{where}: a file is in the way ({exc.strerror})"
+    return f"cannot write{where}: {exc.strerror or exc}"
 
 
 def retry_flag(args: list[str]) -> tuple[str, ...] | None:
@@ -430,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
         return handler(rest)
     except UsageError as exc:
         fail(str(exc))
+    except OSError as exc:  # report / view / import writing where they cannot
+        fail(os_error_line(exc))
     except KeyboardInterrupt:
         return interrupted(_STATE.get("target"))
     return 0

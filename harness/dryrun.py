@@ -142,13 +142,13 @@ def reference_rows(ref_cfg: DictConfig) -> list[dict]:
     """Run the reference agent on every planned instance once, in a temporary folder; its trial rows."""
     from harness.loop import run_trial
     from harness.records import RunWriter
-    from harness.runner import _node, build, plan, settings_from
+    from harness.runner import _node, build, build_model, plan, settings_from
 
     with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as tmp:
         settings, strategy_spec, model_spec = settings_from(ref_cfg, Path(tmp))
         jobs, _ = plan(ref_cfg)
-        model = build(model_spec, "model")
-        summarizer = build(_node(ref_cfg.summarizer), "summarizer") if ref_cfg.get("summarizer") else None
+        model = build_model(model_spec)
+        summarizer = build_model(_node(ref_cfg.summarizer), "summarizer") if ref_cfg.get("summarizer") else None
         writer = RunWriter(Path(tmp))
         try:
             return [run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.take_instance(),
@@ -160,12 +160,12 @@ def reference_rows(ref_cfg: DictConfig) -> list[dict]:
 
 def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
     """The job's planned trial count, its estimate, and its trial settings (pricing, cache profile)."""
-    from harness.runner import build, check_server_side, max_cost_from, plan, settings_from
+    from harness.runner import build, build_model, check_server_side, max_cost_from, plan, settings_from
 
     settings, strategy_spec, model_spec = settings_from(job_cfg, Path("dry-run"))
     jobs, _ = plan(job_cfg)
     strategy = build(strategy_spec, "strategy")  # bad parameters: one line, as a real run says it
-    check_server_side(strategy, build(model_spec, "model"), settings.strategy_name)  # refused as a real run refuses
+    check_server_side(strategy, build_model(model_spec), settings.strategy_name)  # refused as a real run refuses
     max_cost_from(job_cfg)
     rows = reference_rows(reference_config(job_cfg, settings.cache_profile.name))
     return len(jobs), scaled(rows, len(jobs)), settings

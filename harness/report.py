@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 def _load(paths: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     try:
         trials = analysis.load_trials(paths)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, analysis.ForeignRecords) as exc:
         raise UsageError(str(exc)) from None
     if trials.empty:
         raise UsageError(f"no trials recorded in {', '.join(paths)}")
@@ -245,6 +245,10 @@ def cmd_compare(args: list[str]) -> int:
     parser.add_argument("--tolerance", type=float, default=0.10)
     parser.add_argument("--alpha", type=float, default=0.05)
     ns = parser.parse_args(args)
+    if not 0 <= ns.tolerance < 1:
+        raise UsageError(f"compare: --tolerance {ns.tolerance:g} must be at least 0 and below 1 (a success-rate drop)")
+    if not 0 < ns.alpha < 1:
+        raise UsageError(f"compare: --alpha {ns.alpha:g} must be between 0 and 1")
     base, _ = _load([ns.base])
     cand, _ = _load([ns.cand])
     try:

@@ -65,15 +65,16 @@ def _node(cfg: Any) -> dict:
     return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
 
 
-def build(spec: dict, what: str) -> Any:
-    """Instantiate a ``_target_`` spec (its ``name`` and ``cache_profile`` keys are labels, not arguments).
+def build(spec: dict, what: str, labels: tuple[str, ...] = LABEL_KEYS) -> Any:
+    """Instantiate a ``_target_`` spec (its ``labels`` keys, ``name`` and ``cache_profile`` by default, are
+    not arguments).
 
     A failure names the parameter whose value does not fit the constructor, when one can be told.
     """
     name = spec.get("name")
     if name and str(name) not in what:
         what = f"{what} {name}"
-    spec = {k: v for k, v in spec.items() if k not in LABEL_KEYS}
+    spec = {k: v for k, v in spec.items() if k not in labels}
     try:
         return instantiate(spec, _convert_="all")
     except Exception as exc:  # hydra wraps constructor errors
@@ -81,6 +82,12 @@ def build(spec: dict, what: str) -> Any:
         while cause.__cause__ is not None:
             cause = cause.__cause__
         raise ConfigError(f"cannot build {what}: {bad_parameters(spec) or ''}{cause}") from None
+
+
+def build_model(spec: dict, what: str = "model") -> Any:
+    """A model (or summarizer) from its preset; the preset's ``name`` is passed on, so that every message
+    of the model names the preset the user chose (``model vllm: cannot reach ...``)."""
+    return build(spec, what, labels=tuple(k for k in LABEL_KEYS if k != "name"))
 
 
 def _expected_type(param: inspect.Parameter, hints: dict) -> type | None:
@@ -324,8 +331,8 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
     settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
     jobs, _ = plan(cfg)
     max_cost_from(cfg)  # a bad max_cost: one line before anything is written
-    model = build(model_spec, "model")
-    summarizer = build(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
+    model = build_model(model_spec)
+    summarizer = build_model(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
     check_server_side(build(strategy_spec, "strategy"), model, settings.strategy_name)  # bad parameters fail here too
     ident = identity(cfg)
     check_identity(run_dir, ident)
