@@ -3,14 +3,23 @@
 Rows are appended and flushed as they happen, one whole line per ``write`` under a lock,
 so concurrent writers never interleave partial lines. A trial's transcript is written
 to ``<trial>.jsonl.part`` and renamed when the trial ends; its row in ``trials.jsonl``
-is the commit point. On resume, steps and transcripts of trials without a row (the
-trial in flight when a run crashed) are discarded, and recorded trials are skipped.
+is the commit point (fsynced), and ``steps.jsonl`` is fsynced just before it, so a done
+trial's steps are on disk (one fsync per trial, not per step; the transcript is not fsynced).
+On resume, steps, transcripts and stores of trials without a row (the trial in flight when
+a run crashed) are discarded, and recorded trials are skipped.
+
+A line that does not read as a JSON object (a torn last line, a corrupt one; a trial row
+without ``trial_id``) is never dropped without a word: on resume it is appended, as it was,
+to ``<file>.corrupt`` next to the file, removed from the file, and ``RunWriter.recovered``
+holds one line per file that says so (the run prints and logs it); ``corruption_notes``
+says it for ``report``.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import threading
 from pathlib import Path
 from typing import Any, Iterable
@@ -18,6 +27,8 @@ from typing import Any, Iterable
 TRIALS = "trials.jsonl"
 STEPS = "steps.jsonl"
 TRANSCRIPTS = "transcripts"
+STORES = "stores"
+CORRUPT = ".corrupt"  # suffix of the file that keeps the bad lines of a records file
 
 
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -43,20 +54,67 @@ def dumps(row: dict) -> str:
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    """Read a JSONL file, ignoring a torn last line left by a crash."""
+    """Read a JSONL file, ignoring a torn last line left by a crash (and any line that is not a JSON object)."""
+    return scan_jsonl(path)[0]
+
+
+def scan_jsonl(path: Path, required: str | None = None) -> tuple[list[dict], list[bytes]]:
+    """The rows of a JSONL file and its bad lines, as they are (bytes, each ending in a newline).
+
+    A bad line does not decode as UTF-8 JSON, is not an object, or (``required``) lacks that key.
+    """
     rows: list[dict] = []
+    bad: list[bytes] = []
     if not path.exists():
-        return rows
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
+        return rows, bad
+    with path.open("rb") as handle:
+        for raw in handle:
+            if not raw.strip():
                 continue
             try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows
+                row = json.loads(raw)
+            except ValueError:  # JSONDecodeError and UnicodeDecodeError
+                row = None
+            if isinstance(row, dict) and (required is None or required in row):
+                rows.append(row)
+            else:
+                bad.append(raw if raw.endswith(b"\n") else raw + b"\n")
+    return rows, bad
+
+
+def keep_aside(path: Path, bad: list[bytes]) -> str:
+    """Append ``bad`` lines to ``<path>.corrupt`` (fsynced); the one line that says so."""
+    aside = path.with_name(path.name + CORRUPT)
+    with aside.open("ab") as handle:
+        handle.writelines(bad)
+        handle.flush()
+        os.fsync(handle.fileno())
+    what = "its trial runs again" if path.name == TRIALS else "not in the records"
+    return (f"warning: {path.name}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''} ({what}) moved to "
+            f"{aside} ({_count_lines(aside)} there in all)")
+
+
+def corruption_notes(run_dirs: Iterable[Path]) -> list[str]:
+    """One warning line per records file of ``run_dirs`` with corrupt lines, kept aside or still in it (``report``)."""
+    notes = []
+    for run in run_dirs:
+        for name in (TRIALS, STEPS):
+            path = Path(run) / name
+            aside = path.with_name(name + CORRUPT)
+            if aside.exists() and (kept := _count_lines(aside)):
+                then = "such trials run again on resume" if name == TRIALS else "not in this report"
+                notes.append(f"warning: {aside}: {kept} corrupt line{'s' if kept != 1 else ''} of {name} kept aside "
+                             f"by a rerun ({then})")
+            bad = scan_jsonl(path, "trial_id" if name == TRIALS else None)[1]
+            if bad:
+                notes.append(f"warning: {path}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''}, not in this "
+                             f"report; rerunning the run moves them to {aside.name} (and reruns such trials)")
+    return notes
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
 
 
 class JsonlAppender:
@@ -76,6 +134,11 @@ class JsonlAppender:
             self._handle.flush()
             if self.fsync:
                 os.fsync(self._handle.fileno())
+
+    def sync(self) -> None:
+        """Make every row written so far durable (fsync)."""
+        with self._lock:
+            os.fsync(self._handle.fileno())
 
     def close(self) -> None:
         """Close the file."""
@@ -115,25 +178,35 @@ class RunWriter:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / TRANSCRIPTS).mkdir(exist_ok=True)
+        self.recovered: list[str] = []  # one line per records file whose corrupt lines were kept aside
         self.done = self._recover()
         self._trials = JsonlAppender(self.run_dir / TRIALS, fsync=True)
         self._steps = JsonlAppender(self.run_dir / STEPS)
 
     def _recover(self) -> set[str]:
-        """Trial ids already recorded; drop leftovers of trials that never finished."""
+        """Trial ids already recorded; drop leftovers of trials that never finished; keep corrupt lines aside."""
         trials_path = self.run_dir / TRIALS
-        rows = read_jsonl(trials_path)
-        done = {row["trial_id"] for row in rows if "trial_id" in row}
-        if trials_path.exists() and _has_torn_line(trials_path):
+        rows, bad = scan_jsonl(trials_path, "trial_id")
+        done = {row["trial_id"] for row in rows}
+        if bad:
+            self.recovered.append(keep_aside(trials_path, bad))
+        if trials_path.exists() and (bad or _has_torn_line(trials_path)):
             _rewrite(trials_path, rows)
         steps_path = self.run_dir / STEPS
         if steps_path.exists():
-            steps = read_jsonl(steps_path)
+            steps, bad = scan_jsonl(steps_path)
+            if bad:
+                self.recovered.append(keep_aside(steps_path, bad))
             kept = [row for row in steps if row.get("trial_id") in done]
-            if len(kept) != len(steps) or _has_torn_line(steps_path):
+            if bad or len(kept) != len(steps) or _has_torn_line(steps_path):
                 _rewrite(steps_path, kept)
         for part in (self.run_dir / TRANSCRIPTS).glob("*.part"):
             part.unlink()
+        stores = self.run_dir / STORES
+        if stores.is_dir():
+            for store in stores.iterdir():
+                if store.name not in done:
+                    remove_store(store)
         return done
 
     def transcript(self, trial_id: str) -> Transcript:
@@ -145,7 +218,8 @@ class RunWriter:
         self._steps.write(row)
 
     def trial(self, row: dict) -> None:
-        """Append a trial row (flushed and fsynced: the trial's commit point)."""
+        """Append a trial row (flushed and fsynced: the trial's commit point), once its steps are on disk."""
+        self._steps.sync()
         self._trials.write(row)
         self.done.add(row["trial_id"])
 
@@ -167,6 +241,14 @@ class RunWriter:
             ordered = sorted(rows, key=lambda row: rank.get(row.get("trial_id"), len(rank)))
             if ordered != rows:
                 _rewrite(path, ordered)
+
+
+def remove_store(path: Path) -> None:
+    """Remove a trial's store (a folder, or whatever else sits at its path)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
 
 
 def _has_torn_line(path: Path) -> bool:

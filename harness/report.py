@@ -139,6 +139,10 @@ def cmd_report(args: list[str]) -> int:
     summary, md = write_report(ns.runs, out)
     trials = analysis.load_trials(ns.runs)
     print("\n".join(end_of_run_lines(trials)))
+    from harness.records import corruption_notes
+
+    for note in corruption_notes(analysis.run_dirs(ns.runs)):  # lines of the records that are not in the report
+        print(note)
     print(f"\nwrote {md} (per configuration x family, every column) and {out / 'plots'}/")
     if summary["reference_agent"].all():
         print(f"note: these results come from the {analysis.reference_note(trials)}.")

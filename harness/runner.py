@@ -259,19 +259,18 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
 
 
 def wrap_model(model: Any, cfg: DictConfig, spec: dict | None = None, store: Any = None) -> Any:
-    """Apply the wrappers: ``faults`` (fault injection), ``latency_s``, then the model's limits
-    (``Throttled``: ``max_concurrency`` and the shared rate-limit pause), then the response cache
-    (``Cached``, when ``store`` is given) outermost, so that a replayed call skips all of them.
+    """Apply the wrappers, innermost first: ``latency_s``, the response cache (``Cached``, when ``store``
+    is given), ``faults`` (fault injection), then the model's limits (``Throttled``: ``max_concurrency``
+    and the shared rate-limit pause) outermost.
+
+    The cache sits inside the injector, so it records real replies only: a run without faults never
+    replays an injected reply, and a rerun with the same faults replays every model call and injects
+    the same faults again. A replayed call skips the latency; the limits hold every call and the
+    injector's retries (an injected 429 pauses every worker, as a real one does).
 
     Preflight and lifecycle (``check``, ``__enter__``) run on the bare model before this.
     """
-    if cfg.get("faults"):
-        from harness.models.faults import FaultInjecting
-
-        try:
-            model = FaultInjecting(model, **_node(cfg.faults))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"faults: {exc}") from None
+    spec = spec or {}
     latency = float(cfg.get("latency_s") or 0)
     if latency < 0:
         raise ConfigError(f"latency_s={latency} must be >= 0")
@@ -279,22 +278,39 @@ def wrap_model(model: Any, cfg: DictConfig, spec: dict | None = None, store: Any
         from harness.models.wrappers import Delayed
 
         model = Delayed(model, latency)
-    return limit_and_cache(model, spec or {}, store)
+    model = cache(model, spec, store)
+    if cfg.get("faults"):
+        from harness.models.faults import FaultInjecting
+
+        try:
+            model = FaultInjecting(model, **_node(cfg.faults))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"faults: {exc}") from None
+    return limit(model, spec)
 
 
 def limit_and_cache(model: Any, spec: dict, store: Any = None) -> Any:
     """``model`` under its shared limits (``spec['max_concurrency']``), then the response cache if ``store``."""
+    return cache(limit(model, spec), spec, store)
+
+
+def limit(model: Any, spec: dict) -> Any:
+    """``model`` under its shared limits (``spec['max_concurrency']`` and the rate-limit pause)."""
     from harness.models.wrappers import Limits, Throttled
 
     try:
-        model = Throttled(model, Limits(str(getattr(model, "name", "model")), spec.get("max_concurrency")))
+        return Throttled(model, Limits(str(getattr(model, "name", "model")), spec.get("max_concurrency")))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"model {spec.get('name', '?')}: {exc}") from None
-    if store is not None:
-        from harness.models.response_cache import Cached, request_settings
 
-        model = Cached(model, store, request_settings(spec))
-    return model
+
+def cache(model: Any, spec: dict, store: Any = None) -> Any:
+    """``model`` behind the response cache when ``store`` is given (keyed by ``request_settings(spec)``)."""
+    if store is None:
+        return model
+    from harness.models.response_cache import Cached, request_settings
+
+    return Cached(model, store, request_settings(spec))
 
 
 def response_store(cfg: DictConfig) -> Any:
@@ -326,7 +342,17 @@ def banner(model: Any, settings: TrialSettings, n_pending: int, n_done: int, run
 
 
 def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print) -> list[dict]:
-    """Run every pending trial of ``cfg`` into ``run_dir``; return the rows written now."""
+    """Run every pending trial of ``cfg`` into ``run_dir``; return the rows written now.
+
+    The run holds ``run_dir`` (harness/run_lock.py): a second process on it is a ``ConfigError``.
+    """
+    from harness.run_lock import hold_run_folder
+
+    with hold_run_folder(Path(run_dir)):
+        return _execute(cfg, Path(run_dir), echo)
+
+
+def _execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print) -> list[dict]:
     run_dir = Path(run_dir)
     settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
     jobs, _ = plan(cfg)
@@ -382,6 +408,9 @@ def preflight(models: list[Any]) -> None:
 def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec: dict, model: Any, summarizer: Any,
          jobs: list[TrialJob], ident: dict, echo: Callable[[str], None]) -> list[dict]:
     writer = RunWriter(run_dir)
+    for line in writer.recovered:  # corrupt lines of the records, kept aside (harness/records.py)
+        echo(line)
+        log.warning("%s", line)
     if not (run_dir / IDENTITY_FILE).exists():  # the first spelling of the config stays
         (run_dir / IDENTITY_FILE).write_text(json.dumps(ident, indent=1, sort_keys=True))
     pending = [job for job in jobs if job.trial_id not in writer.done]

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.records import Transcript
+from harness.records import Transcript, remove_store
 from harness.summarizer import summary_request
 from harness.tokens import CountsTokens, TokenCounter
 
@@ -44,6 +44,7 @@ class TrialContext(CountsTokens):
                  summarizer_call: Callable[[list[dict]], str], subagent_runner: Callable[..., str]) -> None:
         self.budget = budget
         self.store = store
+        remove_store(store)  # every attempt starts from an empty store: nothing an aborted attempt left
         self.counter = counter
         self.tools: list[dict] = []
         self.step = 0

@@ -66,6 +66,8 @@ class Completion:
     server compacted the context), as plain dicts with a ``type``.
     ``from_cache`` is true when the reply was replayed from the response cache
     (``harness.models.response_cache``): nothing was paid for it.
+    ``injected`` is true when fault injection (``harness.models.faults``) made the reply up:
+    the response cache never records one.
     """
 
     message: dict
@@ -74,6 +76,7 @@ class Completion:
     raw: dict[str, Any] | None = None
     context_edits: list[dict] = field(default_factory=list)
     from_cache: bool = False
+    injected: bool = False
 
 
 class Model(Protocol):

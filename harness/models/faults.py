@@ -8,6 +8,11 @@ tenacity), so: retries recover; garbage goes back to the model as an error it ca
 exhausted retries raise ``ModelError`` and the trial ends as ``model_error``; the run goes
 on. Draws depend only on the seed, the task instance and the call order, so records are
 identical whatever the concurrency.
+
+A garbled reply is marked ``injected``, and the response cache sits inside the injector
+(``harness.runner.wrap_model``): it records the real replies only, so a run without faults
+never replays an injected one, and a rerun with the same faults replays every model call and
+injects the same faults again.
 """
 from __future__ import annotations
 
@@ -105,7 +110,7 @@ class FaultInjecting:
                               Usage(prompt_tokens=completion.usage.prompt_tokens, cached_tokens=completion.usage.cached_tokens,
                                     output_tokens=None, cached_source=completion.usage.cached_source,
                                     tokens_source=completion.usage.tokens_source),
-                              completion.latency_s)
+                              completion.latency_s, from_cache=completion.from_cache, injected=True)
         return completion
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:

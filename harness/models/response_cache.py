@@ -14,7 +14,10 @@
 A hit returns the recorded reply with its recorded usage (as the backend reported it, so the
 harness fills in the same tiktoken and simulated-cache figures) and ``from_cache=True``: the
 step row records ``from_cache``, its ``cost`` as 0 and ``cost_uncached`` as what the call cost
-when it was made. Errors are not cached: a call that failed is made again.
+when it was made. Errors are not cached: a call that failed is made again, and neither is a
+reply that fault injection made up (``Completion.injected``; the cache sits inside the injector,
+see ``harness.runner.wrap_model``, so it sees the real replies only and a fault setting cannot
+shape a recorded reply).
 
 Where: one SQLite file, by default ``results/cache/responses.sqlite`` (config key ``response_cache``),
 shared by every run and sweep, so a rerun of a finished sweep in a new folder (or with ``--fresh``)
@@ -72,7 +75,7 @@ def encode_completion(completion: Completion) -> str:
     """
     data: dict[str, Any] = {"usage": asdict(completion.usage)}
     for spec in fields(completion):
-        if spec.name in ("usage", "from_cache"):
+        if spec.name in ("usage", "from_cache", "injected"):
             continue
         value = getattr(completion, spec.name)
         try:
@@ -87,7 +90,7 @@ def decode_completion(text: str) -> Completion:
     data = json.loads(text)
     usage_fields = {spec.name for spec in fields(Usage)}
     usage = Usage(**{k: v for k, v in data.pop("usage", {}).items() if k in usage_fields})
-    known = {spec.name for spec in fields(Completion)} - {"usage", "from_cache"}
+    known = {spec.name for spec in fields(Completion)} - {"usage", "from_cache", "injected"}
     return Completion(usage=usage, from_cache=True, **{k: v for k, v in data.items() if k in known})
 
 
@@ -188,5 +191,6 @@ class Cached:
             hit.latency_s = time.perf_counter() - started
             return hit
         completion = self.inner.complete(messages, tools)
-        self.store.put(key, self.name, completion)
+        if not getattr(completion, "injected", False):  # a reply made up by fault injection is never recorded
+            self.store.put(key, self.name, completion)
         return completion
