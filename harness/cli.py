@@ -315,17 +315,19 @@ def cmd_run(args: list[str]) -> int:
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
     def job(cfg) -> None:
+        from harness.run_lock import hold_run_folder
         from harness.runner import ConfigError, execute
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         _STATE.setdefault("target", run_dir)
-        if fresh:
-            print(clear_records(run_dir))
-        if retry is not None:
-            print(set_aside_errors(run_dir, retry))
         existed_with_trials = (run_dir / "trials.jsonl").exists()
         try:
-            execute(cfg, run_dir)
+            with hold_run_folder(run_dir):  # --fresh and --retry-errors change records: not under a running run
+                if fresh:
+                    print(clear_records(run_dir))
+                if retry is not None:
+                    print(set_aside_errors(run_dir, retry))
+                execute(cfg, run_dir)
         except ConfigError as exc:
             if not existed_with_trials:
                 _remove_empty_run_dir(run_dir)
@@ -441,7 +443,7 @@ def clear_records(run_dir: Path) -> str:
     if not run_dir.exists():
         return f"--fresh: no earlier records in {run_dir}"
     n = recorded_trials(run_dir)
-    removed = [p for p in run_dir.iterdir() if p.name != ".hydra" and not p.name.endswith(".log")]
+    removed = [p for p in run_dir.iterdir() if p.name not in (".hydra", "run.lock") and not p.name.endswith(".log")]
     for p in removed:
         shutil.rmtree(p) if p.is_dir() else p.unlink()
     if not removed:

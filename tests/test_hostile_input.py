@@ -49,14 +49,14 @@ def test_token_counting_accepts_lone_surrogates():
 def test_lone_surrogate_in_tool_arguments_is_recorded_and_the_run_goes_on(tmp_path, strategy):
     rows = run(tmp_path, "surrogate", *strategy)
     assert [r["outcome"] for r in rows] == ["submitted"]
-    assert rows[0]["grade_detail"]["wrong"] == ["\ud800"], "the trials writer round-trips the surrogate"
+    assert rows[0]["grade_detail"]["wrong"] == ["\\ud800"], "the loop escapes a lone surrogate in arguments"
     jsonl_lines(tmp_path / "steps.jsonl")
     (transcript,) = (tmp_path / "transcripts").glob("*.jsonl")
     events = jsonl_lines(transcript)
     tool = next(e for e in events if e["event"] == "tool")
-    assert tool["args"] == {"page": "\ud800", "note": "x\udfff"}
+    assert tool["args"] == {"page": "\\ud800", "note": "x\\udfff"}
     replies = [e["message"] for e in events if e["event"] == "message" and e["message"]["role"] == "assistant"]
-    assert replies[0]["content"] == "let me look \ud800"
+    assert replies[0]["content"] == "let me look \\ud800", "and in the reply's text (sent back next step)"
 
 
 def bound(strategy):
