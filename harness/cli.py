@@ -190,7 +190,8 @@ def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
         else:
             plain.append(o.input_line)
     try:
-        _compose(plain + first)
+        if first:  # each sweep at its first value composes too (a bad value fails now, not in a job)
+            _compose(plain + first)
         cfg = _compose(plain)
     except (HydraException, OmegaConfBaseException) as exc:
         missing = re.match(r"Could not override '([^']+)'", str(exc))

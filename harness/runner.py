@@ -12,7 +12,6 @@ import logging
 import sqlite3
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -28,6 +27,7 @@ from harness.loop import TrialSettings, run_trial
 from harness.models.base import ModelError, PreflightError
 from harness.pricing import Pricing
 from harness.records import RunWriter
+from harness.workers import run_jobs, uses_processes
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
@@ -226,6 +226,38 @@ def plan(cfg: DictConfig) -> tuple[list[TrialJob], dict[str, TaskFamily]]:
     return jobs, families
 
 
+PLAN_FILE = "plan.json"
+
+
+def plan_in(cfg: DictConfig, run_dir: Path) -> list[TrialJob]:
+    """The run's trials, as ``plan`` makes them, read back from the run folder's ``plan.json`` when it has one.
+
+    The folder holds one config (``check_identity``), and generation is deterministic, so the
+    recorded plan is the plan: a rerun generates an instance only for a trial it runs
+    (``TrialJob.take_instance``), and a no-op rerun generates none.
+    """
+    families = families_from(cfg)
+    saved = read_plan(Path(run_dir) / PLAN_FILE)
+    if saved is None or {family for family, *_ in saved} - set(families):
+        return plan(cfg)[0]
+    return [TrialJob(trial_id, family, families[family], seed, trial) for family, seed, trial, trial_id in saved]
+
+
+def read_plan(path: Path) -> list[tuple[str, int, int, str]] | None:
+    """The jobs ``write_plan`` recorded (``None`` when there is no readable plan)."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))["jobs"]
+        return [(str(f), int(seed), int(trial), str(trial_id)) for f, seed, trial, trial_id in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_plan(path: Path, jobs: list[TrialJob]) -> None:
+    """Record the run's jobs (family, seed, trial, trial id) in ``path``."""
+    rows = [[job.family, job.seed, job.trial_index, job.trial_id] for job in jobs]
+    path.write_text(json.dumps({"jobs": rows}, indent=0), encoding="utf-8")
+
+
 def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, dict]:
     """Trial settings plus the strategy and model specs."""
     try:
@@ -355,13 +387,13 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
 def _execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print) -> list[dict]:
     run_dir = Path(run_dir)
     settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
-    jobs, _ = plan(cfg)
     max_cost_from(cfg)  # a bad max_cost: one line before anything is written
     model = build_model(model_spec)
     summarizer = build_model(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
     check_server_side(build(strategy_spec, "strategy"), model, settings.strategy_name)  # bad parameters fail here too
     ident = identity(cfg)
     check_identity(run_dir, ident)
+    jobs = plan_in(cfg, run_dir)
     models = [m for i, m in enumerate((model, summarizer)) if m is not None and (i == 0 or m is not model)]
     preflight(models)
     with contextlib.ExitStack() as stack:
@@ -413,6 +445,8 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
         log.warning("%s", line)
     if not (run_dir / IDENTITY_FILE).exists():  # the first spelling of the config stays
         (run_dir / IDENTITY_FILE).write_text(json.dumps(ident, indent=1, sort_keys=True))
+    if not (run_dir / PLAN_FILE).exists():
+        write_plan(run_dir / PLAN_FILE, jobs)
     pending = [job for job in jobs if job.trial_id not in writer.done]
     head = banner(model, settings, len(pending), len(jobs) - len(pending), run_dir)
     echo(head)
@@ -421,22 +455,27 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
     text_cache: dict[str, int] = {}
     rows: list[dict] = []
 
-    def one(job: TrialJob) -> dict:
+    def one(job: TrialJob, out: Any) -> dict:
         strategy = build(strategy_spec, "strategy")
         return run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.take_instance(),
                          strategy=strategy, model=model, summarizer=summarizer, settings=settings,
-                         writer=writer, text_cache=text_cache)
+                         writer=out, text_cache=text_cache)
 
     progress = _progress(len(pending), bool(cfg.get("progress", True)))
     workers = max(1, int(cfg.get("workers", 1)))
     spend = CostLimit(max_cost_from(cfg), *recorded_cost(run_dir, {job.trial_id for job in jobs}))
 
-    def commit(row: dict) -> None:
+    def commit(row: dict, steps: list[dict]) -> None:
+        for step in steps:  # a worker process's steps: written here, before the row that commits them
+            writer.step(step)
         rows.append(_commit(writer, row, progress))
         spend.add(row)
 
+    shared = bool(cfg.get("cache_responses")) or cfg.model.get("max_concurrency") is not None  # one process holds them
+    processes = uses_processes(model, workers, shared_state=shared)
+    log.info("workers: %d %s", workers, "processes" if processes else "threads" if workers > 1 else "")
     try:
-        started = _run_jobs(pending, one, commit, workers, spend.reached)
+        started = run_jobs(pending, one, commit, workers, spend.reached, writer, processes)
     except KeyboardInterrupt:
         log.info("interrupted after %d trials of this session", len(rows))
         raise
@@ -460,40 +499,6 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
         echo(line)
         log.info("%s", line)
     return rows
-
-
-def _run_jobs(pending: list[TrialJob], one: Callable[[TrialJob], dict], commit: Callable[[dict], None],
-              workers: int, stop: Callable[[], bool]) -> int:
-    """Run ``pending`` (``workers`` at a time), committing each row; start no job once ``stop()``.
-
-    Returns how many jobs were started (``len(pending)`` unless ``stop`` ended the run early).
-    Trials in flight when ``stop()`` turns true still finish and are recorded.
-    """
-    started = 0
-    if workers == 1:
-        for job in pending:
-            if stop():
-                break
-            started += 1
-            commit(one(job))
-        return started
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        queue = iter(pending)
-        in_flight: set = set()
-        try:
-            while True:
-                while len(in_flight) < workers and not stop() and (job := next(queue, None)) is not None:
-                    in_flight.add(pool.submit(one, job))
-                    started += 1
-                if not in_flight:
-                    return started
-                finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    commit(future.result())
-        except BaseException:  # Ctrl-C or a crash: start no further trial
-            for future in in_flight:
-                future.cancel()
-            raise
 
 
 def max_cost_from(cfg: DictConfig) -> float | None:

@@ -40,6 +40,8 @@ class ScriptedModel:
     """
 
     is_reference = True
+    cpu_bound = True
+    """Its policy is Python that competes for the GIL: ``workers=N`` runs it in processes (harness/workers.py)."""
 
     def __init__(self, name: str = "scripted", context_window: int = 131_072, profile: str = "realistic",
                  profile_params: dict | None = None) -> None:
