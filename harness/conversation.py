@@ -6,6 +6,7 @@ the harness (``_error``, ``_step``, ...) and are dropped before a request is sen
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Iterable, Iterator
 
 
@@ -148,6 +149,15 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"arguments hold {name}, which JSON does not allow")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one too large for a float (``1e400``, which ``json.loads`` reads as
+    infinity) is refused like Infinity itself: no record can hold it."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"arguments hold the number {text[:40]}, too large for a float")
+    return value
+
+
 def parse_arguments(raw: str | dict | None) -> dict:
     """Parse a tool call's JSON arguments; raises ``ValueError`` with a readable reason.
 
@@ -155,15 +165,18 @@ def parse_arguments(raw: str | dict | None) -> dict:
     """
     if isinstance(raw, dict):
         try:
+            json.dumps(raw, allow_nan=False, default=str)
             return escape_surrogates(raw)
         except RecursionError:
             raise ValueError("arguments are nested too deeply") from None
+        except ValueError:
+            raise ValueError("arguments hold NaN or Infinity, which JSON does not allow") from None
     if raw is None or raw == "":
         return {}
     if not isinstance(raw, str):
         raise ValueError(f"arguments must be a JSON object or its text, not {type(raw).__name__}")
     try:
-        value = json.loads(raw, parse_constant=_no_constant)
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
     except RecursionError:

@@ -31,6 +31,9 @@ and, through ``harness.models.local.LocalMessagesModel``, ``model=local_messages
   kept on the message as ``server_blocks`` and sent back verbatim.
 - Tool calls come from ``tool_use`` blocks; with ``parse_text_tool_calls`` also from tool calls
   written in the text (llama-server's small models write a ```json block).
+- A hostile or broken endpoint (tests/hostile_server.py) cannot crash a run: as in
+  ``harness.models.openai_backend``, a body that is not a JSON object is a ``ModelError`` that says why,
+  and a usage figure that is not a count is kept as it came, for the harness to drop and record.
 """
 from __future__ import annotations
 
@@ -40,13 +43,14 @@ import json
 import time
 from typing import Any
 
+from harness.conversation import escape_surrogates
 from harness.models.base import (Completion, ContextOverflowError, ModelError, PreflightError, Usage,
                                  current_request_options)
 from harness.models import endpoint
-from harness.models.endpoint import int_or_none as _int
 from harness.models.endpoint import retry_after
 from harness.models.messages_format import MessagesRequest, reply_message, to_messages
-from harness.models.openai_backend import OVERFLOW_MARKERS, quiet_http_logs
+from harness.models.openai_backend import OVERFLOW_MARKERS, is_count, quiet_http_logs, response_object, short
+from harness.models.openai_backend import usage_figure as _figure
 from harness.models.retry import RetryPolicy, call_with_retries, policy_from
 from harness.models.toolparse import parse_text_tool_calls
 
@@ -107,18 +111,31 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}{f' ({status}{kind})' if status else ''}: {message}".replace("\n", " ")[:500]
 
 
+def _add(total: Any, part: Any) -> Any:
+    """``total + part`` for counts; a figure that is not a count wins, so the harness sees it and drops it."""
+    if part is None:
+        return total
+    if total is None or not is_count(part):
+        return part if total is None or is_count(total) else total
+    return total + part if is_count(total) else total
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def normalize_usage(data: dict) -> Usage:
     """A Messages response's usage as a ``Usage`` (see the module docstring)."""
-    usage = data.get("usage") or {}
-    uncached, output = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
-    read, write = _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens")) or 0
-    for item in usage.get("iterations") or []:
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    uncached, output = _figure(usage.get("input_tokens")), _figure(usage.get("output_tokens"))
+    read, write = _figure(usage.get("cache_read_input_tokens")), _figure(usage.get("cache_creation_input_tokens")) or 0
+    for item in _list(usage.get("iterations")):
         if isinstance(item, dict) and item.get("type") == "compaction":  # billed, but not in the top-level figures
-            uncached = (uncached or 0) + (_int(item.get("input_tokens")) or 0)
-            read = (read or 0) + (_int(item.get("cache_read_input_tokens")) or 0)
-            write += _int(item.get("cache_creation_input_tokens")) or 0
-            output = (output or 0) + (_int(item.get("output_tokens")) or 0)
-    prompt = None if uncached is None else uncached + (read or 0) + write
+            uncached = _add(uncached if uncached is not None else 0, _figure(item.get("input_tokens")))
+            read = _add(read if read is not None else 0, _figure(item.get("cache_read_input_tokens")))
+            write = _add(write, _figure(item.get("cache_creation_input_tokens")))
+            output = _add(output if output is not None else 0, _figure(item.get("output_tokens")))
+    prompt = None if uncached is None else _add(_add(uncached, read), write)
     return Usage(prompt_tokens=prompt, cached_tokens=read, output_tokens=output, cache_write_tokens=write,
                  cached_source="reported" if read is not None else "none",
                  tokens_source="reported" if prompt is not None else "tiktoken")
@@ -126,16 +143,19 @@ def normalize_usage(data: dict) -> Usage:
 
 def context_edits(data: dict) -> list[dict]:
     """The edits the server applied: ``applied_edits`` plus one ``compaction`` entry per compaction block."""
-    applied = (data.get("context_management") or {}).get("applied_edits") or []
+    management = data.get("context_management")
+    applied = _list(management.get("applied_edits")) if isinstance(management, dict) else []
     edits = [dict(edit) for edit in applied if isinstance(edit, dict)]
-    iterations = [i for i in (data.get("usage") or {}).get("iterations") or [] if isinstance(i, dict)]
-    compaction_usage = [i for i in iterations if i.get("type") == "compaction"]
-    for n, block in enumerate(b for b in data.get("content") or [] if isinstance(b, dict) and b.get("type") == "compaction"):
-        edit: dict[str, Any] = {"type": "compaction", "summary_chars": len(block.get("content") or ""),
-                                "failed": block.get("content") is None}
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    compaction_usage = [i for i in _list(usage.get("iterations")) if isinstance(i, dict) and i.get("type") == "compaction"]
+    blocks = [b for b in _list(data.get("content")) if isinstance(b, dict) and b.get("type") == "compaction"]
+    for n, block in enumerate(blocks):
+        summary = block.get("content")
+        edit: dict[str, Any] = {"type": "compaction", "summary_chars": len(summary) if isinstance(summary, str) else 0,
+                                "failed": summary is None}
         if n < len(compaction_usage):
-            edit["input_tokens"] = _int(compaction_usage[n].get("input_tokens"))
-            edit["output_tokens"] = _int(compaction_usage[n].get("output_tokens"))
+            tokens = {key: _figure(compaction_usage[n].get(key)) for key in ("input_tokens", "output_tokens")}
+            edit.update({key: value if is_count(value) else None for key, value in tokens.items()})
         edits.append(edit)
     return edits
 
@@ -322,12 +342,7 @@ class AnthropicModel:
                 raise ContextOverflowError(describe(exc)) from None
             raise ModelError(describe(exc)) from None
         latency = time.perf_counter() - started
-        try:
-            data = json.loads(response.http_response.text)
-        except ValueError:
-            raise ModelError(f"the response is not JSON: {response.http_response.text[:200]}") from None
-        if not isinstance(data, dict):
-            raise ModelError(f"the response is not a message: {str(data)[:200]}")
+        data = response_object(response.http_response.text)
         return Completion(message=self.to_message(data), usage=normalize_usage(data), latency_s=latency, raw=data,
                           context_edits=context_edits(data))
 
@@ -335,9 +350,14 @@ class AnthropicModel:
         """The assistant message of a response (tool calls from ``tool_use`` blocks or the text)."""
         blocks = data.get("content")
         if not isinstance(blocks, list):
-            raise ModelError(f"the response has no content blocks: {str(data)[:200]}")
+            raise ModelError(f"the response has no content blocks: {short(data)}")
         blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks if isinstance(b, dict)]
         message = reply_message(blocks)
+        if message.get("server_blocks"):  # sent back verbatim: a lone surrogate in one would fail the next request
+            try:
+                message["server_blocks"] = escape_surrogates(message["server_blocks"])
+            except RecursionError:
+                raise ModelError("the response's blocks are nested too deeply to send back") from None
         for call in message.get("tool_calls") or []:
             call["id"] = call["id"] or f"toolu_{next(self._ids)}"
         if not message.get("tool_calls") and self.parse_text_tool_calls:

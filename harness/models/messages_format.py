@@ -29,6 +29,7 @@ round trip with hypothesis).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,13 +57,32 @@ def text_blocks(content: Any) -> list[dict]:
     return [{"type": "text", "text": str(content)}]
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
 def tool_input(arguments: Any) -> dict:
-    """A tool call's ``arguments`` (JSON text) as a ``tool_use`` input object."""
+    """A tool call's ``arguments`` (JSON text) as a ``tool_use`` input object.
+
+    Arguments that decode to no JSON object travel as their text (``{"__arguments__": raw}``): so do ones
+    that hold what no request may carry (NaN, Infinity, a number too large for a float, a lone surrogate,
+    nesting deeper than Python's recursion limit), which the SDK would refuse to send.
+    """
     if isinstance(arguments, dict):
         return arguments
     try:
-        value = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else {}
-    except json.JSONDecodeError:
+        value = (json.loads(arguments, parse_constant=_not_json, parse_float=_finite)
+                 if isinstance(arguments, str) and arguments.strip() else {})
+        if isinstance(value, dict) and ("\\u" in arguments or not arguments.isascii()):
+            json.dumps(value, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\\ud800") cannot be sent
+    except (ValueError, RecursionError):
         value = None
     if isinstance(value, dict) and RAW_ARGUMENTS not in value:
         return value
@@ -149,8 +169,12 @@ def to_messages(messages: list[dict], tools: list[dict] | None = None) -> Messag
     return request
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
 def _text_of(blocks: list[dict]) -> str:
-    return "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    return "\n\n".join(_text(b.get("text")) for b in blocks if b.get("type") == "text")
 
 
 def reply_message(blocks: list[dict]) -> dict:

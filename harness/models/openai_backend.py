@@ -15,12 +15,18 @@ the name of the environment variable holding the key change (see configs/model/)
 - Tool calls come from ``tool_calls``; for small local models also from tool calls written
   in the text (``<tool_call>`` tags, ```json blocks); a reply that tried and failed gets a
   private ``_parse_error`` that the loop sends back to the model.
+- A hostile or broken endpoint (tests/hostile_server.py) cannot crash a run: a body that is not a JSON
+  object (HTML, an event stream, truncated, nested too deeply) or holds no choice is a ``ModelError`` that
+  says so; a reply whose ``tool_calls`` are not a list of objects carries a ``_parse_error`` the model is
+  told; a usage figure that is not a count (a string, a fraction, NaN, ``true``, 1e30) is kept as it came,
+  so the harness drops it and records it as ``usage_invalid`` (harness/accounting.py).
 """
 from __future__ import annotations
 
 import itertools
 import json
 import logging
+import math
 import time
 from typing import Any
 
@@ -28,7 +34,6 @@ import openai
 
 from harness.models import endpoint
 from harness.models.base import Completion, ContextOverflowError, ModelError, Usage
-from harness.models.endpoint import int_or_none as _int
 from harness.models.endpoint import retry_after
 from harness.models.retry import RetryPolicy, call_with_retries, policy_from
 from harness.models.toolparse import parse_text_tool_calls
@@ -88,32 +93,50 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}{f' ({status})' if status else ''}: {message}".replace("\n", " ")[:500]
 
 
+def usage_figure(value: Any) -> Any:
+    """A reported usage figure: an int as it is, a float that holds a whole number as that int, and anything
+    else (a string, a fraction, NaN, infinity, ``true``, an object) as it came, so that the harness drops it
+    and records why (``harness.accounting.reject_invalid_usage``) instead of reading, say, ``true`` as 1."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def is_count(value: Any) -> bool:
+    """Whether a usage figure is a token count that arithmetic may use (an int >= 0, not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _object(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def normalize_usage(data: dict) -> Usage:
-    """A provider's usage (and llama.cpp's ``timings``) as a ``Usage``; see the module docstring."""
-    usage = data.get("usage") or {}
-    timings = data.get("timings") or {}
-    prompt = _int(usage.get("prompt_tokens"))
-    output = _int(usage.get("completion_tokens"))
-    details = usage.get("prompt_tokens_details") or {}
-    cached = _int(details.get("cached_tokens"))
+    """A provider's usage (and llama.cpp's ``timings``) as a ``Usage``; see the module docstring.
+
+    A cached figure above the prompt's is not cut here: the harness cuts it and records it as invalid.
+    """
+    usage = _object(data.get("usage"))
+    timings = _object(data.get("timings"))
+    prompt = usage_figure(usage.get("prompt_tokens"))
+    output = usage_figure(usage.get("completion_tokens"))
+    cached = usage_figure(_object(usage.get("prompt_tokens_details")).get("cached_tokens"))
     if cached is None and usage.get("prompt_cache_hit_tokens") is not None:  # DeepSeek
-        cached = _int(usage["prompt_cache_hit_tokens"])
-        miss = _int(usage.get("prompt_cache_miss_tokens"))
-        if prompt is None and cached is not None and miss is not None:
+        cached = usage_figure(usage["prompt_cache_hit_tokens"])
+        miss = usage_figure(usage.get("prompt_cache_miss_tokens"))
+        if prompt is None and is_count(cached) and is_count(miss):
             prompt = cached + miss
     if cached is None and usage.get("cached_tokens") is not None:  # Kimi / Moonshot
-        cached = _int(usage["cached_tokens"])
-    cache_n, prompt_n = _int(timings.get("cache_n")), _int(timings.get("prompt_n"))
-    if cache_n is not None:  # llama.cpp: prompt_n is what it evaluated, cache_n what it reused
+        cached = usage_figure(usage["cached_tokens"])
+    cache_n, prompt_n = usage_figure(timings.get("cache_n")), usage_figure(timings.get("prompt_n"))
+    if is_count(cache_n):  # llama.cpp: prompt_n is what it evaluated, cache_n what it reused
         if cached is None:
             cached = cache_n
-        if prompt_n is not None and (prompt is None or prompt < prompt_n + cache_n):
+        if is_count(prompt_n) and (prompt is None or (is_count(prompt) and prompt < prompt_n + cache_n)):
             prompt = prompt_n + cache_n
     if output is None:
-        output = _int(timings.get("predicted_n"))
-    reasoning = _int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens")) or 0
-    if cached is not None and prompt is not None:
-        cached = min(cached, prompt)
+        output = usage_figure(timings.get("predicted_n"))
+    reasoning = usage_figure(_object(usage.get("completion_tokens_details")).get("reasoning_tokens")) or 0
     return Usage(prompt_tokens=prompt, cached_tokens=cached, output_tokens=output, reasoning_tokens=reasoning,
                  cached_source="reported" if cached is not None else "none",
                  tokens_source="reported" if prompt is not None else "tiktoken")
@@ -219,11 +242,11 @@ class OpenAIModel:
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
         """Send one request (with retries) and normalize the reply and its usage."""
         kwargs = self.request_kwargs(messages, tools)
-        client = self.client
+        create = self.client.chat.completions.with_raw_response.create  # the body is read here, not by the SDK
         started = time.perf_counter()
         try:
-            response = call_with_retries(lambda: client.chat.completions.create(**kwargs), policy=self.retry,
-                                         is_transient=is_transient, retry_after=retry_after, describe=describe)
+            response = call_with_retries(lambda: create(**kwargs), policy=self.retry, is_transient=is_transient,
+                                         retry_after=retry_after, describe=describe)
         except ModelError:
             raise
         except openai.OpenAIError as exc:
@@ -231,28 +254,29 @@ class OpenAIModel:
                 raise ContextOverflowError(describe(exc)) from None
             raise ModelError(describe(exc)) from None
         latency = time.perf_counter() - started
-        data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+        data = response_object(response.http_response.text)
         return Completion(message=self.to_message(data), usage=normalize_usage(data), latency_s=latency, raw=data)
 
     def to_message(self, data: dict) -> dict:
         """The assistant message of a response (tool calls from ``tool_calls`` or the text)."""
-        choices = data.get("choices") or []
-        if not choices:
-            raise ModelError(f"the response has no choices: {str(data)[:200]}")
-        raw = choices[0].get("message") or {}
-        content = raw.get("content") or ""
-        if not isinstance(content, str):
-            content = str(content)
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ModelError(f"the response has no choices: {short(data)}")
+        raw = _object(choices[0].get("message"))
+        content = text_of(raw.get("content"))
         message: dict[str, Any] = {"role": "assistant", "content": content}
         calls = []
-        for call in raw.get("tool_calls") or []:
-            function = call.get("function") or {}
-            arguments = function.get("arguments")
-            if isinstance(arguments, dict):
-                arguments = json.dumps(arguments, ensure_ascii=False)
+        listed = raw.get("tool_calls")
+        if listed and (not isinstance(listed, list)
+                       or not all(isinstance(c, dict) and isinstance(c.get("function"), dict) for c in listed)):
+            message["_parse_error"] = "the reply's tool_calls are not a list of calls, each with a function"
+            listed = []
+        for call in listed or []:
+            function = call["function"]
             calls.append({"id": call.get("id") or f"call_{next(self._ids)}", "type": "function",
-                          "function": {"name": function.get("name") or "", "arguments": arguments or ""}})
-        if not calls and self.parse_text_tool_calls:
+                          "function": {"name": function.get("name") or "",
+                                       "arguments": arguments_text(function.get("arguments"))}})
+        if not calls and self.parse_text_tool_calls and "_parse_error" not in message:
             parsed = parse_text_tool_calls(content)
             if parsed.calls:
                 calls = [{"id": f"call_{next(self._ids)}", "type": "function",
@@ -270,3 +294,54 @@ class OpenAIModel:
         if reasoning:
             message["_reasoning"] = reasoning
         return message
+
+
+def short(value: Any, limit: int = 200) -> str:
+    """The start of a value for an error message."""
+    return str(value)[:limit]
+
+
+def response_object(text: str) -> dict:
+    """A response body as a JSON object; a ``ModelError`` that says why when it is not one.
+
+    A 200 that carries an ``error`` object instead of a reply (some proxies answer so) names the error.
+    """
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ModelError(f"the response is nested too deeply to read ({len(text):,} characters)") from None
+    except ValueError as exc:  # not JSON (HTML, an event stream, cut off, empty), or an integer of > 4300 digits
+        raise ModelError(f"the response is not JSON ({short(exc, 120)}): {text[:200]!r}") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"the response is not a JSON object: {short(data)}")
+    error = data.get("error")
+    if error and not data.get("choices") and not data.get("content"):
+        message = error.get("message") if isinstance(error, dict) else error
+        raise ModelError(f"the response is an error: {short(message, 300)}")
+    return data
+
+
+def text_of(content: Any) -> str:
+    """A reply's ``content`` as text: a string as it is, a list of parts as their texts joined, else ``""`` or
+    its ``str``."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [part.get("text") if isinstance(part, dict) else part for part in content]
+        return "".join(part if isinstance(part, str) else "" if part is None else str(part) for part in parts)
+    return str(content)
+
+
+def arguments_text(arguments: Any) -> Any:
+    """A call's ``arguments`` as JSON text: an object (some servers send one) is written as JSON; a string, or
+    anything else (which the loop refuses as arguments), is left as it is; ``None`` is ``""``."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, dict):
+        try:
+            return json.dumps(arguments, ensure_ascii=False)
+        except (ValueError, RecursionError):
+            return arguments  # the loop's parse_arguments names what is wrong
+    return arguments

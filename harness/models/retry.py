@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import math
 import random
 import threading
 import time
@@ -66,29 +67,36 @@ class RetryPolicy:
         return min(self.max_wait, base + random.uniform(0, self.jitter))
 
 
+def _seconds(raw: Any, scale: float = 1.0) -> float | None:
+    """A header's number of seconds (``None`` for one that is not a number, or is NaN: ``sleep(nan)`` raises)."""
+    try:
+        value = float(raw) / scale
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(value) else max(value, 0.0)  # +inf stays: the caller caps it at max_retry_after
+
+
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """The wait a response's ``Retry-After`` / ``retry-after-ms`` headers ask for, if any."""
+    """The wait a response's ``Retry-After`` / ``retry-after-ms`` headers ask for, if any (``None`` for garbage)."""
     if not headers:
         return None
     lower = {str(k).lower(): v for k, v in dict(headers).items()}
     raw_ms = lower.get("retry-after-ms")
     if raw_ms is not None:
-        try:
-            return max(float(raw_ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
+        seconds = _seconds(raw_ms, 1000.0)
+        if seconds is not None:
+            return seconds
     raw = lower.get("retry-after")
     if raw is None:
         return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
+    seconds = _seconds(raw)
+    if seconds is not None:
+        return seconds
     try:
         when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
+        return max(when.timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError, OverflowError):  # not a date; a naive or far-off date
         return None
-    return max(when.timestamp() - time.time(), 0.0)
 
 
 def is_rate_limited(exc: BaseException | None) -> bool:

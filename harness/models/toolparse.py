@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 
 TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+# possessive quantifiers: a fence opened by a long run of blanks and never closed is scanned once, not once per blank
+FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_-]*+)[ \t]*+\n?(.*?)```", re.DOTALL)
 EXAMPLE = '<tool_call>{"name": NAME, "arguments": {ARGUMENTS}}</tool_call>'
 
 
@@ -66,22 +67,58 @@ def _decode(text: str) -> object:
     return json.loads(text)
 
 
+WINDOW = 1 << 10  # characters decoded at a time from each "{" of free text (see _decode_at)
+CUT_SLACK = 16     # a failure this close to a window's end may be the window's doing (a number or literal cut)
+MAX_FAILURES = 10_000  # braces of free text tried that start no JSON value; past them the rest is not searched
+WORK = (4, 1 << 24)    # the search stops after decoding 4 * len(text) + 16M characters, all tries together
+OBJECT_START = re.compile(r'\{\s*+["}]')  # what a JSON object can start with
+
+
+def _decode_at(decoder: json.JSONDecoder, text: str, start: int, work: list[int]) -> tuple[object, int]:
+    """``decoder.raw_decode(text, start)``, with a failure costing the candidate's length, not the text's.
+
+    A ``JSONDecodeError`` counts the lines before its position, so trying each of the n braces of a long
+    text against the whole text takes n * len(text) (a reply of a million ``{`` took minutes). The value is
+    decoded from a window after ``start`` instead; only a failure the window may have caused (an unterminated
+    string, or one at the window's end) is tried again on a window four times as large. ``work[0]`` is what
+    is left of the characters the search may still decode (nested values left open make each try read to
+    the end); this call spends from it.
+    """
+    size = WINDOW
+    while True:
+        window = text[start:start + size]
+        work[0] -= len(window)
+        try:
+            value, end = decoder.raw_decode(window)
+            return value, start + end
+        except json.JSONDecodeError as exc:
+            whole = start + size >= len(text)
+            if whole or work[0] <= 0 or not (exc.msg.startswith("Unterminated string")
+                                             or exc.pos >= len(window) - CUT_SLACK):
+                raise
+        size *= 4
+
+
 def _bare_objects(text: str) -> list[tuple[int, int, object]]:
     """Top-level JSON values that start with ``{`` in free text: ``(start, end, value)``."""
     decoder = json.JSONDecoder()
     found = []
-    index = 0
-    while True:
-        start = text.find("{", index)
-        if start < 0:
+    index = failures = 0
+    work = [WORK[0] * len(text) + WORK[1]]
+    while failures < MAX_FAILURES and work[0] > 0:
+        match = OBJECT_START.search(text, index)
+        if match is None:
             return found
+        start = match.start()
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, end = _decode_at(decoder, text, start, work)
         except json.JSONDecodeError:
             index = start + 1
+            failures += 1
             continue
         found.append((start, end, value))
         index = end
+    return found
 
 
 def _object_calls(body: str) -> list[tuple[str, str]]:
@@ -96,7 +133,20 @@ def _object_calls(body: str) -> list[tuple[str, str]]:
 
 
 def parse_text_tool_calls(text: str) -> Parsed:
-    """Find tool calls written in ``text``; see the module docstring."""
+    """Find tool calls written in ``text``; see the module docstring.
+
+    Text that cannot be decoded at all (JSON nested deeper than Python's recursion limit, an integer of more
+    than 4300 digits) is a parse error the model is told, like any other unreadable call.
+    """
+    try:
+        return _parse(text)
+    except RecursionError:
+        return Parsed(text=text, error="the tool call is nested too deeply to read")
+    except ValueError as exc:  # not a JSONDecodeError (those are handled where they arise): a number Python refuses
+        return Parsed(text=text, error=f"the tool call could not be read ({str(exc)[:120]})")
+
+
+def _parse(text: str) -> Parsed:
     if not text or not text.strip():
         return Parsed(text=text or "")
     tags = list(TAG.finditer(text))
