@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from harness.config import SettingError, check_settings
 from harness.retry_errors import FAIL_FLAG, RETRY_FLAG, error_counts, error_line, retry_outcomes, set_aside_errors
@@ -311,10 +311,8 @@ def cmd_run(args: list[str]) -> int:
     check_writable(Path(str(cfg.hydra.run.dir)) if sweep_dir is None else sweep_dir)
     if dry:
         return dry_run(args, cfg, sweeps, sweep_dir)
-    import hydra
     from hydra.core.hydra_config import HydraConfig
 
-    @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
     def job(cfg) -> None:
         from harness.run_lock import hold_run_folder
         from harness.runner import ConfigError, execute
@@ -336,9 +334,11 @@ def cmd_run(args: list[str]) -> int:
         except OSError as exc:  # the disk is full, the folder went read-only: what was recorded stays
             fail(os_error_line(exc))
 
-    sys.argv = [sys.argv[0], *args]
     try:
-        job()
+        if sweep_dir is None and not any(a.startswith("-") for a in args):
+            run_composed(cfg, job)
+        else:
+            hydra_main(job, args)
     except KeyboardInterrupt:
         return interrupted(_STATE.get("target"))
     if sweep_dir is not None and sweep_dir.exists():
@@ -368,6 +368,35 @@ def check_options(args: list[str]) -> None:
         hint = f"; did you mean {close[0]}?" if close else ""
         raise UsageError(f"unknown option {name} for run (its options: {', '.join(RUN_OPTIONS)}; "
                          f"Hydra's: -m, --cfg job){hint}")
+
+
+def run_composed(cfg: Any, job: Callable[[Any], None]) -> None:
+    """Run one job on the config composed already (``compose_checked``), as Hydra's app runner would run it.
+
+    Hydra's runner composes the config twice more (once to learn the mode, once to run); a single
+    run needs neither. ``run_job`` does what Hydra does for a job: makes the run folder, saves
+    ``.hydra/`` (config, hydra, overrides), configures the job's logging (``ctxbench.log``) and
+    sets ``HydraConfig``. Sweeps and Hydra's own flags (``-m``, ``--cfg``) go through ``hydra_main``.
+    """
+    from hydra._internal.callbacks import Callbacks  # honours hydra.callbacks, as the app runner does
+    from hydra.core.utils import run_job
+    from hydra.types import HydraContext, RunMode
+    from omegaconf import open_dict
+
+    with open_dict(cfg.hydra):
+        cfg.hydra.mode = RunMode.RUN
+    callbacks = Callbacks(cfg)
+    result = run_job(task_function=job, config=cfg, job_dir_key="hydra.run.dir", job_subdir_key=None,
+                     hydra_context=HydraContext(config_loader=None, callbacks=callbacks))  # type: ignore[arg-type]
+    result.return_value  # re-raises what the job raised
+
+
+def hydra_main(job: Callable[[Any], None], args: list[str]) -> None:
+    """Run ``job`` through Hydra's app runner with ``args`` (sweeps, launchers, Hydra's flags)."""
+    import hydra
+
+    sys.argv = [sys.argv[0], *args]
+    hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(job)()
 
 
 def check_writable(target: Path) -> None:
