@@ -33,6 +33,9 @@ def encoding() -> tiktoken.Encoding:
         ) from exc
 
 
+PIECE = 100_000  # characters per piece when a text is too much for tiktoken at once
+
+
 class TokenCounter:
     """Counts tokens of messages, requests and tool schemas, memoized.
 
@@ -53,16 +56,27 @@ class TokenCounter:
         """Tokens in a string, memoized by content."""
         cached = self._text.get(text)
         if cached is None:
-            cached = len(self._enc.encode(text, disallowed_special=()))
+            cached = len(self.encode(text))
             self.encoded_chars += len(text)
             self._text[text] = cached
         return cached
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``; a text tiktoken's pattern cannot take whole (a run of a million blanks
+        overflows its backtracking stack) is encoded in pieces of ``PIECE`` characters."""
+        try:
+            return self._enc.encode(text, disallowed_special=())
+        except ValueError:
+            ids: list[int] = []
+            for start in range(0, len(text), PIECE):
+                ids.extend(self._enc.encode(text[start:start + PIECE], disallowed_special=()))
+            return ids
 
     def ids(self, text: str) -> tuple[int, ...]:
         """Token ids of a string, memoized by content (used by the prefix-cache simulator)."""
         cached = self._ids.get(text)
         if cached is None:
-            cached = tuple(self._enc.encode(text, disallowed_special=()))
+            cached = tuple(self.encode(text))
             self.encoded_chars += len(text)
             self._ids[text] = cached
             self._text.setdefault(text, len(cached))

@@ -10,7 +10,7 @@ from harness.conversation import parse_arguments
 from harness.hooks import Hooks
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import Completion, ModelError, Usage
-from harness.records import RunWriter, read_jsonl
+from harness.records import RunWriter, read_jsonl, read_transcript
 from strategies.none import NoManagement
 from tasks.failure_memory import FailureMemory
 
@@ -40,14 +40,36 @@ class Replies:
         return Completion({"role": "assistant", "content": "", "tool_calls": tool_calls}, Usage())
 
 
-def trial(tmp_path, model, hooks=Hooks()):
+class Broken:
+    """A task instance whose ``read_export`` tool and grader raise as a buggy family's would (the families
+    themselves no longer raise: tests/test_fuzz_tools.py)."""
+
+    def __init__(self, instance, tool_raises=False, grader_raises=False):
+        self.instance, self.tool_raises, self.grader_raises = instance, tool_raises, grader_raises
+
+    def __getattr__(self, name):
+        return getattr(self.instance, name)
+
+    def call(self, name, args):
+        if self.tool_raises and name == "read_export":
+            raise TypeError("unhashable type: 'list'")
+        return self.instance.call(name, args)
+
+    def grade(self, answer):
+        if self.grader_raises:
+            raise ArithmeticError("decimal.InvalidOperation")
+        return self.instance.grade(answer)
+
+
+def trial(tmp_path, model, hooks=Hooks(), **broken):
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=100_000, max_steps=10, strategy_name="none", strategy_params={}, model_name="m",
                              hooks=hooks)
-    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=NoManagement(),
-                    model=model, summarizer=None, settings=settings, writer=writer)
+    instance = FailureMemory(**SMALL).generate(0)
+    row = run_trial(trial_id="t", trial_index=0, instance=Broken(instance, **broken) if broken else instance,
+                    strategy=NoManagement(), model=model, summarizer=None, settings=settings, writer=writer)
     writer.close()
-    return row, read_jsonl(tmp_path / "transcripts" / "t.jsonl")
+    return row, read_transcript(tmp_path, "t")
 
 
 def tool_results(events):
@@ -69,7 +91,7 @@ def test_a_reply_with_such_arguments_is_answered_with_an_error_and_the_run_goes_
 
 
 def test_a_tool_that_raises_is_a_tool_error_the_model_sees(tmp_path):
-    row, events = trial(tmp_path, Replies([[("read_export", json.dumps({"export_id": []}))]]))
+    row, events = trial(tmp_path, Replies([[("read_export", json.dumps({"export_id": []}))]]), tool_raises=True)
     bodies = {e["ref"]: e["message"]["content"] for e in events if e.get("event") == "message"}
     first = tool_results(events)[0]
     assert first["is_error"] and "TypeError" in bodies[first["ref"]]
@@ -77,9 +99,9 @@ def test_a_tool_that_raises_is_a_tool_error_the_model_sees(tmp_path):
 
 
 def test_a_grader_that_raises_is_a_failed_trial_with_its_reason(tmp_path):
-    row, _ = trial(tmp_path, Replies([[("submit", json.dumps({"first_total": 1e30}))]]))
+    row, _ = trial(tmp_path, Replies([[("submit", json.dumps({"first_total": 1e30}))]]), grader_raises=True)
     assert row["outcome"] == "submitted" and not row["success"]
-    assert "grader raised InvalidOperation" in row["error"]
+    assert "grader raised ArithmeticError" in row["error"]
 
 
 def test_a_judge_call_that_fails_ends_the_trial_as_a_model_error(tmp_path):
@@ -199,7 +221,7 @@ def test_a_memory_path_with_a_lone_surrogate_is_a_tool_error(tmp_path):
     row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=MemoryTool(),
                     model=model, summarizer=None, settings=settings, writer=writer)
     writer.close()
-    events = read_jsonl(tmp_path / "transcripts" / "t.jsonl")
+    events = read_transcript(tmp_path, "t")
     assert row["outcome"] == "submitted", row["error"]
     assert tool_results(events)[0]["name"] == "memory" and tool_results(events)[0]["is_error"]
     from strategies.memory_tool import MemoryStore
