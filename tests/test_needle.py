@@ -1,7 +1,7 @@
 """The ``needle`` family (seed 003, Lost in the Middle): one fact at a chosen document among many."""
 import pytest
 
-from harness.models.profiles import REALISTIC, attend, step_rng
+from harness.models.profiles import REALISTIC, LineDraws, attend
 from harness.models.scripted import ScriptedModel
 from tasks.base import KnobError
 from tasks.needle import Needle
@@ -67,7 +67,7 @@ def test_fact_place_matches_the_attention_models_view():
                 {"role": "tool", "content": instance.call("search_documents", {"query": "x"}).content}]
     assert sum(len(m["content"]) for m in messages) == total
     line = f"the {instance.vault} vault is {instance.code}"
-    kept = sum(line in attend(messages, REALISTIC.attention, step_rng(instance.id, t, 1, "a"))[3]["content"]
+    kept = sum(line in attend(messages, REALISTIC.attention, LineDraws(f"{instance.id}:{t}:agent"))[3]["content"]
                for t in range(400))
     assert 0.7 < expected < 0.95 and abs(kept / 400 - expected) < 0.06
 

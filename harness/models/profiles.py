@@ -14,8 +14,10 @@ messages. A profile decides *how* it behaves like an LLM around that:
     and adds seeded variation from (seed, trial, step): batch sizes and order, a small chance
     of missing a visible fact, a small chance of submitting early, and an attention model in
     which the chance of using a fact falls with the context's length and with the fact's
-    distance from the start and the end (a U-shape). Every draw comes from a generator seeded
-    by (seed, trial, step), so a trial is reproducible and two trials of one instance differ.
+    distance from the start and the end (a U-shape). The behaviour's draws come from a generator
+    seeded by (seed, trial, step); the attention model's from one per message, seeded by (seed,
+    trial, the message), so a message keeps its draws from step to step (``LineDraws``). A trial
+    is reproducible and two trials of one instance differ.
 
 The attention model and the noise are a *model* of published observations, not a
 measurement; their parameters and sources are in ``configs/model/scripted.yaml`` and
@@ -23,6 +25,8 @@ docs/reference_agent.md.
 """
 from __future__ import annotations
 
+import bisect
+import hashlib
 import random
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -148,6 +152,7 @@ class ProfiledPolicy:
         self.profile = profile
         self.seed, self.trial, self.stream = seed, trial, stream
         self.steps = 0
+        self.draws = LineDraws(f"{seed}:{trial}:{stream}")
         if profile.running_notes and hasattr(policy, "running_notes"):
             policy.running_notes = True
 
@@ -159,7 +164,7 @@ class ProfiledPolicy:
         if self.profile.is_perfect:
             return self.policy.act(messages, tools)
         self.steps += 1
-        view = attend(messages, self.profile.attention, self.rng("attention"))
+        view = attend(messages, self.profile.attention, self.draws)
         rng = self.rng("behaviour")
         early = self.early(view, rng) if "submit" in _tool_names(tools) else None  # sub-agents report, never submit
         if early is not None:
@@ -172,7 +177,7 @@ class ProfiledPolicy:
         return message
 
     def rng(self, purpose: str) -> random.Random:
-        """This step's generator for ``purpose`` (attention or behaviour), of this agent's stream."""
+        """This step's generator for ``purpose`` (behaviour), of this agent's stream."""
         return step_rng(self.seed, self.trial, self.steps, f"{self.stream}:{purpose}")
 
     def early(self, view: list[dict], rng: random.Random) -> dict | None:
@@ -243,41 +248,111 @@ def rate_limit_cap(messages: list[dict]) -> int | None:
     return None
 
 
-def attend(messages: list[dict], attention: AttentionModel, rng: random.Random) -> list[dict]:
+class LineDraws:
+    """The attention model's draws of one agent (one trial's stream): a uniform number per line of each message.
+
+    A line's draw depends on the agent's ``key`` (instance, trial, stream), the message's identity (its role,
+    its ``tool_call_id`` and its content) and the line's index, never on the request around it: a message keeps
+    its draws from step to step (and under any strategy that keeps it as it is), and a line is missed at a
+    step when its draw is below the line's miss probability at that step (``AttentionModel.miss``, which still
+    follows the line's position and the request's length). Each message is split and drawn once (a cache per
+    message content), so a step costs about one lookup per message however long the history is.
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self._messages: dict[tuple, _MessageDraws] = {}
+
+    def of(self, message: dict, content: str) -> "_MessageDraws":
+        """The draws of ``message`` (whose content is ``content``), drawn on first sight."""
+        identity = (content, message.get("role"), message.get("tool_call_id"))
+        found = self._messages.get(identity)
+        if found is None:
+            found = self._messages[identity] = _MessageDraws(self.key, message, content)
+        return found
+
+
+class _MessageDraws:
+    """One message's lines, their offsets, which may be missed, and their draws (see ``LineDraws``)."""
+
+    __slots__ = ("lines", "offsets", "candidates", "draws", "last_source", "last_key", "last_view")
+
+    def __init__(self, key: str, message: dict, content: str) -> None:
+        digest = hashlib.blake2b(f"{message.get('role')}\0{message.get('tool_call_id')}\0{content}".encode(),
+                                 digest_size=16).hexdigest()
+        rng = random.Random(f"ctxbench:attention:{key}:{digest}")
+        self.lines = content.split("\n")
+        self.offsets, position = [], 0
+        candidates = []
+        tool = message.get("role") == "tool"
+        for index, line in enumerate(self.lines):
+            draw = rng.random()  # one draw per line index, whether or not the line can be missed
+            self.offsets.append(position)
+            position += len(line) + 1
+            if not (index == 0 and tool) and line.strip():  # a tool result's header and blank lines are always seen
+                candidates.append((draw, index))
+        candidates.sort()
+        self.candidates = candidates  # the lines that can be missed, lowest draw first
+        self.draws = [draw for draw, _ in candidates]
+        self.last_source: dict | None = None
+        self.last_key: tuple | None = None
+        self.last_view: dict | None = None
+
+    def view(self, message: dict, offset: int, size: int, total: int, tokens: int, attention: AttentionModel) -> dict:
+        """``message`` as attended at ``offset`` (characters) of a request of ``total`` characters.
+
+        The chance of a miss is unimodal in the position (highest in the middle), so over the message's span
+        it lies between its value at the span's end farthest from the middle and at its point nearest the
+        middle: a line whose draw is below the first is missed, one whose draw is not below the second is
+        seen, and only the lines between are looked at one by one.
+        """
+        start, end = offset / total, (offset + size) / total
+        nearest = 0.5 if start <= 0.5 <= end else (end if end < 0.5 else start)
+        farthest = start if abs(2.0 * start - 1.0) >= abs(2.0 * end - 1.0) else end
+        most = attention.miss(nearest, tokens)
+        high = bisect.bisect_left(self.draws, most)
+        if not high:
+            return message
+        low = min(high, bisect.bisect_left(self.draws, attention.miss(farthest, tokens)))
+        maybe = tuple(index for draw, index in self.candidates[low:high]
+                      if draw < attention.miss((offset + self.offsets[index]) / total, tokens))
+        if not low and not maybe:
+            return message
+        if (low, maybe) != self.last_key or message is not self.last_source:
+            gone = {index for _, index in self.candidates[:low]}.union(maybe)
+            kept = [line for index, line in enumerate(self.lines) if index not in gone]
+            self.last_source, self.last_key = message, (low, maybe)
+            self.last_view = {**message, "content": "\n".join(kept)}
+        return self.last_view
+
+
+def attend(messages: list[dict], attention: AttentionModel, draws: LineDraws) -> list[dict]:
     """The messages as the agent attends to them: each fact (line) missed with ``attention.miss``.
 
     The system message, the task statement (the first user message), the agent's own replies
     (its ledger: it wrote them) and the first line of each tool result (what was called: the
     header) are always seen. Positions and lengths
-    are measured in characters (about 4 per token) so the view costs no tokenization.
+    are measured in characters (about 4 per token) so the view costs no tokenization. A line is
+    missed when its draw (``draws``: fixed per message and line, see ``LineDraws``) is below its
+    chance of a miss at its position in this request.
     """
     if not attention.active or len(messages) < 3:
         return messages
-    sizes = [len(str(m.get("content") or "")) for m in messages]
-    total = sum(sizes) or 1
+    contents = [str(m.get("content") or "") for m in messages]
+    total = sum(map(len, contents)) or 1
     tokens = total // 4
     view, offset, first_user = [], 0, True
-    for message, size in zip(messages, sizes):
+    for message, content in zip(messages, contents):
+        size = len(content)
         keep_all = message.get("role") in ("system", "assistant") or (message.get("role") == "user" and first_user)
         if message.get("role") == "user":
             first_user = False
-        view.append(message if keep_all or size == 0 else _attend_message(message, offset, total, tokens, attention, rng))
+        if keep_all or size == 0:
+            view.append(message)
+        else:
+            view.append(draws.of(message, content).view(message, offset, size, total, tokens, attention))
         offset += size
     return view
-
-
-def _attend_message(message: dict, offset: int, total: int, tokens: int, attention: AttentionModel,
-                    rng: random.Random) -> dict:
-    lines = str(message.get("content") or "").split("\n")
-    kept, position, dropped = [], offset, False
-    for index, line in enumerate(lines):
-        header = index == 0 and message.get("role") == "tool"
-        if header or not line.strip() or rng.random() >= attention.miss(position / total, tokens):
-            kept.append(line)
-        else:
-            dropped = True
-        position += len(line) + 1
-    return {**message, "content": "\n".join(kept)} if dropped else message
 
 
 FINAL_TOOLS = ("submit", "report")  # calls that end an agent's work: never batched with others
