@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from harness.conversation import iter_calls, last_assistant_index, parse_arguments
 from harness.summarizer import SUMMARY_HEADINGS
+from tasks.kit.incremental import TextMemo
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,37 @@ _OFFLOADED = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\})
 
 
 def exchanges(messages: Iterable[dict]) -> list[Exchange]:
-    """Every visible tool call with its visible result, in order."""
+    """Every visible tool call with its visible result, in order.
+
+    A step's hooks ask this of one request several times: the exchanges of the latest request are kept
+    (the list itself, unchanged) and each call's arguments are parsed once per text.
+    """
+    if not isinstance(messages, list):
+        return _exchanges(list(messages))
+    found = _LATEST_EXCHANGES[0]
+    last = messages[-1] if messages else None
+    if found is not None and found[0] is messages and found[1] == len(messages) and found[2] is last:
+        return list(found[3])
+    value = _exchanges(messages)
+    _LATEST_EXCHANGES[0] = (messages, len(messages), last, value)
+    return list(value)
+
+
+_LATEST_EXCHANGES: list[tuple | None] = [None]
+
+
+def _arguments(raw: str) -> dict:
+    try:
+        return parse_arguments(raw)
+    except ValueError:
+        return {}
+
+
+_ARGUMENTS = TextMemo(_arguments, size=100_000)  # shared: never mutate an Exchange's args
+
+
+def _exchanges(messages: list[dict]) -> list[Exchange]:
     results: dict[str, dict] = {}
-    messages = list(messages)
     for message in messages:
         if message.get("role") == "tool":
             results[message.get("tool_call_id", "")] = message
@@ -62,10 +91,13 @@ def exchanges(messages: Iterable[dict]) -> list[Exchange]:
         if message.get("role") != "assistant":
             continue
         for call_id, name, raw in iter_calls(message):
-            try:
-                args = parse_arguments(raw)
-            except ValueError:
-                args = {}
+            if isinstance(raw, str):
+                args = _ARGUMENTS(raw)
+            else:
+                try:
+                    args = parse_arguments(raw)
+                except ValueError:
+                    args = {}
             result = results.get(call_id)
             content = None if result is None else str(result.get("content") or "")
             calls.append((name, args, content))

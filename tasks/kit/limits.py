@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from tasks.kit.incremental import TextMemo
+
 
 def limit_sentence(limit: int, what: str = "tool calls") -> str:
     """The prompt sentence that documents a per-turn limit."""
@@ -21,8 +23,15 @@ _DOCUMENTED_LIMIT = re.compile(r"allows at most (\d+) .+? per turn")
 
 def documented_limit(text: str) -> int | None:
     """The per-turn limit a prompt states with ``limit_sentence`` (``None`` when it states none)."""
+    return _documented_limit(text)
+
+
+def _search_limit(text: str) -> int | None:
     match = _DOCUMENTED_LIMIT.search(text)
     return int(match.group(1)) if match else None
+
+
+_documented_limit = TextMemo(_search_limit)  # every step reads every visible message: each text is searched once
 
 
 def prompt_limit(messages: list[dict], roles: tuple[str, ...] = ("system", "user", "assistant")) -> int | None:
