@@ -28,11 +28,13 @@ counts once).
 """
 from __future__ import annotations
 
+import copy
 import re
 
 from tasks.brand_report.tools import FEED, name_pattern
 from tasks.brand_report.world import NEGATIVE
 from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
+from tasks.kit.incremental import PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, latest_results,
                               make_call, other_calls, parse_ranges, ranges, rate_limit_note, reply, submit, texts,
@@ -96,6 +98,147 @@ def _parse_ids(text: str) -> dict[str, set[int]]:
     return {b.strip(): {int(x) for x in re.findall(r"\d+", v)} for b, v in IDS_ITEM.findall(text)}
 
 
+def _note_facts(text: str) -> tuple:
+    """What one note says, in the order ``Knowledge`` reads it: footers, the task's brands and window, a window
+    note, then the ``Posts pN`` notes, the ``so far`` recitations, the running totals and the reports."""
+    footers = tuple((int(page), cursor, int(of)) for cursor, page, of in FOOTER.findall(text))
+    brands = None
+    match = BRANDS_PROMPT.search(text)
+    if match:
+        brands = tuple((m.group(1), [a.strip() for a in m.group(2).split(",")])
+                       for part in match.group(1).split(";") for m in [re.match(r"\s*(.+?) \(([^)]*)\)", part)] if m)
+    match = WINDOW_PROMPT.search(text)
+    window = (match.group(1), match.group(2)) if match else None
+    match = WINDOW_NOTE.search(text)
+    window_note = (match.group(1), match.group(2)) if match else None
+    posts = tuple((int(page), _parse_ids(items)) for page, items in POSTS_NOTE.findall(text))
+    so_far = tuple(_parse_ids(items) for items in SO_FAR.findall(text))
+    running = tuple((frozenset(parse_ranges(pages)), int(of) if of.isdigit() else None,
+                     {b.strip(): int(n) for b, n in COUNT_ITEM.findall(items)}) for pages, of, items in RUNNING.findall(text))
+    reports = tuple((int(of) if of.isdigit() else None, frozenset(parse_ranges(pages)), _parse_ids(items))
+                    for pages, of, items in REPORT.findall(text))
+    return footers, brands, window, window_note, posts, so_far, running, reports
+
+
+def _page_facts(text: str) -> tuple:
+    """A tool result's footers and, for a feed page, its page number and page count (``None`` otherwise)."""
+    footers = tuple((int(page), cursor, int(of)) for cursor, page, of in FOOTER.findall(text))
+    header = PAGE_HEADER.search(text)
+    if not header or "Feed:" not in text.split("\n", 1)[0]:
+        return footers, None
+    return footers, (int(header.group(1)), int(header.group(2)))
+
+
+class _Notes:
+    """The notes folded in order (``Knowledge`` reads its notes with this, text by text)."""
+
+    def __init__(self) -> None:
+        self.cursors: dict[int, str] = {}
+        self.footer_total: int | None = None
+        self.vocabulary: dict[str, list[str]] = {}
+        self.window: tuple[str, str] | None = None  # the task's window (the last one stated)
+        self.window_note: tuple[str, str] | None = None  # the first window a note names
+        self.page_ids: dict[int, dict[str, set[int]]] = {}
+        self.all_ids: dict[str, set[int]] = {}
+        self.running: tuple[set[int], dict[str, int]] = (set(), {})
+        self.reported: set[int] = set()
+        self.total: int | None = None  # the page count of the last running total or report that states one
+
+    def read(self, facts: tuple) -> None:
+        footers, brands, window, window_note, posts, so_far, running, reports = facts
+        for page, cursor, of in footers:
+            self.cursors[page] = cursor
+            self.footer_total = of
+        for brand, aliases in brands or ():
+            self.vocabulary[brand] = aliases
+        if window is not None:
+            self.window = window
+        if self.window_note is None:
+            self.window_note = window_note
+        for page, ids in posts:
+            known = self.page_ids.setdefault(page, {})
+            for b, found in ids.items():
+                known.setdefault(b, set()).update(found)
+        for ids in so_far:
+            self._add_ids(ids)
+        for covered, of, counts in running:
+            self.total = of if of is not None else self.total
+            if len(covered) >= len(self.running[0]):
+                self.running = (covered, counts)
+        for of, pages, ids in reports:
+            self.total = of if of is not None else self.total
+            self.reported |= pages
+            self._add_ids(ids)
+
+    def _add_ids(self, ids: dict[str, set[int]]) -> None:
+        for b, found in ids.items():
+            self.all_ids.setdefault(b, set()).update(found)
+
+
+class _Pages:
+    """The tool results folded in order: footers, and the feed pages in view with their negative posts."""
+
+    def __init__(self) -> None:
+        self.cursors: dict[int, str] = {}
+        self.footer_total: int | None = None
+        self.pages: list[tuple[int, dict[str, list[int]]]] = []
+        self.total: int | None = None  # the page count of the last page header
+
+
+class Reader:
+    """Folds a policy's visible texts into ``_Notes`` and ``_Pages``, each text parsed once (``kit.incremental``)."""
+
+    def __init__(self) -> None:
+        self.note_facts = TextMemo(_note_facts)
+        self.page_facts = TextMemo(_page_facts)
+        self.posts: dict[tuple, dict[str, list[int]]] = {}
+        self.notes = PrefixFold(_Notes, self.read_note)
+        self.pages: tuple[tuple, PrefixFold] | None = None
+
+    def read_note(self, state: _Notes, text: str) -> None:
+        state.read(self.note_facts(text))
+
+    def fold_notes(self, texts: list[str]) -> _Notes:
+        """The notes read from the start (no fold kept)."""
+        state = _Notes()
+        for text in texts:
+            self.read_note(state, text)
+        return state
+
+    def fold_pages(self, texts: list[str], vocabulary: dict[str, list[str]], window: tuple[str, str] | None,
+                   keep: bool) -> _Pages:
+        """The tool results read with ``vocabulary`` and ``window`` (``keep``: continue the fold kept for them)."""
+        key = (tuple((b, tuple(a)) for b, a in vocabulary.items()), window)
+
+        def read(state: _Pages, text: str) -> None:
+            footers, header = self.page_facts(text)
+            for page, cursor, of in footers:
+                state.cursors[page] = cursor
+                state.footer_total = of
+            if header is not None:
+                state.total = header[1]
+                state.pages.append((header[0], self.negative_posts(text, key, vocabulary, window)))
+
+        if not keep:
+            state = _Pages()
+            for text in texts:
+                read(state, text)
+            return state
+        if self.pages is None or self.pages[0] != key:
+            self.pages = (key, PrefixFold(_Pages, read))
+        return self.pages[1](texts)
+
+    def negative_posts(self, text: str, key: tuple, vocabulary: dict[str, list[str]],
+                       window: tuple[str, str] | None) -> dict[str, list[int]]:
+        """``negative_posts`` of one page, once per page text, vocabulary and window."""
+        found = self.posts.get((text, key))
+        if found is None:
+            if len(self.posts) > 20_000:
+                self.posts.clear()
+            found = self.posts[(text, key)] = negative_posts(text, vocabulary, window)
+        return found
+
+
 class Knowledge:
     """What the visible pages, notes and reports say (see ``BrandPolicy``).
 
@@ -105,74 +248,47 @@ class Knowledge:
     The ``Running totals`` recitation (counts only) is the fallback for pages whose ids are
     no longer in view: it cannot tell a re-surfaced post from a new one when the page that
     first showed it is gone (the count a summary or a cut history gets wrong).
+
+    ``reader`` (with ``notes_read``, the notes already folded by it): read the tool results with the reader's
+    kept fold; without it everything is read from the start. Either way the result is the same.
     """
 
-    def __init__(self, tool_outputs: list[str], notes: list[str], notes_window: bool = True) -> None:
+    def __init__(self, tool_outputs: list[str], notes: list[str], notes_window: bool = True,
+                 reader: Reader | None = None, notes_read: _Notes | None = None) -> None:
         self.notes_window = notes_window
-        self.vocabulary: dict[str, list[str]] = {}
-        self.window: tuple[str, str] | None = None
-        self.cursors, self.total = known_cursors(tool_outputs + notes)
-        for text in notes:
-            self._read_task(text)
-        for text in notes:
-            match = WINDOW_NOTE.search(text)
-            if self.window is None and match:
-                self.window = (match.group(1), match.group(2))
-        self.page_ids: dict[int, dict[str, set[int]]] = {}
-        self.fresh_pages: list[int] = []  # pages whose content is in view
-        self.all_ids: dict[str, set[int]] = {}
-        self.running: tuple[set[int], dict[str, int]] = (set(), {})
-        self.reported: set[int] = set()
-        for text in notes:
-            self._read_note(text)
+        keep = reader is not None and notes_read is not None
+        reader = reader or Reader()
+        read = notes_read if keep else reader.fold_notes(notes)
+        self.vocabulary: dict[str, list[str]] = dict(read.vocabulary)
+        self.window = read.window if read.window is not None else read.window_note
+        self.page_ids = dict(read.page_ids)  # a page's ids are copied before a visible page adds to them
+        self._own: set[int] = set()
+        self.all_ids = read.all_ids
+        self.running = read.running
+        self.reported = read.reported
         for b in list(self.running[1]) + list(self.all_ids):
             self.vocabulary.setdefault(b, [])
-        for text in tool_outputs:
-            self._read_page(text)
+        pages = reader.fold_pages(tool_outputs, self.vocabulary, self.window, keep)
+        self.cursors = {1: ""}
+        self.cursors.update(pages.cursors)
+        self.cursors.update(read.cursors)
+        footer_total = read.footer_total if read.footer_total is not None else pages.footer_total
+        self.total = pages.total if pages.total is not None else (read.total if read.total is not None else footer_total)
+        self.fresh_pages: list[int] = []  # pages whose content is in view
+        for page, ids in pages.pages:
+            self.fresh_pages.append(page)
+            self._add_page(page, ids)
 
-    def _read_task(self, text: str) -> None:
-        match = BRANDS_PROMPT.search(text)
-        if match:
-            for part in match.group(1).split(";"):
-                m = re.match(r"\s*(.+?) \(([^)]*)\)", part)
-                if m:
-                    self.vocabulary[m.group(1)] = [a.strip() for a in m.group(2).split(",")]
-        match = WINDOW_PROMPT.search(text)
-        if match:
-            self.window = (match.group(1), match.group(2))
-
-    def _add_page(self, page: int, ids: dict[str, set[int]]) -> None:
-        known = self.page_ids.setdefault(page, {})
+    def _add_page(self, page: int, ids: dict[str, list[int]]) -> None:
+        if page not in self._own:  # the notes' sets are the fold's: copy before adding to them
+            known = self.page_ids.get(page)
+            if known is not None and all(b in known and known[b].issuperset(found) for b, found in ids.items()):
+                return  # the page's notes hold its ids already
+            self._own.add(page)
+            self.page_ids[page] = {b: set(v) for b, v in self.page_ids.get(page, {}).items()}
+        known = self.page_ids[page]
         for b, found in ids.items():
             known.setdefault(b, set()).update(found)
-
-    def _add_ids(self, ids: dict[str, set[int]]) -> None:
-        for b, found in ids.items():
-            self.all_ids.setdefault(b, set()).update(found)
-
-    def _read_note(self, text: str) -> None:
-        for page, items in POSTS_NOTE.findall(text):
-            self._add_page(int(page), _parse_ids(items))
-        for items in SO_FAR.findall(text):
-            self._add_ids(_parse_ids(items))
-        for pages, of, items in RUNNING.findall(text):
-            covered = parse_ranges(pages)
-            self.total = int(of) if of.isdigit() else self.total
-            if len(covered) >= len(self.running[0]):
-                self.running = (covered, {b.strip(): int(n) for b, n in COUNT_ITEM.findall(items)})
-        for pages, of, items in REPORT.findall(text):
-            self.total = int(of) if of.isdigit() else self.total
-            self.reported |= parse_ranges(pages)
-            self._add_ids(_parse_ids(items))
-
-    def _read_page(self, text: str) -> None:
-        header = PAGE_HEADER.search(text)
-        if not header or "Feed:" not in text.split("\n", 1)[0]:
-            return
-        page = int(header.group(1))
-        self.total = int(header.group(2))
-        self.fresh_pages.append(page)
-        self._add_page(page, {b: set(v) for b, v in negative_posts(text, self.vocabulary, self.window).items()})
 
     @property
     def scope(self) -> str:
@@ -226,9 +342,25 @@ class BrandPolicy:
     def _notes(self, messages: list[dict]) -> list[str]:
         return texts(messages) + [t for t in tool_texts(messages) if t.startswith(REPORT_PREFIX)]
 
+    @per_request
     def knowledge(self, messages: list[dict]) -> Knowledge:
-        """What the visible messages say."""
-        return Knowledge(tool_texts(messages), self._notes(messages), self.notes_window)
+        """What the visible messages say (once per request; only the messages new since the last one are read)."""
+        reader = self.__dict__.get("_reader")
+        if reader is None:
+            reader = self._reader = Reader()
+        tools = tool_texts(messages)
+        notes = reader.notes(texts(messages))
+        reports = [t for t in tools if t.startswith(REPORT_PREFIX)]
+        if reports:  # the sub-agents' reports are read after the agent's own notes
+            notes = copy.deepcopy(notes)
+            for text in reports:
+                reader.read_note(notes, text)
+        return Knowledge(tools, [], self.notes_window, reader, notes)
+
+    @per_request
+    def _planned_moves(self, messages: list[dict]):
+        known = self.knowledge(messages)
+        return self._moves(messages, known, known.covered())
 
     def _moves(self, messages: list[dict], known: Knowledge, covered: set[int], last: int | None = None):
         return plan_reads(messages, FEED, covered, known.cursors, known.total if last is None else last)
@@ -255,7 +387,7 @@ class BrandPolicy:
         """Read the next page, re-read a lost one, walk back to a lost cursor, retry a rate-limited one, or submit."""
         known = self.knowledge(messages)
         covered, counts = known.totals()
-        moves = self._moves(messages, known, covered)
+        moves = self._planned_moves(messages)
         lines = self._page_notes(messages, known)
         lines.append(self._ledger(messages, known, covered, counts))
         note = "\n".join(lines)
@@ -278,8 +410,7 @@ class BrandPolicy:
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
         """Every other read whose cursor is in view (lost or rate-limited pages besides the next one)."""
-        known = self.knowledge(messages)
-        return other_calls((m.call(FEED) for m in self._moves(messages, known, known.covered())), first)
+        return other_calls((m.call(FEED) for m in self._planned_moves(messages)), first)
 
     def early_answer(self, messages: list[dict]) -> dict | None:
         """The running totals over the pages counted so far, or None before any page was counted."""

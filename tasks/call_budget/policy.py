@@ -4,9 +4,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from typing import Any
 
 from harness.conversation import iter_calls, parse_arguments
 from tasks.call_budget.world import ACC, CB, CTR, DEC, DISPOSITION, HEADER, MAX_CALLS, STANDARD_OFFER
+from tasks.kit.incremental import PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger, newest_ledger, quoted_rules
 from tasks.kit.limits import within_limit
 from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
@@ -33,29 +35,25 @@ class CallBudgetPolicy:
     """Reference policy for ``call_budget`` (see the module docstring)."""
 
     @staticmethod
-    def _state(messages: list[dict]) -> tuple[list[str], dict[str, tuple[str, int | None]], Counter]:
+    def _state(messages: list[dict], folds: tuple | None = None
+               ) -> tuple[list[str], dict[str, tuple[str, int | None]], Counter]:
         """Merchants from the task, latest known outcome per merchant, and the call count per merchant.
 
         Free texts (notes, recitations, a summary, a ``notes`` block) are read first, in order;
         then the visible call results, which override them: a visible result is the newest
         word on its merchant, while a notes block re-injected after the results (strategy
-        ``notes``) holds older recitations.
+        ``notes``) holds older recitations. The counts come from the newest ledger when one is visible.
+        ``folds`` (``_folds()``): folds kept from the previous request, so only the new messages are read.
         """
-        merchants: list[str] = []
-        state: dict[str, tuple[str, int | None]] = {}
-        noted: Counter = Counter()
-        for message in messages:
-            text = str(message.get("content") or "")
-            if message.get("role") == "user" and not merchants:
-                merchants = PROMPT_MERCHANT.findall(text)
-            if message.get("role") == "assistant" and not merchants and MERCHANTS_RULE.search(text):
-                merchants = MERCHANT_ID.findall(MERCHANTS_RULE.search(text).group(1))  # the task is cut
-            if message.get("role") in ("user", "assistant"):
-                _read_text(text, state, noted)
-        for text in tool_texts(messages):
-            header, disp = HEADER.search(text), DISPOSITION.search(text)
-            if header and disp:
-                state[header.group(1)] = (disp.group(1), int(disp.group(2)) if disp.group(2) else None)
+        folds = folds or _folds()
+        read = folds[0]([m for m in messages if m.get("role") in ("user", "assistant")])
+        merchants = list(read.merchants)
+        state = dict(read.state)
+        state.update(folds[1](tool_texts(messages)))
+        newest = newest_ledger(messages)
+        if newest is not None:  # the ledger's counts plus every call placed since it was written
+            return merchants, state, _ledger_counts(newest[1]) + _placed_since(messages[newest[0]:])
+        noted = Counter(read.noted)
         visible = Counter(str(e.args.get("merchant", "")).upper() for e in exchanges(messages)
                           if e.name == "call_merchant" and e.result is not None and not e.is_error)
         for m, n in _status_bar_counts(messages).items():
@@ -64,15 +62,19 @@ class CallBudgetPolicy:
             noted[m] = max(noted[m], n)
         for m, n in _batched_numbers(messages).items():
             noted[m] = max(noted[m], n)
-        counts = Counter({m: max(visible[m], noted[m]) for m in set(visible) | set(noted)})
-        newest = newest_ledger(messages)
-        if newest is not None:  # the ledger's counts plus every call placed since it was written
-            counts = _ledger_counts(newest[1]) + _placed_since(messages[newest[0]:])
-        return merchants, state, counts
+        return merchants, state, Counter({m: max(visible[m], noted[m]) for m in set(visible) | set(noted)})
+
+    @per_request
+    def _visible(self, messages: list[dict]) -> tuple[list[str], dict[str, tuple[str, int | None]], Counter]:
+        """``_state`` once per request, folding only the messages new since the last one (``kit.incremental``)."""
+        folds = self.__dict__.get("_kept_folds")
+        if folds is None:
+            folds = self._kept_folds = _folds()
+        return self._state(messages, folds)
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Call the open merchant with the fewest visible calls, or submit."""
-        merchants, state, counts = self._state(messages)
+        merchants, state, counts = self._visible(messages)
         note = self._note(messages, state, counts, merchants)
         candidates = _candidates(merchants, state, counts)
         if not candidates:
@@ -93,13 +95,13 @@ class CallBudgetPolicy:
         if (first.get("function") or {}).get("name") != "call_merchant":
             return []
         taken = _merchant_of((first.get("function") or {}).get("arguments"))
-        merchants, state, counts = self._state(messages)
+        merchants, state, counts = self._visible(messages)
         return within_limit(messages, [make_call("call_merchant", merchant=m, offer=_offer(m, state))
                                        for m in _candidates(merchants, state, counts) if m != taken])
 
     def early_answer(self, messages: list[dict]) -> dict | None:
         """The merchants accepted so far, once at least one merchant has been called (else ``None``)."""
-        merchants, state, counts = self._state(messages)
+        merchants, state, counts = self._visible(messages)
         if not state and not counts:
             return None
         return {"accepted": _accepted(merchants, state)}
@@ -261,28 +263,86 @@ def _status_bar_counts(messages: list[dict]) -> Counter:
 
 def _read_text(text: str, state: dict, noted: Counter) -> None:
     """Apply the notes, recitations and status lines of one free text, in order."""
+    for kind, m, value in _text_facts(text):
+        if kind == "noted":
+            noted[m] = max(noted[m], value)
+        else:
+            state[m] = value
+
+
+def _parse_text(text: str) -> tuple[tuple[str, str, Any], ...]:
+    """What one free text says, in order: ``("noted", merchant, calls)`` and ``("state", merchant, outcome)``."""
+    facts: list[tuple[str, str, Any]] = []
     for line in text.splitlines():
         note = CALL_NOTE.search(line)
         if note:
             m = note.group(1)
-            noted[m] = max(noted[m], int(note.group(2)))
-            state[m] = (note.group(3), int(note.group(4)) if note.group(4) else None)
+            facts.append(("noted", m, int(note.group(2))))
+            facts.append(("state", m, (note.group(3), int(note.group(4)) if note.group(4) else None)))
             continue
         for a, b, c, d in STATUS_COUNT.findall(line):
             m, n = (a, b) if a else (c, d)
-            noted[m] = max(noted[m], int(n))
+            facts.append(("noted", m, int(n)))
         for m, n in _round_counts(line).items():
-            noted[m] = max(noted[m], n)
+            facts.append(("noted", m, n))
         recite = RECITE.search(line)
         if recite:
             kind, items = recite.groups()
             if kind == "Open":
                 for m, outcome, rate in OPEN_ITEM.findall(items):
-                    state[m] = (outcome, int(rate) if rate else None)
+                    facts.append(("state", m, (outcome, int(rate) if rate else None)))
             else:
                 value = {"Accepted so far": ACC, "Declined so far": DEC, "Given up": "GAVE UP"}[kind]
                 for m in MERCHANT_ID.findall(items):
-                    state[m] = (value, None)
+                    facts.append(("state", m, (value, None)))
+    return tuple(facts)
+
+
+_text_facts = TextMemo(_parse_text)  # each reply is read again at every later step: parse it once
+
+
+def _folds() -> tuple[PrefixFold, PrefixFold]:
+    """The folds of ``_state``: the free texts (messages), then the call results (texts)."""
+    return PrefixFold(_TextState, _read_message), PrefixFold(dict, _read_result)
+
+
+class _TextState:
+    """The free texts folded in order: the merchants (the task's list, or a ledger's when the task is cut),
+    the latest outcome per merchant and the highest call count noted per merchant."""
+
+    def __init__(self) -> None:
+        self.merchants: list[str] = []
+        self.state: dict[str, tuple[str, int | None]] = {}
+        self.noted: Counter = Counter()
+
+
+def _read_message(read: _TextState, message: dict) -> None:
+    text = str(message.get("content") or "")
+    if message.get("role") == "user" and not read.merchants:
+        read.merchants = _prompt_merchants(text)
+    if message.get("role") == "assistant" and not read.merchants and MERCHANTS_RULE.search(text):
+        read.merchants = MERCHANT_ID.findall(MERCHANTS_RULE.search(text).group(1))  # the task is cut
+    _read_text(text, read.state, read.noted)
+
+
+_prompt_merchants = TextMemo(PROMPT_MERCHANT.findall)
+
+
+def _read_result(state: dict, text: str) -> None:
+    """A visible call result: the newest word on its merchant."""
+    outcome = _result_outcome(text)
+    if outcome is not None:
+        state[outcome[0]] = outcome[1]
+
+
+def _parse_result(text: str) -> tuple[str, tuple[str, int | None]] | None:
+    header, disp = HEADER.search(text), DISPOSITION.search(text)
+    if header and disp:
+        return header.group(1), (disp.group(1), int(disp.group(2)) if disp.group(2) else None)
+    return None
+
+
+_result_outcome = TextMemo(_parse_result)
 
 
 LEDGER_COUNT = re.compile(r"^(M\d{2}): (\d+)/\d+ calls")

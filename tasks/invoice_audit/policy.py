@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from tasks.invoice_audit.tools import TOOL
+from tasks.kit.incremental import PrefixFold, TextMemo, per_request
 from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
 from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.policy_kit import (
@@ -77,47 +78,160 @@ def _money(text: str) -> float:
     return float(text.replace(",", ""))
 
 
-class Knowledge:
-    """What the visible pages and notes say: invoices, pages covered, cursors, duplicates, page count."""
+def _page_facts(text: str) -> tuple:
+    """What one tool result says: its footers ``(page, cursor, of)``, its header ``(page, of)`` and its invoices."""
+    footers = tuple((int(page), cursor, int(of)) for cursor, page, of in FOOTER.findall(text))
+    header = PAGE_HEADER.search(text)
+    if not header:
+        return footers, None, ()
+    invoices = tuple((inv_id, (_vendor(vendor), date, _money(amount)))
+                     for inv_id, date, vendor, amount in INVOICE_BLOCK.findall(text))
+    return footers, (int(header.group(2)), int(header.group(3))), invoices
 
-    def __init__(self, tool_outputs: list[str], notes: list[str]) -> None:
+
+def _index_items(year: str, month: str, items: str) -> list[tuple[str, tuple[str, str, float]]]:
+    """The invoices of an index line's items (``INDEX_ITEM``)."""
+    return [(inv_id, (vendor, f"{year}-{month}-{day}", float(amount)))
+            for day, vendor, amount, inv_id in INDEX_ITEM.findall(items)]
+
+
+def _line_facts(line: str, index_items=_index_items) -> tuple | None:
+    """What one line of a note says (``None``: nothing): footers, ledger pages and invoices, index invoices,
+    duplicates, reviews. Every pattern a note is read with matches within one line."""
+    footers = tuple((int(page), cursor, int(of)) for cursor, page, of in FOOTER.findall(line))
+    ledger = tuple((int(page), tuple((inv_id, (_vendor(vendor), date, float(amount)))
+                                     for inv_id, vendor, date, amount in LEDGER_ITEM.findall(items)))
+                   for page, items in LEDGER.findall(line))
+    index = tuple(item for year, month, items in INDEX_LINE.findall(line) for item in index_items(year, month, items))
+    dups = tuple(i for found in DUPS_LINE.findall(line) for i in INVOICE_ID.findall(found))
+    reviewed = tuple((frozenset(parse_ranges(pages)), int(of)) for pages, of in REVIEWED.findall(line))
+    return (footers, ledger, index, dups, reviewed) if footers or ledger or index or dups or reviewed else None
+
+
+class _Read:
+    """What a stream of texts says, folded text by text: the tool results (``pages``) or the notes."""
+
+    def __init__(self) -> None:
+        self.cursors: dict[int, str] = {}
+        self.footer_total: int | None = None  # the page count of the last footer
+        self.pages: set[int] = set()  # pages whose content is in view (tool results)
+        self.page_total: int | None = None  # the page count of the last page header
         self.invoices: dict[str, tuple[str, str, float]] = {}
-        self.content_pages: set[int] = set()
+        self.noted: set[int] = set()  # pages with a ledger line (notes)
+        self.dups: set[str] = set()
+        self.reviewed: set[int] = set()
+        self.reviewed_total: int | None = None  # the page count of the last "pages reviewed" line
+
+    def footers(self, footers: tuple) -> None:
+        for page, cursor, of in footers:
+            self.cursors[page] = cursor
+            self.footer_total = of
+
+    def read_page(self, facts: tuple) -> None:
+        footers, header, invoices = facts
+        self.footers(footers)
+        if header is not None:
+            self.pages.add(header[0])
+            self.page_total = header[1]
+            self.invoices.update(invoices)
+
+    def read_note(self, lines: list[tuple]) -> None:
+        """A note's lines' facts, in the order the note is read: footers, ledger lines, index, duplicates, reviews."""
+        for footers, *_ in lines:
+            self.footers(footers)
+        for _, ledger, *_ in lines:
+            for page, items in ledger:
+                self.noted.add(page)
+                self.invoices.update(items)
+        for _, _, index, *_ in lines:
+            self.invoices.update(index)
+        for *_, dups, _ in lines:
+            self.dups.update(dups)
+        for *_, reviewed in lines:
+            for pages, of in reviewed:
+                self.reviewed |= pages
+                self.reviewed_total = of
+
+
+class Reader:
+    """Folds texts into ``_Read`` states, each page and each note line parsed once (``kit.incremental``)."""
+
+    LONG = 2000  # a line longer than this (a month of the index) is not kept whole: its items are
+
+    def __init__(self) -> None:
+        self.page_facts = TextMemo(_page_facts)
+        self.line_facts = TextMemo(_line_facts)
+        self.items: dict[tuple[str, str], dict[str, tuple]] = {}  # (year, month) -> index item text -> invoice
+        self.tools = PrefixFold(_Read, self.read_page)
+        self.notes = PrefixFold(_Read, self.read_note)
+
+    def read_page(self, state: _Read, text: str) -> None:
+        state.read_page(self.page_facts(text))
+
+    def read_note(self, state: _Read, text: str) -> None:
+        lines = [_line_facts(line, self.index_items) if len(line) > self.LONG else self.line_facts(line)
+                 for line in text.split("\n")]
+        state.read_note([facts for facts in lines if facts is not None])
+
+    def index_items(self, year: str, month: str, items: str) -> list[tuple[str, tuple[str, str, float]]]:
+        """``_index_items``, each item parsed once: the month's index is restated in every reply.
+
+        When every ``; ``-separated part is one whole item, the items are the parts' (a match cannot span a
+        separator then); otherwise the line is read as a whole."""
+        parts = items.split("; ")
+        known = self.items.setdefault((year, month), {})
+        for part in set(parts).difference(known):
+            match = INDEX_ITEM.fullmatch(part)
+            if match is None:
+                return _index_items(year, month, items)
+            day, vendor, amount, inv_id = match.groups()
+            known[part] = (inv_id, (vendor, f"{year}-{month}-{day}", float(amount)))
+        return list(map(known.__getitem__, parts))
+
+    def fold(self, texts: list[str], page: bool) -> _Read:
+        """The state of ``texts`` read from the start (no fold kept)."""
+        state = _Read()
+        for text in texts:
+            (self.read_page if page else self.read_note)(state, text)
+        return state
+
+
+class Knowledge:
+    """What the visible pages and notes say: invoices, pages covered, cursors, duplicates, page count.
+
+    ``tool_outputs`` are read as pages and ``notes`` as notes (the notes of every source in order: the
+    agent's texts, then the sub-agents' reports); or ``reads``: the states of those streams, already
+    folded (``Reader``), the tool results' first. Either way the result is the same.
+    """
+
+    def __init__(self, tool_outputs: list[str], notes: list[str], reads: list[_Read] | None = None) -> None:
+        if reads is None:
+            reader = Reader()
+            reads = [reader.fold(tool_outputs, True), reader.fold(notes, False)]
+        tools, notes_read = reads[0], reads[1:]
+        self.cursors = {1: ""}
+        totals: list[int | None] = [tools.footer_total]
+        for read in reads:
+            self.cursors.update(read.cursors)
+        totals += [read.footer_total for read in notes_read]
+        footer_total = next((t for t in reversed(totals) if t is not None), None)
+        reviewed_total = next((r.reviewed_total for r in reversed(notes_read) if r.reviewed_total is not None), None)
+        self.total = reviewed_total if reviewed_total is not None else (
+            tools.page_total if tools.page_total is not None else footer_total)
+        self.content_pages: set[int] = set(tools.pages)
+        self.invoices: dict[str, tuple[str, str, float]] = dict(tools.invoices)
         self.noted_pages: set[int] = set()
         self.reviewed: set[int] = set()
         self.dups: set[str] = set()
-        self.cursors, self.total = known_cursors(tool_outputs + notes)
-        for text in tool_outputs:
-            self._read_page(text)
-        for text in notes:
-            self._read_note(text)
+        for read in notes_read:
+            self.invoices.update(read.invoices)
+            self.noted_pages |= read.noted
+            self.reviewed |= read.reviewed
+            self.dups |= read.dups
         by_key: dict[tuple, list[str]] = {}
         for inv_id, key in self.invoices.items():
             by_key.setdefault(key, []).append(inv_id)
         self.dups.update(i for ids in by_key.values() if len(ids) > 1 for i in ids)
-
-    def _read_page(self, text: str) -> None:
-        header = PAGE_HEADER.search(text)
-        if not header:
-            return
-        self.content_pages.add(int(header.group(2)))
-        self.total = int(header.group(3))
-        for inv_id, date, vendor, amount in INVOICE_BLOCK.findall(text):
-            self.invoices[inv_id] = (_vendor(vendor), date, _money(amount))
-
-    def _read_note(self, text: str) -> None:
-        for page, items in LEDGER.findall(text):
-            self.noted_pages.add(int(page))
-            for inv_id, vendor, date, amount in LEDGER_ITEM.findall(items):
-                self.invoices[inv_id] = (_vendor(vendor), date, float(amount))
-        for year, month, items in INDEX_LINE.findall(text):
-            for day, vendor, amount, inv_id in INDEX_ITEM.findall(items):
-                self.invoices[inv_id] = (vendor, f"{year}-{month}-{day}", float(amount))
-        for line in DUPS_LINE.findall(text):
-            self.dups.update(INVOICE_ID.findall(line))
-        for pages, of in REVIEWED.findall(text):
-            self.reviewed |= parse_ranges(pages)
-            self.total = int(of)
 
     @property
     def covered(self) -> set[int]:
@@ -130,7 +244,6 @@ class Knowledge:
         if self.total is not None and after > self.total or after not in self.cursors or after == 1:
             return None
         return f"next_cursor: {self.cursors[after]} (page {after} of {self.total or '?'})"
-
 
 def page_notes(messages: list[dict]) -> list[str]:
     """A ledger line and the footer line of every page among the newest results."""
@@ -160,9 +273,15 @@ class InvoicePolicy:
     def _notes(self, messages: list[dict]) -> list[str]:
         return texts(messages) + [t for t in tool_texts(messages) if t.startswith(REPORT_PREFIX)]
 
+    @per_request
     def knowledge(self, messages: list[dict]) -> Knowledge:
-        """What the visible messages say."""
-        return Knowledge(tool_texts(messages), self._notes(messages))
+        """What the visible messages say (once per request; only the messages new since the last one are read)."""
+        reader = self.__dict__.get("_reader")
+        if reader is None:
+            reader = self._reader = Reader()
+        tools = tool_texts(messages)
+        reports = [t for t in tools if t.startswith(REPORT_PREFIX)]
+        return Knowledge([], [], [reader.tools(tools), reader.notes(texts(messages)), reader.fold(reports, False)])
 
     def delegate_plan(self, messages: list[dict]) -> str | None:
         """The next chunk of pages to hand to a sub-agent, or None when all are covered (or it cannot start one)."""
@@ -187,6 +306,7 @@ class InvoicePolicy:
         """The policy of a sub-agent given ``task``."""
         return InvoiceSubPolicy()
 
+    @per_request
     def _moves(self, messages: list[dict], known: Knowledge):
         return plan_reads(messages, TOOL, known.covered, known.cursors, known.total)
 
