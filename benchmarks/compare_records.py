@@ -20,11 +20,16 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from harness.records import TRANSCRIPTS, read_transcript, transcript_files  # noqa: E402
+
 VOLATILE = {"started_at", "wall_s", "latency_s"}
 
 
 def rows(path: Path) -> list[dict]:
-    """The JSON lines of ``path``."""
+    """The JSON lines of ``path`` (a transcript through ``read_transcript``: gzip or not, full ``refs``)."""
+    if path.parent.name == TRANSCRIPTS:
+        return read_transcript(path)
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -43,11 +48,15 @@ def first_difference(old: list[dict], new: list[dict], added: set[str],
     return None
 
 
-def record_files(root: Path) -> list[Path]:
-    """Every records file below ``root``, relative to it."""
+def record_files(root: Path) -> dict[Path, Path]:
+    """Every records file below ``root``: its name for comparison (a transcript without its suffix, so a
+    gzip one compares with an older uncompressed one) -> its path relative to ``root``."""
     names = ("trials.jsonl", "steps.jsonl")
-    found = [p for p in root.rglob("*.jsonl") if p.name in names or p.parent.name == "transcripts"]
-    return sorted(p.relative_to(root) for p in found)
+    found = {p.relative_to(root): p.relative_to(root) for p in root.rglob("*.jsonl") if p.name in names}
+    for folder in root.rglob(TRANSCRIPTS):
+        for trial_id, path in transcript_files(folder).items():
+            found[(folder / trial_id).relative_to(root)] = path.relative_to(root)
+    return dict(sorted(found.items()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rel}: only in {'new' if rel in new_files else 'old'}")
             differing += 1
             continue
-        where = first_difference(rows(args.old / rel), rows(args.new / rel), added, ignored)
+        where = first_difference(rows(args.old / old_files[rel]), rows(args.new / new_files[rel]), added, ignored)
         if where:
             print(f"{rel}: {where}")
             differing += 1

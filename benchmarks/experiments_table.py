@@ -192,16 +192,16 @@ def compression_six(results: Path) -> str:
         "the fewest iterations (tied).")
 
 
-def _history_chars(transcript: Path) -> dict[str, int]:
+def _history_chars(run_dir: str | Path, trial_id: str) -> dict[str, int]:
     """Characters of one trial's full history by origin, and what ``context_aware_compression`` made of its pages.
 
     ``agent``: the agent's replies; ``tool``: the tool results as the tools returned them;
     ``result_chars``/``compressed_chars``: the results compressed and their compressed texts (its
     ``compaction`` events; 0 for other strategies).
     """
-    import json
+    from harness.records import read_transcript
 
-    events = [json.loads(line) for line in transcript.read_text().splitlines() if line.strip()]
+    events = read_transcript(run_dir, trial_id)
     bodies = {e["ref"]: e["message"] for e in events if e.get("event") == "message"}
     size = lambda ref: len(str(bodies.get(ref, {}).get("content") or ""))  # noqa: E731
     out = {"agent": sum(size(e["ref"]) for e in events if e.get("event") == "reply"),
@@ -219,7 +219,7 @@ def _cell_chars(g) -> dict[str, int]:
     """``_history_chars`` summed over the trials of one cell (their transcripts)."""
     total: dict[str, int] = {}
     for run_dir, trial_id in zip(g["run_dir"], g["trial_id"]):
-        for key, value in _history_chars(Path(run_dir) / "transcripts" / f"{trial_id}.jsonl").items():
+        for key, value in _history_chars(run_dir, trial_id).items():
             total[key] = total.get(key, 0) + value
     return total
 
@@ -781,10 +781,9 @@ GROWTH_ORDER = {"none": "whole history", "sliding_window": "last messages that f
 
 def _trial_requests(run_dir: str, trial_id: str) -> list[tuple[int, list[str]]]:
     """(tokens, message refs) of every agent request of one trial, from its transcript."""
-    from harness.records import read_jsonl
+    from harness.records import read_transcript
 
-    path = Path(run_dir) / "transcripts" / f"{trial_id}.jsonl"
-    return [(int(e["tokens"]), list(e["refs"])) for e in read_jsonl(path) if e.get("event") == "request"]
+    return [(int(e["tokens"]), list(e["refs"])) for e in read_transcript(run_dir, trial_id, only=("request",))]
 
 
 def _growth_row(g) -> dict:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from harness import identity as ident
 from harness.curves import CURVE_RULES, SHAPES, classify, is_thrashing
-from harness.records import STEPS, TRANSCRIPTS, TRIALS, read_jsonl
+from harness.records import STEPS, TRIALS, read_jsonl, read_transcript, transcript_path
 
 # a configuration is its full resolved identity (harness/identity.py); runs without identity.json
 # fall back to the old key (strategy, params, budget, model)
@@ -259,18 +259,13 @@ def _agent_curves(steps: pd.DataFrame) -> dict[tuple[str, str], list[float]]:
 
 def max_resource_reads(run_dir: str | Path, trial_id: str) -> int | None:
     """The most times the agent read one resource in a trial (from its transcript; sub-agent reads excluded)."""
-    path = Path(run_dir) / TRANSCRIPTS / f"{trial_id}.jsonl"
-    if not path.exists():
+    path = transcript_path(run_dir, trial_id)
+    if path is None:
         return None
     counts: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if '"event": "tool"' not in line:  # cheap filter: transcripts are mostly messages
-                continue
-            event = json.loads(line)
-            if (event.get("event") == "tool" and event.get("resource") is not None and not event.get("is_error")
-                    and event.get("subagent") is None):
-                counts[event["resource"]] = counts.get(event["resource"], 0) + 1
+    for event in read_transcript(path, only=("tool",)):
+        if event.get("resource") is not None and not event.get("is_error") and event.get("subagent") is None:
+            counts[event["resource"]] = counts.get(event["resource"], 0) + 1
     return max(counts.values(), default=0)
 
 
@@ -310,8 +305,8 @@ def budget_adherence(steps: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
 
 def trial_events(run_dir: str | Path, trial_id: str) -> pd.DataFrame:
     """Strategy events of one trial from its transcript: ``step``, ``name``, ``data``."""
-    rows = read_jsonl(Path(run_dir) / TRANSCRIPTS / f"{trial_id}.jsonl")
-    events = [{"step": r.get("step"), "name": r.get("name"), "data": r.get("data")} for r in rows if r.get("event") == "strategy"]
+    rows = read_transcript(run_dir, trial_id, only=("strategy",))
+    events = [{"step": r.get("step"), "name": r.get("name"), "data": r.get("data")} for r in rows]
     return pd.DataFrame(events, columns=["step", "name", "data"])
 
 

@@ -1,8 +1,8 @@
-"""Run records: ``trials.jsonl``, ``steps.jsonl`` and ``transcripts/<trial>.jsonl``.
+"""Run records: ``trials.jsonl``, ``steps.jsonl`` and ``transcripts/<trial>.jsonl.gz``.
 
 Rows are appended and flushed as they happen, one whole line per ``write`` under a lock,
 so concurrent writers never interleave partial lines. A trial's transcript is written
-to ``<trial>.jsonl.part`` and renamed when the trial ends; its row in ``trials.jsonl``
+to ``<trial>.jsonl.gz.part`` and renamed when the trial ends; its row in ``trials.jsonl``
 is the commit point (fsynced), and ``steps.jsonl`` is fsynced just before it, so a done
 trial's steps are on disk (one fsync per trial, not per step; the transcript is not fsynced).
 On resume, steps, transcripts and stores of trials without a row (the trial in flight when
@@ -13,14 +13,27 @@ without ``trial_id``) is never dropped without a word: on resume it is appended,
 to ``<file>.corrupt`` next to the file, removed from the file, and ``RunWriter.recovered``
 holds one line per file that says so (the run prints and logs it); ``corruption_notes``
 says it for ``report``.
+
+Transcripts. ``transcripts/<trial>.jsonl.gz`` is one gzip member (``zcat FILE | jq .`` reads it)
+of JSON lines, one event each (``event``: ``trial_start``, ``message``, ``request``, ``reply``,
+``tool``, ``strategy``, ...). The gzip header has no file name and mtime 0, so the same events
+give byte-identical files. A ``request`` event does not list its message refs in full: it holds
+``keep`` (the first ``keep`` refs of the previous ``request`` event of the file, 0 for the first)
+and ``add`` (the refs that follow), so ``refs = previous_refs[:keep] + add``; under ``none``, where
+every request extends the last, that is the new messages only. ``read_transcript`` is the one
+reader: it reads ``.jsonl.gz`` and the uncompressed ``<trial>.jsonl`` of older run folders (whose
+``request`` events carry ``refs``), and gives every ``request`` event its full ``refs`` list (no
+``keep`` / ``add``). ``transcript_path`` and ``transcript_files`` find them.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
 import shutil
 import threading
+import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -29,6 +42,8 @@ STEPS = "steps.jsonl"
 TRANSCRIPTS = "transcripts"
 STORES = "stores"
 CORRUPT = ".corrupt"  # suffix of the file that keeps the bad lines of a records file
+TRANSCRIPT_SUFFIX = ".jsonl.gz"  # transcripts/<trial>.jsonl.gz
+OLD_TRANSCRIPT_SUFFIX = ".jsonl"  # uncompressed transcripts of older run folders
 
 
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -147,28 +162,137 @@ class JsonlAppender:
 
 
 class Transcript:
-    """The full event log of one trial, committed by ``commit`` (rename from ``.part``)."""
+    """The full event log of one trial (gzip), committed by ``commit`` (rename from ``.part``)."""
 
     def __init__(self, directory: Path, trial_id: str) -> None:
-        self.final = directory / f"{trial_id}.jsonl"
-        self.part = directory / f"{trial_id}.jsonl.part"
-        self._handle = self.part.open("w", encoding="utf-8")
+        self.final = directory / f"{trial_id}{TRANSCRIPT_SUFFIX}"
+        self.part = directory / f"{trial_id}{TRANSCRIPT_SUFFIX}.part"
+        self._old = directory / f"{trial_id}{OLD_TRANSCRIPT_SUFFIX}"  # an earlier, uncompressed one of this trial
+        self._raw = self.part.open("wb")
+        self._handle = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=6, mtime=0)
+        self._refs: list[str] = []  # refs of the last request event: the next one is written as a delta
         self.request_tokens: list[int] = []  # tokens of each `request` event: the trial's token curve
 
     def event(self, event: str, **data: Any) -> None:
-        """Append one event."""
+        """Append one event (a ``request``'s ``refs`` as ``keep`` / ``add`` against the previous request)."""
         if event == "request":
             self.request_tokens.append(data.get("tokens"))
-        self._handle.write(dumps({"event": event, **data}) + "\n")
+            if "refs" in data:
+                refs = list(data.pop("refs") or [])
+                keep = _common_prefix(self._refs, refs)
+                data["keep"], data["add"] = keep, refs[keep:]
+                self._refs = refs
+        self._handle.write((dumps({"event": event, **data}) + "\n").encode("utf-8"))
 
     def commit(self) -> None:
-        """Close and publish the transcript."""
-        self._handle.close()
+        """Close and publish the transcript (replacing an earlier uncompressed one of the trial)."""
+        self._close()
         os.replace(self.part, self.final)
+        if self._old.exists():
+            self._old.unlink()
 
     def abandon(self) -> None:
         """Close without publishing."""
-        self._handle.close()
+        self._close()
+
+    def _close(self) -> None:
+        try:
+            self._handle.close()
+        finally:
+            self._raw.close()
+
+
+def _common_prefix(a: list[str], b: list[str]) -> int:
+    """How many leading items ``a`` and ``b`` share."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    i = 0
+    while a[i] == b[i]:
+        i += 1
+    return i
+
+
+def transcript_path(run_dir: Path, trial_id: str) -> Path | None:
+    """The transcript of ``trial_id`` in the run folder: ``.jsonl.gz``, else an older ``.jsonl``; None when neither."""
+    directory = Path(run_dir) / TRANSCRIPTS
+    for suffix in (TRANSCRIPT_SUFFIX, OLD_TRANSCRIPT_SUFFIX):
+        path = directory / f"{trial_id}{suffix}"
+        if path.exists():
+            return path
+    return None
+
+
+def transcript_files(directory: Path) -> dict[str, Path]:
+    """The committed transcripts of a ``transcripts/`` folder by trial id (``.jsonl.gz`` over ``.jsonl``)."""
+    found: dict[str, Path] = {}
+    directory = Path(directory)
+    if not directory.is_dir():
+        return found
+    for path in sorted(directory.iterdir()):
+        for suffix in (TRANSCRIPT_SUFFIX, OLD_TRANSCRIPT_SUFFIX):
+            if path.name.endswith(suffix) and path.is_file():
+                trial_id = path.name[:-len(suffix)]
+                if suffix == TRANSCRIPT_SUFFIX or trial_id not in found:
+                    found[trial_id] = path
+                break
+    return found
+
+
+def read_transcript(source: Path, trial_id: str | None = None, only: Iterable[str] | None = None) -> list[dict]:
+    """The events of one transcript, each ``request`` with its full ``refs`` (the one transcript reader).
+
+    ``source`` is a run folder (with ``trial_id``) or a transcript file (``.jsonl.gz`` or an older
+    ``.jsonl``). A missing transcript reads as ``[]``; a torn or truncated end (a crash) and lines
+    that are not JSON objects are skipped. ``only``: keep just these event kinds (lines of other
+    kinds are not parsed; ``request`` events are still followed, to expand the refs).
+    """
+    path = transcript_path(source, trial_id) if trial_id is not None else Path(source)
+    if path is None or not path.exists():
+        return []
+    wanted = None if only is None else set(only)
+    needles = None if wanted is None else [f'"event": "{kind}"'.encode() for kind in wanted | {"request"}]
+    events: list[dict] = []
+    refs: list[str] = []
+    for raw in _transcript_lines(path):
+        if needles is not None and not any(needle in raw for needle in needles):
+            continue  # cheap filter: transcripts are mostly messages
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        if event.get("event") == "request":
+            if "keep" in event or "add" in event:
+                keep = event.pop("keep", 0) or 0
+                event["refs"] = refs = refs[:keep] + list(event.pop("add", None) or [])
+            else:
+                refs = list(event.get("refs") or [])
+        if wanted is None or event.get("event") in wanted:
+            events.append(event)
+    return events
+
+
+def _transcript_lines(path: Path) -> Iterable[bytes]:
+    """The non-empty lines of a transcript file, gzip or not; a truncated gzip ends at its last whole line."""
+    if not path.name.endswith(".gz"):
+        with path.open("rb") as handle:
+            yield from (raw for raw in handle if raw.strip())
+        return
+    with gzip.open(path, "rb") as handle:
+        pending = b""
+        try:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    pending = raw
+                    continue
+                if raw.strip():
+                    yield raw
+        except (EOFError, OSError, zlib.error):  # a .part cut by a crash
+            return
+        if pending.strip():
+            yield pending
 
 
 class RunWriter:

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from harness.records import STEPS, TRANSCRIPTS, TRIALS, dumps, read_jsonl
+from harness.records import OLD_TRANSCRIPT_SUFFIX, STEPS, TRANSCRIPT_SUFFIX, TRANSCRIPTS, TRIALS, dumps, read_jsonl
 
 ERROR_OUTCOMES = ("model_error", "strategy_error")
 RETRY_FLAG = "--retry-errors"
@@ -75,9 +75,10 @@ def move_transcripts(source: Path, target: Path, trial_ids: set) -> None:
     """Move the transcripts of ``trial_ids`` from ``source`` to ``target``."""
     target.mkdir(parents=True, exist_ok=True)
     for trial_id in trial_ids:
-        path = source / f"{trial_id}.jsonl"
-        if path.exists():
-            os.replace(path, target / path.name)
+        for suffix in (TRANSCRIPT_SUFFIX, OLD_TRANSCRIPT_SUFFIX):  # gzip, or an older uncompressed one
+            path = source / f"{trial_id}{suffix}"
+            if path.exists():
+                os.replace(path, target / path.name)
 
 
 def write_rows(path: Path, rows: list[dict]) -> None:

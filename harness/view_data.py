@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.records import STEPS, TRANSCRIPTS, TRIALS, read_jsonl
+from harness.records import STEPS, TRIALS, read_jsonl, read_transcript
 
 KEPT, CUT, REPLACED, OFFLOADED, SUMMARY, INSERTED = "kept", "cut", "replaced", "offloaded", "summary", "inserted"
 STEP_EVENTS = ("strategy", "summarizer", "hook", "subagent_start", "subagent_end")
@@ -177,7 +177,7 @@ def replay(events: list[dict], rows: dict[int, dict]) -> tuple[dict[str, dict], 
 def load_trial(run_dir: Path, row: dict, step_rows: list[dict]) -> TrialView:
     """One trial of a run folder."""
     trial_id = row["trial_id"]
-    events = read_jsonl(Path(run_dir) / TRANSCRIPTS / f"{trial_id}.jsonl")
+    events = read_transcript(run_dir, trial_id)
     rows = {r.get("step"): r for r in step_rows if r.get("trial_id") == trial_id and r.get("kind", "agent") == "agent"}
     messages, steps = replay(events, rows)
     start = next((e for e in events if e.get("event") == "trial_start"), {})

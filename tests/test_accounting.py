@@ -5,7 +5,7 @@ from harness.hooks import Hooks
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.models.scripted import ScriptedModel
-from harness.records import RunWriter, read_jsonl
+from harness.records import RunWriter, read_jsonl, read_transcript
 from harness.runner import execute, recorded_strategy_name
 from strategies.clear_tool_results import ClearToolResults
 from strategies.headtail import HeadTail
@@ -109,7 +109,7 @@ def test_a_per_turn_call_limit_rejects_the_extra_calls_without_executing_them(tm
     row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=NoManagement(),
                     model=ScriptedModel(profile="realistic"), summarizer=None, settings=settings, writer=writer)
     writer.close()
-    events = read_jsonl(tmp_path / "transcripts" / "t.jsonl")
+    events = read_transcript(tmp_path, "t")
     limited = [e for e in events if e.get("event") == "tool" and e["is_error"]]
     assert row["rate_limited_calls"] == len(limited) > 0
     bodies = {e["ref"]: e["message"]["content"] for e in events if e.get("event") == "message"}

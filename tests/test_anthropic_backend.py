@@ -15,7 +15,7 @@ from harness.models.anthropic_backend import AnthropicModel, http_module, normal
 from harness.models.base import ContextOverflowError, ModelError, PreflightError  # noqa: E402
 from harness.models.messages_format import to_messages  # noqa: E402
 from harness.pricing import Pricing  # noqa: E402
-from harness.records import RunWriter, read_jsonl  # noqa: E402
+from harness.records import RunWriter, read_jsonl, read_transcript  # noqa: E402
 from harness.runner import ConfigError, check_server_side  # noqa: E402
 from harness.models.faults import FaultInjecting  # noqa: E402
 from harness.models.wrappers import Delayed  # noqa: E402
@@ -285,7 +285,7 @@ def test_server_clear_tool_uses_sends_the_parameters_and_records_the_servers_edi
     assert len(sent["messages"]) == 5  # prepare left the history whole: the server edits it
     assert [s["strategy_events"] for s in steps] == [[], [], ["compaction"]]
     assert row["compactions"] == 1
-    events = [json.loads(line) for line in (tmp_path / "transcripts" / "t.jsonl").read_text().splitlines()]
+    events = read_transcript(tmp_path, "t")
     [edit] = [e for e in events if e.get("event") == "strategy"]
     assert edit["data"] == {"method": "server_clear_tool_uses", "tier": "server", "edit": "clear_tool_uses_20250919",
                             "cleared_tool_uses": 2, "cleared_input_tokens": 2914}

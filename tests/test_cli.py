@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import read_jsonl
+from harness.records import read_jsonl, transcript_path
 
 VOLATILE = {"wall_s", "started_at", "latency_s", "run"}
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +77,7 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
     trials = read_jsonl(a / "trials.jsonl")
     smoke = (ROOT / "configs" / "suite" / "smoke.yaml").read_text()
     expected = 2 * smoke.count("- /task@families.")  # trials=2 per family of the smoke suite (one instance each)
-    assert len(trials) == expected and all(len(list((a / "transcripts").glob(f"{t['trial_id']}.jsonl"))) == 1 for t in trials)
+    assert len(trials) == expected and all(transcript_path(a, t["trial_id"]) is not None for t in trials)
     row = trials[0]
     for field in ("strategy", "strategy_params", "budget", "family", "instance_id", "seed", "trial", "model", "outcome",
                   "success", "score", "steps", "input_tokens", "cached_tokens", "cached_source", "output_tokens",

@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harness.records import JsonlAppender, read_jsonl
+from harness.records import JsonlAppender, read_jsonl, read_transcript, transcript_files
 from tests.test_cli import ROOT, harness, records
 
 
@@ -41,7 +41,9 @@ def test_kill_9_then_rerun_loses_and_duplicates_nothing(tmp_path):
     assert records(run, "trials.jsonl") == records(clean, "trials.jsonl"), "no trial is lost or altered"
     assert records(run, "steps.jsonl") == records(clean, "steps.jsonl"), "no step of an unfinished trial remains"
     assert not list((run / "transcripts").glob("*.part"))
-    assert sorted(p.stem for p in (run / "transcripts").glob("*.jsonl")) == sorted(ids)
+    assert sorted(transcript_files(run / "transcripts")) == sorted(ids)
+    assert all(p.name.endswith(".jsonl.gz") and read_transcript(p)[-1]["event"] == "trial_end"
+               for p in transcript_files(run / "transcripts").values())
 
 
 def test_concurrent_writers_never_interleave_partial_lines(tmp_path):

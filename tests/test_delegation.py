@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.records import read_jsonl
+from harness.records import read_jsonl, read_transcript
 from strategies.isolate import Isolate
 from tasks.callback_search import CallbackSearch, CallbackSearchPolicy
 from tasks.code_review import CodeReview, ReviewPolicy
@@ -18,8 +18,8 @@ def _sub_steps(tmp_path, trial_id, seed):
 
 
 def _sub_tool_events(tmp_path, trial_id, seed):
-    path = tmp_path / f"{trial_id}-{seed}" / "transcripts" / f"{trial_id}.jsonl"
-    return [e for e in read_jsonl(path) if e.get("event") == "tool" and e.get("subagent")]
+    events = read_transcript(tmp_path / f"{trial_id}-{seed}", trial_id)
+    return [e for e in events if e.get("event") == "tool" and e.get("subagent")]
 
 
 # Most tests here give sub-agents a roomy budget (subagent_budget="1M") to test the delegation logic
@@ -47,7 +47,7 @@ def test_code_review_subagent_reads_the_helper_of_a_cross_file_bug(tmp_path):
     reader = next(e["subagent"] for e in events if e["name"] == "read_file" and e["args"]["path"] == bug.file)
     helpers = {e["args"]["path"] for e in events if e["subagent"] == reader and e["args"]["path"].startswith("app/common/")}
     assert helpers, "the sub-agent with the arg-order bug read a helper module itself"
-    transcript = read_jsonl(tmp_path / "iso-0" / "transcripts" / "iso.jsonl")
+    transcript = read_transcript(tmp_path / "iso-0", "iso")
     conclusion = next(e["conclusion"] for e in transcript if e.get("event") == "subagent_end" and e["subagent"] == reader)
     task = next(e["task"] for e in transcript if e.get("event") == "subagent_start" and e["subagent"] == reader)
     assert any(h not in task for h in helpers), "the helper module belongs to another sub-agent's chunk"

@@ -1,8 +1,7 @@
 """Fault injection: retries recover, garbage goes back to the model, exhausted retries are model_error,
 a raising strategy is strategy_error, and the run goes on in every case."""
-import json
 
-from harness.records import read_jsonl
+from harness.records import read_jsonl, read_transcript, transcript_files
 from harness.runner import execute
 from tests.helpers import compose
 from tests.test_cli import harness
@@ -19,9 +18,8 @@ def test_flaky_provider_changes_no_outcome_and_garbage_is_sent_back(tmp_path):
     execute(compose(*SMOKE, "faults=flaky"), tmp_path / "flaky", echo=lambda _: None)
     assert outcomes(tmp_path / "flaky") == outcomes(tmp_path / "clean"), "retries recover every transient fault"
     nudges = 0
-    for path in (tmp_path / "flaky" / "transcripts").glob("*.jsonl"):
-        for line in path.open():
-            event = json.loads(line)
+    for path in transcript_files(tmp_path / "flaky" / "transcripts").values():
+        for event in read_transcript(path):
             if event["event"] == "message" and "cut off" in str(event["message"].get("content", "")):
                 nudges += 1
     assert nudges > 0, "garbled replies come back to the model as an error it can correct"

@@ -1,11 +1,10 @@
 """Loop hooks: the start hook's plan instruction and the stop hook's completion check."""
-import json
 
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.models.scripted import ScriptedModel
-from harness.records import RunWriter, read_jsonl
+from harness.records import RunWriter, read_jsonl, read_transcript
 from strategies.headtail import HeadTail
 from strategies.none import NoManagement
 from tasks.code_review import CodeReview
@@ -19,7 +18,7 @@ def trial(tmp_path, instance, strategy, hooks, budget=100_000, model=None, max_s
     row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=strategy, model=model or ScriptedModel(profile="perfect"),
                     summarizer=None, settings=settings, writer=writer)
     writer.close()
-    events = [json.loads(line) for line in (tmp_path / "transcripts" / "t.jsonl").open()]
+    events = read_transcript(tmp_path, "t")
     return row, events
 
 

@@ -5,12 +5,13 @@ so these tests do not depend on how ``harness/loop.py`` is organised.
 """
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 
-from harness.records import dumps, read_jsonl
+from harness.records import dumps, read_jsonl, transcript_files
 from harness.runner import execute
 from harness.tokens import TokenCounter
 from tests.helpers import compose
@@ -27,7 +28,8 @@ def run(tmp_path: Path, script: str, *overrides: str) -> list[dict]:
 
 def jsonl_lines(path: Path) -> list[dict]:
     """Every line of a JSONL file, each required to be valid UTF-8 JSON."""
-    text = path.read_bytes().decode("utf-8")  # strict: a surrogate written raw would fail here
+    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    text = data.decode("utf-8")  # strict: a surrogate written raw would fail here
     return [json.loads(line) for line in text.splitlines()]
 
 
@@ -51,7 +53,7 @@ def test_lone_surrogate_in_tool_arguments_is_recorded_and_the_run_goes_on(tmp_pa
     assert [r["outcome"] for r in rows] == ["submitted"]
     assert rows[0]["grade_detail"]["wrong"] == ["\\ud800"], "the loop escapes a lone surrogate in arguments"
     jsonl_lines(tmp_path / "steps.jsonl")
-    (transcript,) = (tmp_path / "transcripts").glob("*.jsonl")
+    (transcript,) = transcript_files(tmp_path / "transcripts").values()
     events = jsonl_lines(transcript)
     tool = next(e for e in events if e["event"] == "tool")
     assert tool["args"] == {"page": "\\ud800", "note": "x\\udfff"}

@@ -12,7 +12,6 @@ real sleeps (a NaN wait raises, as ``time.sleep(nan)`` does).
 """
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from omegaconf import OmegaConf
 
 from harness.cache_sim import PROFILES
 from harness.loop import TrialSettings, run_trial
-from harness.records import RunWriter, read_jsonl
+from harness.records import RunWriter, read_jsonl, read_transcript
 from harness.runner import build_model
 from strategies.none import NoManagement
 from tasks.failure_memory import FailureMemory
@@ -155,10 +154,8 @@ def expected(mode: str, backend: str) -> Expect:
 
 
 def read_events(path: Path) -> list[dict]:
-    """A transcript's events (``<trial>.jsonl``, or gzipped ``<trial>.jsonl.gz``)."""
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    """A transcript's events (``<trial>.jsonl.gz``, or an older ``<trial>.jsonl``), request refs expanded."""
+    return read_transcript(path)
 
 
 @dataclass

@@ -1,12 +1,11 @@
 """The agent loop on the reference agent: outcomes, validation, context-faithfulness."""
-import json
 import re
 
 import pytest
 
 from harness.loop import TrialSettings, run_trial
 from harness.models.scripted import ScriptedModel
-from harness.records import RunWriter, read_jsonl
+from harness.records import RunWriter, read_jsonl, read_transcript, transcript_path
 from strategies.headtail import HeadTail
 from strategies.none import NoManagement
 from tasks.invoice_audit import InvoiceAudit
@@ -38,12 +37,12 @@ def test_reference_agent_solves_with_full_context(tmp_path):
     assert curve == sorted(curve), "with no management the request only grows"
     assert row["peak_context"] == max(curve)
     assert row["input_tokens"] == sum(s["prompt_tokens"] for s in steps)
-    assert (tmp_path / "transcripts" / "t0.jsonl").exists()
+    assert transcript_path(tmp_path, "t0") == tmp_path / "transcripts" / "t0.jsonl.gz"
 
 
 def test_transcript_holds_every_request(tmp_path):
     row, _ = trial(tmp_path, HeadTail(), budget=3_000)
-    events = [json.loads(line) for line in (tmp_path / "transcripts" / "t0.jsonl").open()]
+    events = read_transcript(tmp_path, "t0")
     bodies = {e["ref"]: e["message"] for e in events if e["event"] == "message"}
     requests = [e for e in events if e["event"] == "request"]
     assert len(requests) == row["steps"]
@@ -71,7 +70,7 @@ def test_context_faithful_agent_rereads_what_it_cannot_see(tmp_path):
     row, instance = trial(tmp_path, HidePageOnce())
     assert row["rereads"] == 1 and row["reads"] == instance.pages + 1
     assert row["success"]
-    tools = [e for e in map(json.loads, (tmp_path / "transcripts" / "t0.jsonl").open()) if e["event"] == "tool"]
+    tools = [e for e in read_transcript(tmp_path, "t0") if e["event"] == "tool"]
     page2 = instance.listing.cursor_for(2)
     assert [t["args"]["cursor"] for t in tools if t["name"] == "get_invoice_page"].count(page2) == 2
 
@@ -146,6 +145,6 @@ def test_malformed_replies_go_back_to_the_model(tmp_path):
     row = run_trial(trial_id="c", trial_index=0, instance=instance, strategy=NoManagement(), model=model,
                     summarizer=None, settings=settings, writer=writer)
     assert row["outcome"] == "submitted" and not row["success"] and row["steps"] == 4
-    events = [json.loads(line) for line in (tmp_path / "transcripts" / "c.jsonl").open()]
+    events = read_transcript(tmp_path, "c")
     errors = [e for e in events if e["event"] == "tool" and e["is_error"]]
     assert errors and errors[0]["name"] == "get_invoice_page"

@@ -1,13 +1,12 @@
 """The cache anti-patterns (strategies/pitfalls.py) and the harness extensions they need:
 ``rewrites_system`` (validation relaxed for one rule, recorded in the row) and ``order_tools``."""
-import json
 
 import pytest
 
 from harness.conversation import InvalidConversation, check_tool_order, validate_projection
 from harness.loop import TrialSettings, run_trial
 from harness.models.scripted import ScriptedModel
-from harness.records import RunWriter
+from harness.records import RunWriter, read_transcript
 from strategies.pitfalls import FlattenedTranscript, FrequencyOrderedTools, LastRounds, TimestampedSystem
 from tasks.code_review import CodeReview
 from tasks.invoice_audit import InvoiceAudit
@@ -33,7 +32,7 @@ def trial(tmp_path, strategy, family=None, max_steps=40):
     row = run_trial(trial_id="t0", trial_index=0, instance=instance, strategy=strategy,
                     model=ScriptedModel(profile="perfect", context_window=131_072), summarizer=None, settings=settings, writer=writer)
     writer.close()
-    return row, tmp_path / "transcripts" / "t0.jsonl"
+    return row, read_transcript(tmp_path, "t0")
 
 
 # --- the strategies: valid, deterministic, never mutating ---------------------------------------------------
@@ -133,7 +132,7 @@ def test_loop_refuses_an_undeclared_system_rewrite(tmp_path):
 def test_loop_runs_a_declared_rewrite_and_records_it(tmp_path):
     row, transcript = trial(tmp_path, TimestampedSystem())
     assert row["outcome"] == "submitted" and row["success"] and row["rewrites_system"] is True
-    events = [json.loads(line) for line in transcript.open()]
+    events = transcript
     bodies = {e["ref"]: e["message"] for e in events if e["event"] == "message"}
     heads = [bodies[e["refs"][0]]["content"].splitlines()[0] for e in events if e["event"] == "request"]
     assert len(set(heads)) == len(heads) == row["steps"], "a new system message every step"
@@ -142,7 +141,7 @@ def test_loop_runs_a_declared_rewrite_and_records_it(tmp_path):
 def test_loop_applies_order_tools_per_step(tmp_path):
     row, transcript = trial(tmp_path, FrequencyOrderedTools(), family=CodeReview(files=6, bugs=2))
     assert row["outcome"] == "submitted" and row["success"]
-    orders = [e["tool_order"] for e in map(json.loads, transcript.open()) if e["event"] == "request"]
+    orders = [e["tool_order"] for e in transcript if e["event"] == "request"]
     assert orders[0] == ["list_files", "read_file", "grep", "submit"]
     assert orders[-1][0] in ("grep", "read_file") and len({tuple(o) for o in orders}) > 1  # the reviewer's most used
 

@@ -14,7 +14,7 @@ import pytest
 
 from harness.conversation import strip_private
 from harness.models.scripted import ScriptedModel
-from harness.records import read_jsonl
+from harness.records import read_jsonl, read_transcript
 from strategies.headtail import HeadTail
 from tests.family_helpers import run_reference
 from tests.helpers import compose
@@ -30,7 +30,7 @@ BIGGER = {"invoice_audit": {"pages": 5}, "code_review": {"files": 9}, "brand_rep
 
 def exchanges(run_dir, trial_id="t") -> list[tuple[list[dict], list[dict], dict]]:
     """(request as sent, tool schemas, reply) of every agent step of a recorded trial."""
-    events = read_jsonl(run_dir / "transcripts" / f"{trial_id}.jsonl")
+    events = read_transcript(run_dir, trial_id)
     bodies = {e["ref"]: e["message"] for e in events if e.get("event") == "message"}
     tools = next(e["tools"] for e in events if e.get("event") == "trial_start")
     requests = {e["step"]: [strip_private(bodies[r]) for r in e["refs"]] for e in events if e.get("event") == "request"}

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from harness.models.relay import parse_reply, render_request
-from harness.records import read_jsonl
+from harness.records import read_jsonl, read_transcript, transcript_files
 from tests.helpers import compose
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ def test_a_script_answers_a_relay_run_and_the_records_are_the_usual_ones(tmp_pat
     assert "# Tools" in text and "search_documents" in text and "0001.reply.json" in text
     row = read_jsonl(out / "trials.jsonl")[0]
     assert row["model"] == "relay" and row["success"] and row["steps"] == 2 and not row["reference_agent"]
-    transcript = read_jsonl(next((out / "transcripts").glob("*.jsonl*")))
+    transcript = read_transcript(next(iter(transcript_files(out / "transcripts").values())))
     calls = [c for e in transcript if e.get("event") == "message" for c in e["message"].get("tool_calls") or []]
     assert [c["function"]["name"] for c in calls] == ["search_documents", "submit"]
     assert calls[0]["id"] == "call_1_0" and json.loads(calls[0]["function"]["arguments"]) == {"query": "vault access code"}
@@ -68,7 +68,7 @@ def test_a_malformed_reply_goes_back_to_the_model_as_an_error(tmp_path):
 
     thread, relay, out = start_run(tmp_path)
     answer_until_done(thread, relay, answer)
-    transcript = read_jsonl(next((out / "transcripts").glob("*.jsonl*")))
+    transcript = read_transcript(next(iter(transcript_files(out / "transcripts").values())))
     nudges = [e["message"]["content"] for e in transcript
               if e.get("event") == "message" and e["message"].get("role") == "user" and e["message"].get("_nudge")]
     assert nudges and "not JSON" in nudges[0]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.records import read_jsonl
+from harness.records import read_jsonl, transcript_path
 from harness.retry_errors import error_counts, retry_outcomes, set_aside_errors
 from tests.test_cli import SMOKE1, VOLATILE, harness
 
@@ -44,7 +44,7 @@ def test_retry_errors_reruns_only_the_failed_trial_and_keeps_its_first_records(t
     assert [r["trial_id"] for r in read_jsonl(aside / "trials.set-aside.jsonl")] == [failed]
     assert read_jsonl(aside / "trials.set-aside.jsonl")[0]["error"] == "HTTP 500 (forged)"
     assert {s["trial_id"] for s in read_jsonl(aside / "steps.set-aside.jsonl")} == {failed}
-    assert (aside / "transcripts" / f"{failed}.jsonl").exists()
+    assert transcript_path(aside, failed) == aside / "transcripts" / f"{failed}.jsonl.gz"
 
 
 def test_fail_on_error_exits_1_when_the_provider_is_down(tmp_path):

@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.models.base import Completion, Usage
 from harness.models.faults import GARBAGE_ERROR
-from harness.records import read_jsonl
+from harness.records import dumps, read_jsonl, read_transcript, transcript_files
 from harness.runner import execute
 from tests.helpers import compose
 from tests.test_cli import harness
@@ -38,7 +38,7 @@ def _run(folder: Path, *overrides: str, lines: list[str] | None = None) -> Path:
 
 
 def _transcripts_text(folder: Path) -> str:
-    return "".join(p.read_text(encoding="utf-8") for p in sorted((folder / "transcripts").glob("*.jsonl")))
+    return "".join(dumps(event) for path in transcript_files(folder / "transcripts").values() for event in read_transcript(path))
 
 
 # ---------------------------------------------------------------- 1. the cache and injected replies
