@@ -41,7 +41,7 @@ commands:
   list                  strategies, task families, suites, models, pricing profiles and experiment presets
   report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
   compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
-  view RUN [TRIAL] [--out FILE]        one static HTML file: trials, token curves, each request marked against the history
+  view RUN [TRIAL] [--out FILE]        static HTML: RUN/view/index.html + a page per trial (token curve, requests marked)
   import FILE... --format csv|jsonl|inspect-log [--map FIELD=COLUMN|FILE.yaml] [--out DIR]
                                   another harness's per-instance results as ctxbench run folders (report, compare)
 

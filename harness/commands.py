@@ -31,6 +31,6 @@ def _import(args: list[str]) -> int:
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "report": _report,    # report RUN... [--out DIR]: summary.md, summary.csv, plots/
     "compare": _compare,  # compare BASE CAND [--fail-on-regression] [--tolerance 0.10]
-    "view": _view,        # view RUN [TRIAL] [--out FILE]: one static HTML file (RUN/view.html)
+    "view": _view,        # view RUN [TRIAL] [--out FILE]: static HTML (RUN/view/index.html + a page per trial)
     "import": _import,    # import FILE... --format csv|jsonl|inspect-log [--map FIELD=COLUMN|FILE.yaml] [--out DIR]
 }

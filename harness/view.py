@@ -1,12 +1,19 @@
-"""``python -m harness view RUN [TRIAL] [--out FILE]``: one static, self-contained HTML file.
+"""``python -m harness view RUN [TRIAL] [--out FILE]``: static HTML, one page per trial and an index.
 
-It shows the trial list with outcomes; per trial the token curve (harness/view_svg.py);
-per step the prepared request as the model saw it, marked against the full history
-(harness/view_data.py: kept, cut, replaced, offloaded, summary, inserted), the tool calls
-and results, strategy events and cache breaks. No server, no network, no script library:
-long messages are folded into ``<details>`` (a few lines of inline script only expand or
-collapse them all). A message body is written in full once, where it first appears;
-later appearances show a preview and link to it.
+``view RUN`` writes ``RUN/view/index.html`` (the trial list with outcomes, each linking to its
+page) and ``RUN/view/<trial>.html`` per trial (``--out FILE``: the index at FILE, the trial pages
+beside it), so what a browser opens is one trial at a time (pages from ``file://`` cannot load
+other files, so there is no loading on demand). ``view RUN TRIAL`` writes that trial's page alone
+(``RUN/view-TRIAL.html``, or ``--out FILE``).
+
+A trial page shows the token curve (harness/view_svg.py); per step the prepared request as the
+model saw it, marked against the full history (harness/view_data.py: kept, cut, replaced,
+offloaded, summary, inserted), the tool calls and results, strategy events and cache breaks. The
+leading messages a request shares with the previous step's request (same refs, same marks, in
+order) are one line naming them and linking to that step; the rest are listed. No server, no
+network, no script library: long messages are folded into ``<details>`` (a few lines of inline
+script only expand or collapse them all). A message body is written in full once per page, where
+it first appears; later appearances show a preview and link to it.
 """
 from __future__ import annotations
 
@@ -41,7 +48,8 @@ svg.curve text{font-size:10px;fill:#444}svg.curve .frame{fill:none;stroke:#bbb}
 svg.curve .tokens{stroke:#1f6fb2;stroke-width:1.5}svg.curve .history{stroke:#aaa;stroke-dasharray:2 2}
 svg.curve .budget{stroke:#a31515;stroke-dasharray:6 3}svg.curve .budget-label{fill:#a31515}
 svg.curve .event{stroke:#2a9d2a;stroke-opacity:.35}svg.curve .point{fill:#1f6fb2}
-svg.curve .break{fill:none;stroke:#e08a00;stroke-width:2}
+svg.curve .break{fill:none;stroke:#e08a00;stroke-width:2}svg.curve .clip{fill:#555;font-style:italic}svg.curve .tick{stroke:#bbb}
+.msg.same{color:#555;font-style:italic}nav{margin:4px 0}nav a{margin-right:12px}
 .legend span{margin-right:12px}.event-line{color:#2a7d2a}.break-line{color:#b36b00}
 """
 SCRIPT = """
@@ -93,8 +101,10 @@ class Renderer:
         self.shown.add(slot.ref)
         return f'<div class="{classes}" id="{escape(anchor)}" data-mark="{slot.mark}">{head}{_body(text)}</div>'
 
-    def step(self, trial: TrialView, anchor: str, view: StepView, previous: set[str]) -> str:
-        """One step section: header, events, request, newly cut messages, tool calls."""
+    def step(self, trial: TrialView, anchor: str, view: StepView, previous: set[str],
+             before: StepView | None = None) -> str:
+        """One step section: header, events, request (what it shares with ``before`` as one line), newly cut
+        messages, tool calls."""
         row = view.row
         over = " over budget" if row.get("over_budget") else ""
         brk = f' <span class="break-line">cache break: {escape(str(view.cache_break))}</span>' if view.cache_break else ""
@@ -108,7 +118,17 @@ class Renderer:
         for event in view.events:
             parts.append(f'<div class="event-line">{escape(_event_line(event))}</div>')
         parts.append("<details open><summary>prepared request</summary>")
-        parts.extend(self.message(anchor, slot) for slot in view.request)
+        shared = _shared_prefix(before.request, view.request) if before is not None else 0
+        if shared:
+            kinds = {}
+            for slot in view.request[:shared]:
+                kinds[slot.mark] = kinds.get(slot.mark, 0) + 1
+            what = ", ".join(f"{n} {mark}" for mark, n in kinds.items())
+            refs = _ranges(slot.ref for slot in view.request[:shared])
+            refs = refs if len(refs) <= RANGES_LIMIT else refs[:RANGES_LIMIT].rsplit(",", 1)[0] + ", …"
+            parts.append(f'<div class="msg same">the first {shared} messages as at '
+                         f'<a href="#{anchor}-s{before.index}">step {before.step}</a> ({what}): {escape(refs)}</div>')
+        parts.extend(self.message(anchor, slot) for slot in view.request[shared:])
         parts.append("</details>")
         parts.append(self._cut(anchor, view, previous))
         if view.tools:
@@ -147,6 +167,16 @@ class Renderer:
                 f' <span class="ref">{preview}</span></div>')
 
 
+def _shared_prefix(before: list[Slot], now: list[Slot]) -> int:
+    """How many leading slots ``now`` shares with ``before`` (same ref and mark)."""
+    n = 0
+    for a, b in zip(before, now):
+        if a.ref != b.ref or a.mark != b.mark:
+            break
+        n += 1
+    return n
+
+
 def _ranges(refs: Iterable[str]) -> str:
     """``m3-m7, m9``: refs compressed into runs of consecutive numbers."""
     numbers = sorted(int(r[1:]) for r in refs if r[1:].isdigit())
@@ -180,15 +210,20 @@ def _anchor(trial_id: str) -> str:
     return "t-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in trial_id)
 
 
-def trial_table(trials: list[TrialView]) -> str:
-    """The trial list with outcomes."""
+def page_name(trial_id: str) -> str:
+    """The file name of a trial's page."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in trial_id) + ".html"
+
+
+def trial_table(trials: list[TrialView], href=lambda t: f"#{_anchor(t.trial_id)}") -> str:
+    """The trial list with outcomes; each trial links to ``href(trial)``."""
     head = ("<tr><th>trial</th><th>success</th><th>outcome</th><th>score</th><th>steps</th><th>input tokens</th>"
             "<th>peak context</th><th>over budget</th><th>compactions</th><th>cache breaks</th></tr>")
     rows = []
     for t in trials:
         r = t.row
         ok = r.get("success")
-        rows.append(f'<tr><td><a href="#{_anchor(t.trial_id)}">{escape(t.trial_id)}</a></td>'
+        rows.append(f'<tr><td><a href="{escape(href(t))}">{escape(t.trial_id)}</a></td>'
                     f'<td class="{"ok" if ok else "fail"}">{"yes" if ok else "no"}</td><td>{escape(str(r.get("outcome")))}</td>'
                     f'<td>{r.get("score", "")}</td><td>{r.get("steps", len(t.steps))}</td><td>{r.get("input_tokens", 0):,}</td>'
                     f'<td>{r.get("peak_context", 0):,}</td><td>{r.get("over_budget_steps", "")}</td>'
@@ -211,37 +246,71 @@ def trial_section(renderer: Renderer, trial: TrialView) -> str:
     header = (f'<h2>{escape(trial.trial_id)}</h2><p>{escape(str(r.get("strategy")))} @ {r.get("budget", 0):,} tokens; '
               f'{escape(str(r.get("family")))}; outcome {escape(str(r.get("outcome")))}; '
               f'{"success" if r.get("success") else "failure"}; {len(steps)} steps</p>')
-    body, previous = [], set()
+    body, previous, before = [], set(), None
     for view in steps:
-        body.append(renderer.step(trial, anchor, view, previous))
-        previous = {slot.ref for slot in view.request}
+        body.append(renderer.step(trial, anchor, view, previous, before))
+        previous, before = {slot.ref for slot in view.request}, view
     return f'<section class="trial" id="{anchor}">{header}{curve}{legend}{"".join(body)}</section>'
 
 
-def render(run_dir: Path, trials: list[TrialView]) -> str:
-    """The whole HTML document."""
-    renderer = Renderer()
-    sections = "\n".join(trial_section(renderer, t) for t in trials)
-    title = escape(f"ctxbench view: {Path(run_dir).name}")
-    marks = " ".join(f'<span class="mark m-{m}">{m}</span>' for m in (KEPT, CUT, "replaced", "offloaded", "summary", "inserted"))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-            f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>"
-            f"<h1>{title}</h1><p>{len(trials)} trials. Marks against the full history: {marks}. "
-            '<button type="button" onclick="setAll(true)">expand all</button> '
-            '<button type="button" onclick="setAll(false)">collapse all</button></p>'
-            f"{trial_table(trials)}\n{sections}</body></html>\n")
+def _marks() -> str:
+    return " ".join(f'<span class="mark m-{m}">{m}</span>' for m in (KEPT, CUT, "replaced", "offloaded", "summary", "inserted"))
+
+
+def _document(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>{body}</body></html>\n")
+
+
+def render_trial(run_dir: Path, trial: TrialView, nav: str = "") -> str:
+    """The page of one trial (``nav``: links to the index and the neighbouring trials)."""
+    title = f"ctxbench view: {Path(run_dir).name} / {trial.trial_id}"
+    buttons = ('<button type="button" onclick="setAll(true)">expand all</button> '
+               '<button type="button" onclick="setAll(false)">collapse all</button>')
+    return _document(title, f"{nav}<p>Marks against the full history: {_marks()}. {buttons}</p>"
+                            f"{trial_section(Renderer(), trial)}\n{nav}")
+
+
+def render_index(run_dir: Path, trials: list[TrialView]) -> str:
+    """The index: the trial list with outcomes, each trial linking to its page."""
+    title = f"ctxbench view: {Path(run_dir).name}"
+    return _document(title, f"<h1>{escape(title)}</h1><p>{len(trials)} trials; one page each (the request of every "
+                            f"step marked against the full history: {_marks()}).</p>"
+                            f"{trial_table(trials, lambda t: page_name(t.trial_id))}\n")
+
+
+def _nav(trials: list[TrialView], index: int, index_name: str) -> str:
+    links = [f'<a href="{escape(index_name)}">index: all {len(trials)} trials</a>']
+    if index > 0:
+        links.append(f'<a href="{page_name(trials[index - 1].trial_id)}">← {escape(trials[index - 1].trial_id)}</a>')
+    if index + 1 < len(trials):
+        links.append(f'<a href="{page_name(trials[index + 1].trial_id)}">{escape(trials[index + 1].trial_id)} →</a>')
+    return f"<nav>{''.join(links)}</nav>"
 
 
 def write_view(run_dir: Path, trial: str | None = None, out: Path | None = None) -> Path:
-    """Write the view of a run (or of one trial) and return its path."""
+    """Write the view of a run (the index and a page per trial) or of one trial (its page); return the path."""
     run_dir = Path(run_dir)
     trials = load_run(run_dir, trial)
-    if out is None:
-        out = run_dir / ("view.html" if trial is None else f"view-{trials[0].trial_id}.html")
-    out = Path(out)
+    if trial is not None:
+        out = Path(out) if out is not None else run_dir / f"view-{trials[0].trial_id}.html"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_trial(run_dir, trials[0]), encoding="utf-8")
+        return out
+    return write_pages(run_dir, trials, out)[0]
+
+
+def write_pages(run_dir: Path, trials: list[TrialView], out: Path | None = None) -> tuple[Path, list[Path]]:
+    """The index (``out``, default ``RUN/view/index.html``) and a page per trial beside it; their paths."""
+    out = Path(out) if out is not None else Path(run_dir) / "view" / "index.html"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(run_dir, trials), encoding="utf-8")
-    return out
+    pages = []
+    for index, view in enumerate(trials):
+        page = out.parent / page_name(view.trial_id)
+        page.write_text(render_trial(run_dir, view, _nav(trials, index, out.name)), encoding="utf-8")
+        pages.append(page)
+    out.write_text(render_index(run_dir, trials), encoding="utf-8")
+    return out, pages
 
 
 def parse_args(args: list[str]) -> tuple[Path, str | None, Path | None]:
@@ -266,13 +335,19 @@ def parse_args(args: list[str]) -> tuple[Path, str | None, Path | None]:
 
 
 def cmd_view(args: list[str]) -> int:
-    """The ``view`` command: write the HTML file and print its path."""
+    """The ``view`` command: write the HTML (the index and the trial pages, or one trial's page) and say where."""
     from harness.cli import UsageError
 
     run_dir, trial, out = parse_args(args)
     try:
-        path = write_view(run_dir, trial, out)
+        if trial is not None:
+            path = write_view(run_dir, trial, out)
+            print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB)")
+            return 0
+        path, pages = write_pages(run_dir, load_run(run_dir), out)
     except (FileNotFoundError, LookupError) as exc:
         raise UsageError(str(exc)) from None
-    print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB)")
+    sizes = [p.stat().st_size for p in pages]
+    print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB) and {len(pages)} trial pages beside it "
+          f"(largest {max(sizes, default=0) / 1024:,.0f} KiB, {sum(sizes) / 2**20:,.1f} MiB in all)")
     return 0

@@ -1,15 +1,22 @@
-"""``python -m harness view``: the static HTML file of a run (and, slow, the same file in headless Chromium)."""
+"""``python -m harness view``: an index and a page per trial (and, slow, the pages in headless Chromium); the token chart."""
+import gzip
 import re
 import shutil
 import subprocess
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from harness.records import STEPS, read_jsonl
-from harness.view_data import CUT, INSERTED, KEPT, REPLACED, compare
-from tests.test_cli import harness
+from harness.records import STEPS, read_jsonl, transcript_files
+from harness.view import page_name, write_pages
+from harness.view_data import CUT, INSERTED, KEPT, REPLACED, compare, load_run
+from harness.view_svg import CLIP_FACTOR, layout, overlaps, token_curve
+from tests.test_cli import ROOT, harness
+
+PAGE_LIMIT = 3_000_000  # bytes of any one page the browser opens (issue 23)
+LOAD_LIMIT_S = 2.0  # seconds to open one in headless Chromium, beyond the browser's own start
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "circle", "line", "rect", "polyline"}  # svg shapes close themselves
 
@@ -59,12 +66,16 @@ def run_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(run_dir):
-    """``view RUN``: the default file RUN/view.html."""
+    """``view RUN``: the default index RUN/view/index.html, with a page per trial beside it."""
     result = harness("view", str(run_dir), cwd=run_dir)
     assert result.returncode == 0, result.stderr
-    path = run_dir / "view.html"
-    assert str(path) in result.stdout
+    path = run_dir / "view" / "index.html"
+    assert str(path) in result.stdout and "trial pages beside it" in result.stdout
     return path
+
+
+def trial_pages(index: Path) -> list[Path]:
+    return sorted(p for p in index.parent.glob("*.html") if p != index)
 
 
 def agent_steps(run_dir: Path, trial: str | None = None) -> int:
@@ -72,37 +83,76 @@ def agent_steps(run_dir: Path, trial: str | None = None) -> int:
     return sum(r.get("kind") == "agent" and (trial is None or r["trial_id"] == trial) for r in rows)
 
 
-def test_view_html_is_well_formed_with_one_section_per_step(page, run_dir):
+def checked(path: Path) -> Checker:
     checker = Checker()
-    checker.feed(page.read_text(encoding="utf-8"))
+    checker.feed(path.read_text(encoding="utf-8"))
     checker.close()
-    assert not checker.errors, checker.errors[:5]
-    assert checker.stack == []
-    assert checker.steps == agent_steps(run_dir) > 0
-    assert checker.marks.get(KEPT) and checker.marks.get(CUT) and checker.marks.get(INSERTED)  # headtail cuts and notes
+    assert not checker.errors, (path.name, checker.errors[:5])
+    assert checker.stack == [], path.name
     external = [link for link in checker.links if re.match(r"\s*(https?:)?//", link)]
     assert not external, external[:5]
-    assert page.stat().st_size < 4 * sum(p.stat().st_size for p in (run_dir / "transcripts").iterdir())
+    return checker
+
+
+def transcripts_bytes(run_dir: Path) -> int:
+    """The transcripts' size uncompressed."""
+    return sum(len(gzip.decompress(p.read_bytes())) if p.name.endswith(".gz") else p.stat().st_size
+               for p in transcript_files(run_dir / "transcripts").values())
+
+
+def test_view_writes_an_index_and_one_well_formed_page_per_trial_with_one_section_per_step(page, run_dir):
+    trials = read_jsonl(run_dir / "trials.jsonl")
+    pages = trial_pages(page)
+    assert [p.name for p in pages] == sorted(page_name(t["trial_id"]) for t in trials)
+    index = checked(page)
+    assert index.steps == 0 and all(page_name(t["trial_id"]) in index.links for t in trials)
+    steps, marks = 0, {}
+    for path in pages:
+        checker = checked(path)
+        assert "index.html" in checker.links, "each page links back to the index"
+        assert checker.steps == agent_steps(run_dir, path.stem) > 0
+        steps += checker.steps
+        for mark, n in checker.marks.items():
+            marks[mark] = marks.get(mark, 0) + n
+    assert steps == agent_steps(run_dir)
+    assert marks.get(KEPT) and marks.get(CUT) and marks.get(INSERTED)  # headtail cuts and notes
+    assert all(p.stat().st_size <= PAGE_LIMIT for p in [page, *pages])
+    assert sum(p.stat().st_size for p in [page, *pages]) < 4 * transcripts_bytes(run_dir)
 
 
 def test_view_html_shows_curve_budget_and_cache_breaks(page, run_dir):
-    text = page.read_text(encoding="utf-8")
+    text = "".join(p.read_text(encoding="utf-8") for p in trial_pages(page))
     assert text.count("<svg") == len(read_jsonl(run_dir / "trials.jsonl"))
     assert 'class="budget"' in text and "budget 2,000" in text
     assert "strategy: compaction" in text
     breaks = sum(1 for r in read_jsonl(run_dir / STEPS) if r.get("kind") == "agent" and r.get("cache_break"))
     assert text.count('class="step break"') == breaks
     assert "<script src" not in text and "<link" not in text
+    assert 'class="msg same"' in text, "what a request shares with the previous one is one line"
 
 
 def test_view_one_trial_with_out(run_dir, tmp_path):
-    trial = sorted(p.name[:-6] for p in (run_dir / "transcripts").glob("callback_search*.jsonl"))[0]
+    trial = sorted(t for t in transcript_files(run_dir / "transcripts") if t.startswith("callback_search"))[0]
     out = tmp_path / "one.html"
     result = harness("view", str(run_dir), trial, "--out", str(out), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    checker = Checker()
-    checker.feed(out.read_text(encoding="utf-8"))
-    assert checker.steps == agent_steps(run_dir, trial)
+    assert checked(out).steps == agent_steps(run_dir, trial)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".html") == ["one.html"]
+
+
+def test_view_out_puts_the_trial_pages_beside_the_index(run_dir, tmp_path):
+    out = tmp_path / "site" / "run.html"
+    result = harness("view", str(run_dir), "--out", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert out.exists() and len(trial_pages(out)) == len(read_jsonl(run_dir / "trials.jsonl"))
+    assert "run.html" in checked(trial_pages(out)[0]).links
+
+
+def test_view_reads_an_older_uncompressed_run_folder(tmp_path):
+    fixture = ROOT / "results" / "fixtures" / "smoke-1500" / "headtail"
+    index, pages = write_pages(fixture, load_run(fixture), tmp_path / "index.html")
+    assert len(pages) == len(read_jsonl(fixture / "trials.jsonl"))
+    assert sum(checked(p).steps for p in pages) == agent_steps(fixture)
 
 
 @pytest.mark.parametrize("args,needle", [(["nope"], "not a run folder"), (["RUN", "zzz"], "no trial matching 'zzz'"),
@@ -132,21 +182,134 @@ def chromium() -> str | None:
     return next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 
 
-@pytest.mark.slow
-def test_view_in_headless_chromium(page, run_dir, tmp_path):
-    """The file opens in a real browser: no console errors, every step section in the DOM; a screenshot too."""
+def _is_round(step: int) -> bool:
+    digits = str(step).rstrip("0")
+    return digits in ("1", "2", "5")
+
+
+CODE_REVIEW = (  # code_review-f44-s4-t0 under headtail at 25k: the history reaches 60,285, the requests stay under 25k
+    list(range(1, 13)), [612, 3_440, 5_810, 10_570, 16_930, 24_610, 21_600, 22_390, 21_590, 21_700, 24_570, 20_700],
+    [612, 3_440, 5_900, 11_000, 18_100, 26_500, 33_000, 40_400, 46_900, 53_900, 56_900, 60_777], 25_000)
+
+
+def test_chart_ticks_are_round_and_the_history_is_drawn_in_full_when_it_fits():
+    steps, tokens, history, budget = CODE_REVIEW
+    plot = layout(steps, tokens, history, budget)
+    step = plot.ticks[1] - plot.ticks[0]
+    assert plot.ticks[0] == 0 and plot.ticks[-1] == plot.top and _is_round(step)
+    assert all(b - a == step for a, b in zip(plot.ticks, plot.ticks[1:])) and len(plot.ticks) <= 6
+    assert plot.top >= 60_777 and plot.clipped is None and plot.history == history
+    svg = token_curve("t", steps, tokens, history, budget, [""] * 12, [None] * 12)
+    assert "15,625" not in svg and "31,250" not in svg and "clipped" not in svg
+    assert all(f">{tick:,}</text>" in svg for tick in plot.ticks)
+
+
+@pytest.mark.parametrize("peak", [9_000, 87_654, 2_500_000])
+def test_chart_ticks_are_round_at_any_size(peak):
+    tokens = [peak * i // 10 for i in range(1, 11)]
+    plot = layout(list(range(1, 11)), tokens, tokens, None)
+    step = plot.ticks[1]
+    assert _is_round(step) and plot.top >= peak and plot.top < peak * 2.5 and 3 <= len(plot.ticks) <= 6
+
+
+def test_chart_says_when_it_clips_the_history():
+    steps = list(range(1, 32))
+    tokens = [min(24_990, 2_400 * i) for i in steps]
+    history = [7_431 * i + 98 for i in steps]  # to 230,459: more than CLIP_FACTOR times the axis
+    plot = layout(steps, tokens, history, 25_000)
+    assert max(history) > CLIP_FACTOR * plot.top and max(plot.history) == plot.top
+    assert plot.clipped == f"history clipped at {plot.top:,}; reaches {max(history):,} at step 31"
+    svg = token_curve("t", steps, tokens, history, 25_000, [""] * 31, [None] * 31)
+    assert f"history clipped at {plot.top:,}; reaches 230,459 at step 31" in svg
+
+
+@pytest.mark.parametrize("tokens", [
+    [2_000 * i for i in range(1, 13)] + [24_990] * 8,  # the requests run along the budget at the right end
+    [1_000 * i for i in range(1, 21)],  # they cross the budget where its label used to be (right end, above)
+    [24_000, 26_000] * 10,  # zigzag across the budget line everywhere
+])
+def test_chart_budget_label_crosses_no_line(tokens):
+    steps = list(range(1, len(tokens) + 1))
+    history = [t * 1.5 for t in tokens]
+    plot = layout(steps, tokens, history, 25_000)
+    x0, y0, x1, y1 = plot.budget_box
+    assert not overlaps((x0 - 2, y0 - 2, x1 + 2, y1 + 2), plot.lines), plot.budget_label
+    svg = token_curve("t", steps, tokens, history, 25_000, [""] * len(steps), [None] * len(steps))
+    assert "budget 25,000" in svg
+
+
+def chromium() -> str | None:
+    return next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+
+
+def open_in_chromium(path: Path, profile: Path) -> tuple[float, subprocess.CompletedProcess]:
+    """Seconds to load ``path`` and dump its DOM in headless Chromium (the best of two), and the last run."""
     binary = chromium()
     if binary is None:
         pytest.skip("no chromium binary (apt-get install chromium)")
-    flags = [binary, "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={tmp_path / 'profile'}"]
-    url = page.resolve().as_uri()
-    dom = subprocess.run([*flags, "--enable-logging=stderr", "--v=0", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0, dom.stderr[-2000:]
+    flags = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--dump-dom", path.resolve().as_uri()]
+    best, dom = None, None
+    for _ in range(2):
+        start = time.perf_counter()
+        dom = subprocess.run(flags, capture_output=True, text=True, timeout=120)
+        elapsed = time.perf_counter() - start
+        assert dom.returncode == 0, dom.stderr[-2000:]
+        best = elapsed if best is None else min(best, elapsed)
     console = [line for line in dom.stderr.splitlines() if "Uncaught" in line or "CONSOLE" in line]
     assert not console, console[:5]
-    assert len(re.findall(r'<section class="step[ "]', dom.stdout)) == agent_steps(run_dir)
+    return best, dom
+
+
+def load_seconds(path: Path, tmp_path: Path) -> tuple[float, str]:
+    """Seconds to open ``path`` beyond the browser's own start (a blank page's time), and its DOM."""
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!DOCTYPE html><html><body>blank</body></html>", encoding="utf-8")
+    start, _ = open_in_chromium(blank, tmp_path / "profile")
+    took, dom = open_in_chromium(path, tmp_path / "profile")
+    return took - start, dom.stdout
+
+
+@pytest.mark.slow
+def test_view_in_headless_chromium(page, run_dir, tmp_path):
+    """Index and trial pages open in a real browser: no console errors, every step section in the DOM; a screenshot."""
+    pages = trial_pages(page)
+    _, dom = open_in_chromium(page, tmp_path / "profile")
+    assert all(page_name(t["trial_id"]) in dom.stdout for t in read_jsonl(run_dir / "trials.jsonl"))
+    steps = 0
+    for path in pages:
+        _, dom = open_in_chromium(path, tmp_path / "profile")
+        found = len(re.findall(r'<section class="step[ "]', dom.stdout))
+        assert found == agent_steps(run_dir, path.stem), path.name
+        steps += found
+    assert steps == agent_steps(run_dir)
     shot = tmp_path / "view.png"
-    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1400,2000", url],
+    subprocess.run([chromium(), "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={tmp_path / 'profile'}",
+                    f"--screenshot={shot}", "--window-size=1400,2000", pages[0].resolve().as_uri()],
                    capture_output=True, text=True, timeout=120)
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_view_of_the_main_job_opens_fast(tmp_path):
+    """The main job's view (defaults, 70 trials): the index and the largest trial page are at most 3 MB each
+    and open in under 2 s in headless Chromium (beyond the browser's start)."""
+    if chromium() is None:
+        pytest.skip("no chromium binary (apt-get install chromium)")
+    run = tmp_path / "main"
+    result = harness("run", "progress=false", f"hydra.run.dir={run}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    result = harness("view", str(run), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    index = run / "view" / "index.html"
+    pages = trial_pages(index)
+    assert len(pages) == len(read_jsonl(run / "trials.jsonl")) == 70
+    largest = max(pages, key=lambda p: p.stat().st_size)
+    for path in (index, largest):
+        size = path.stat().st_size
+        assert size <= PAGE_LIMIT, f"{path.name}: {size:,} bytes"
+        took, dom = load_seconds(path, tmp_path)
+        print(f"{path.name}: {size:,} bytes, opened in {took:.2f} s beyond the browser's start")
+        assert took < LOAD_LIMIT_S, f"{path.name} ({size:,} bytes) took {took:.2f} s"
+        if path != index:
+            assert len(re.findall(r'<section class="step[ "]', dom)) == agent_steps(run, path.stem)
