@@ -109,3 +109,28 @@ def test_compare_records_reads_both_kinds(tmp_path, monkeypatch, kind):
             (b / "transcripts" / f"{trial_id}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
             path.unlink()
     assert compare_records([str(a), str(b)]) == 0
+
+
+def test_resuming_an_older_folder_writes_gzip_beside_its_uncompressed_transcripts(tmp_path, monkeypatch):
+    from harness.records import TRIALS, dumps
+    from harness.view import write_pages
+    from harness.view_data import load_run
+
+    folder = _run(tmp_path / "run", monkeypatch)
+    old = {}
+    for trial_id, path in transcript_files(folder / "transcripts").items():  # as an older version wrote them
+        events = read_transcript(path)
+        (folder / "transcripts" / f"{trial_id}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+        path.unlink()
+        old[trial_id] = events
+    rows = read_jsonl(folder / TRIALS)
+    lost = rows[-1]["trial_id"]  # its row never written (a crash after its transcript was renamed): it runs again
+    (folder / TRIALS).write_text("".join(dumps(r) + "\n" for r in rows[:-1]), encoding="utf-8")
+    _run(folder, monkeypatch)
+    files = transcript_files(folder / "transcripts")
+    assert sorted(files) == sorted(old) and len(read_jsonl(folder / TRIALS)) == len(rows)
+    assert files[lost].name == f"{lost}.jsonl.gz" and not (folder / "transcripts" / f"{lost}.jsonl").exists()
+    assert all(p.name.endswith(".jsonl") for t, p in files.items() if t != lost)
+    assert all(read_transcript(folder, t) == events for t, events in old.items())
+    index, pages = write_pages(folder, load_run(folder), tmp_path / "view" / "index.html")
+    assert len(pages) == len(rows)
