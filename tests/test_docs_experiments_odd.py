@@ -2,9 +2,9 @@
 import pytest
 
 from tests.docs_current import check_current
-from tests.test_docs_experiments import DOC, GROUPS, half
+from tests.test_docs_experiments import DOC, GROUPS, cases, half
 
 
-@pytest.mark.parametrize("source", half(1))
+@pytest.mark.parametrize("source", cases(half(1)))
 def test_generated_blocks_are_current(source, tmp_path):
     check_current(DOC, tmp_path, GROUPS[source])

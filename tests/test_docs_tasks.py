@@ -1,12 +1,13 @@
 """The generated blocks of tasks/README.md (memory pressure per family and profile) equal a fresh run.
 
-The long-size block runs every family at long size (150-250K-token histories) and is slow: .ci/run checks it
-after the default suite."""
+Both blocks run every family (the long-size one at 150-250K-token histories) and are slow: .ci/run checks
+them after the default suite."""
 import pytest
 
 from tests.docs_current import check_current
 
 
+@pytest.mark.slow
 def test_the_default_size_block_is_current(tmp_path):
     check_current("tasks/README.md", tmp_path, {"memory_pressure"})
 

@@ -38,14 +38,25 @@ def _run_small(name: str, results: Path) -> Path:
     return results / name
 
 
+class PresetRuns(dict):
+    """Each preset's small run (trials, steps), made the first time a test asks for it."""
+
+    def __init__(self, results: Path) -> None:
+        super().__init__()
+        self.results = results
+
+    def __missing__(self, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        dirs = analysis.run_dirs([_run_small(name, self.results)])
+        self[name] = (analysis.load_trials(dirs), analysis.load_steps(dirs))
+        return self[name]
+
+
 @pytest.fixture(scope="module")
-def presets(tmp_path_factory) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
-    results = tmp_path_factory.mktemp("presets")
-    out = {}
-    for name in PRESETS:
-        dirs = analysis.run_dirs([_run_small(name, results)])
-        out[name] = (analysis.load_trials(dirs), analysis.load_steps(dirs))
-    return out
+def presets(tmp_path_factory) -> PresetRuns:
+    return PresetRuns(tmp_path_factory.mktemp("presets"))
+
+
+FAST = {"status_bar", "invoice_layers"}  # the default command lays out these two; the slow tier all five
 
 
 def _figures(trials: pd.DataFrame, steps: pd.DataFrame) -> dict[str, Figure]:
@@ -92,7 +103,7 @@ def layout_problems(fig: Figure) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("name", PRESETS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST else pytest.mark.slow) for n in PRESETS])
 def test_every_plot_of_a_preset_is_laid_out(presets, name, tmp_path):
     trials, steps = presets[name]
     for kind, fig in _figures(trials, steps).items():
