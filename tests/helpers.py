@@ -10,6 +10,7 @@ from typing import Any
 from harness.tokens import CountsTokens, TokenCounter
 
 SYSTEM = {"role": "system", "content": "You are a test agent."}
+STORES = tempfile.TemporaryDirectory(prefix="ctxbench-test-stores-")  # every FakeContext's store; removed at exit
 TASK = {"role": "user", "content": "Do the task."}
 
 
@@ -21,7 +22,7 @@ class FakeContext(CountsTokens):
         self.budget = budget
         self.counter = counter or TokenCounter()
         self.tools = tools or []
-        self.store = store or Path(tempfile.mkdtemp(prefix="ctxbench-store-"))
+        self.store = store or Path(tempfile.mkdtemp(prefix="store-", dir=STORES.name))
         self.events: list[tuple[str, dict]] = []
         self.summaries: list[list[dict]] = []
         self.summary = summary

@@ -160,7 +160,7 @@ def test_progress_without_a_terminal_is_lines(tmp_path):
 
 
 def test_ctrl_c_is_one_line_exit_130_and_resumes(tmp_path):
-    args = [sys.executable, "-m", "harness", "run", *SMOKE1, "latency_s=0.2"]
+    args = [sys.executable, "-m", "harness", "run", *SMOKE1, "latency_s=0.6"]  # slow enough that 6 trials are left when the signal comes, even under load
     proc = subprocess.Popen(args, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
