@@ -30,11 +30,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Iterator
 
-from harness.runner import ConfigError
+from harness.errors import ConfigError
 
 LOCK_FILE = "run.lock"
 _HELD: dict[str, tuple[int, int]] = {}  # resolved folder -> (owner thread id, depth)
 _REGISTRY = threading.Lock()
+_OPEN: list[IO[str]] = []  # the lock files this process holds open
 
 
 class RunFolderBusy(ConfigError):
@@ -113,15 +114,26 @@ def hold_run_folder(folder: Path, command: str | None = None) -> Iterator[Path]:
         raise
     with _REGISTRY:
         _HELD[key] = (me, 1)
+        _OPEN.append(handle)
     try:
         yield folder
     finally:
         with _REGISTRY:
             del _HELD[key]
+            _OPEN.remove(handle)
         with contextlib.suppress(OSError):
             (folder / LOCK_FILE).unlink()  # still ours: nobody takes a lock on a file we hold
         handle.close()
         _remove_if_empty(created)
+
+
+def close_inherited_locks() -> None:
+    """In a forked worker: close its copies of the parent's lock files, so that the lock lives and dies with
+    the parent (a worker left running after ``kill -9`` of its parent would otherwise keep the folder locked)."""
+    for handle in list(_OPEN):  # closing a copy does not unlock: the parent's descriptor still holds the lock
+        with contextlib.suppress(OSError):
+            handle.close()
+    _OPEN.clear()
 
 
 def _remove_if_empty(folders: list[Path]) -> None:

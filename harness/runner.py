@@ -20,6 +20,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.budget import BudgetError, format_budget, parse_budget
+from harness.errors import ConfigError
 from harness.cache_sim import get_profile
 from harness.hooks import Hooks
 from harness.identity import run_key
@@ -38,10 +39,6 @@ LABEL_KEYS = ("name", "cache_profile", "max_concurrency")
 DEFAULT_CACHE_PROFILE = "openai"
 PROGRESS_EVERY_S = 30.0  # without a terminal: a progress line at least this often (and at every tenth)
 log = logging.getLogger("ctxbench")  # Hydra writes it to ctxbench.log in the run folder
-
-
-class ConfigError(ValueError):
-    """A config problem; reported as one line, exit code 2, nothing written."""
 
 
 @dataclass

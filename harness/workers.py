@@ -12,7 +12,8 @@ trial row, so the parent stays the only writer of ``steps.jsonl`` and ``trials.j
 each trial as it does with threads (steps, then the fsynced trial row). The records are the same
 whatever the number and kind of workers (the runner sorts them into plan order at the end).
 Workers ignore Ctrl-C: the parent stops starting trials, the ones in flight finish unrecorded (they
-run again on resume), as with threads. The parent's run-folder lock covers them.
+run again on resume), as with threads. The parent's run-folder lock covers them; they close their
+copies of it and die with the parent, so after ``kill -9`` a rerun finds the folder free.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 from harness.models.base import innermost
 from harness.records import Transcript, TRANSCRIPTS
+from harness.run_lock import close_inherited_locks
 
 Commit = Callable[[dict, list[dict]], None]
 RunOne = Callable[[Any, Any], dict]
@@ -56,8 +58,22 @@ def uses_processes(model: Any, workers: int, shared_state: bool) -> bool:
 _FORKED: dict[str, Any] = {}  # what a forked worker inherits: the jobs and how to run one
 
 
-def _ignore_interrupts() -> None:
+def _start_worker() -> None:
+    """A forked worker: Ctrl-C is the parent's to handle, the parent's lock is not the worker's to keep, and
+    the worker dies with its parent (``kill -9`` of the run leaves no worker behind)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    close_inherited_locks()
+    die_with_parent()
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (``PR_SET_PDEATHSIG``); a no-op elsewhere."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _run_forked(index: int) -> tuple[dict, list[dict]]:
@@ -87,7 +103,7 @@ def run_jobs(pending: Sequence[Any], one: RunOne, commit: Commit, workers: int, 
     if processes:
         _FORKED.update(one=one, jobs=list(pending), run_dir=writer.run_dir)
         pool: Executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_ignore_interrupts)
+                                             initializer=_start_worker)
         submit = lambda index: pool.submit(_run_forked, index)  # noqa: E731
     else:
         pool = ThreadPoolExecutor(max_workers=workers)
