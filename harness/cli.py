@@ -283,6 +283,10 @@ def _register_resolvers() -> None:
         )
     if not OmegaConf.has_resolver("ctxbench_run"):
         OmegaConf.register_new_resolver("ctxbench_run", _run_folder)
+    if not OmegaConf.has_resolver("ctxbench_exclude_keys"):  # the job folders' names: harness/identity.py
+        from harness.identity import folder_name_exclusions
+
+        OmegaConf.register_new_resolver("ctxbench_exclude_keys", lambda *extra: folder_name_exclusions(*extra))
 
 
 _STATE: dict[str, Path] = {}  # the folder of the run in progress (for the Ctrl-C line)

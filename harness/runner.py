@@ -23,7 +23,7 @@ from harness.budget import BudgetError, format_budget, parse_budget
 from harness.errors import ConfigError
 from harness.cache_sim import get_profile
 from harness.hooks import Hooks
-from harness.identity import run_key
+from harness.identity import RUN_TIME_KEYS, RUN_TIME_MODEL_KEYS, run_key
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import ModelError, PreflightError
 from harness.pricing import Pricing
@@ -32,8 +32,8 @@ from harness.workers import run_jobs, uses_processes
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
-NOT_IDENTITY = ("trials", "progress", "plots", "workers", "latency_s", "max_cost", "cache_responses", "response_cache")
-NOT_IDENTITY_MODEL = ("max_concurrency",)  # model/summarizer keys that change how calls are made, not what a trial is
+NOT_IDENTITY = RUN_TIME_KEYS  # harness/identity.py: the one list
+NOT_IDENTITY_MODEL = RUN_TIME_MODEL_KEYS
 # keys of a spec that label it, or that the harness applies around it (model.max_concurrency), not constructor arguments
 LABEL_KEYS = ("name", "cache_profile", "max_concurrency")
 DEFAULT_CACHE_PROFILE = "openai"
