@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -53,21 +54,19 @@ _OFFLOADED = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| (\w+) (\{.*?\})
 def exchanges(messages: Iterable[dict]) -> list[Exchange]:
     """Every visible tool call with its visible result, in order.
 
-    A step's hooks ask this of one request several times: the exchanges of the latest request are kept
-    (the list itself, unchanged) and each call's arguments are parsed once per text.
+    A step's hooks ask this of one request several times, and each request usually extends the one before:
+    the exchanges of the latest request are kept (per thread), a request that starts with its messages only
+    reads the new ones, and each call's arguments are parsed once per text.
     """
     if not isinstance(messages, list):
-        return _exchanges(list(messages))
-    found = _LATEST_EXCHANGES[0]
-    last = messages[-1] if messages else None
-    if found is not None and found[0] is messages and found[1] == len(messages) and found[2] is last:
-        return list(found[3])
-    value = _exchanges(messages)
-    _LATEST_EXCHANGES[0] = (messages, len(messages), last, value)
-    return list(value)
+        return _exchanges(list(messages)).found
+    kept = getattr(_LATEST, "exchanges", None)
+    kept = (kept.extended(messages) if kept is not None else None) or _exchanges(messages)
+    _LATEST.exchanges = kept
+    return list(kept.found)
 
 
-_LATEST_EXCHANGES: list[tuple | None] = [None]
+_LATEST = threading.local()
 
 
 def _arguments(raw: str) -> dict:
@@ -80,26 +79,75 @@ def _arguments(raw: str) -> dict:
 _ARGUMENTS = TextMemo(_arguments, size=100_000)  # shared: never mutate an Exchange's args
 
 
-def _exchanges(messages: list[dict]) -> list[Exchange]:
+def _call_arguments(raw: Any) -> dict:
+    if isinstance(raw, str):
+        return _ARGUMENTS(raw)
+    try:
+        return parse_arguments(raw)
+    except ValueError:
+        return {}
+
+
+class _Exchanges:
+    """The exchanges of one request, with what it takes to extend them to a request that adds messages.
+
+    Never changed once built (``extended`` builds another), so a kept one can be shared."""
+
+    def __init__(self, messages: list[dict], results: dict[str, dict], calls: list[tuple[str, str, dict]],
+                 found: list[Exchange], where: dict[str, tuple[int, ...]]) -> None:
+        self.messages, self.results, self.calls, self.found, self.where = list(messages), results, calls, found, where
+
+    def extended(self, messages: list[dict]) -> "_Exchanges | None":
+        """The exchanges of ``messages`` if they start with this request's messages (else ``None``), reading only
+        the new ones; with a ``read_memory`` call in view everything is read again (a read-back changes earlier
+        results)."""
+        done = len(self.messages)
+        if len(messages) < done or messages[:done] != self.messages:
+            return None
+        if len(messages) == done:
+            return self
+        new = messages[done:]
+        if any(name == "read_memory" for _, name, _ in self.calls) or any(
+                name == "read_memory" for m in new if m.get("role") == "assistant" for _, name, _ in iter_calls(m)):
+            return None
+        results, calls, found, where = dict(self.results), list(self.calls), list(self.found), dict(self.where)
+        touched: set[int] = set()
+        for message in new:
+            if message.get("role") == "tool":
+                call_id = message.get("tool_call_id", "")
+                results[call_id] = message
+                touched.update(where.get(call_id, ()))
+            elif message.get("role") == "assistant":
+                for call_id, name, raw in iter_calls(message):
+                    where[call_id] = where.get(call_id, ()) + (len(calls),)
+                    calls.append((call_id, name, _call_arguments(raw)))
+        found.extend([None] * (len(calls) - len(found)))  # type: ignore[list-item]
+        for index in sorted(touched) + list(range(len(self.found), len(calls))):
+            call_id, name, args = calls[index]
+            result = results.get(call_id)
+            content = None if result is None else str(result.get("content") or "")
+            found[index] = Exchange(name, args, content, bool(content and content.startswith(ERROR_PREFIX)))
+        return _Exchanges(messages, results, calls, found, where)
+
+
+def _exchanges(messages: list[dict]) -> _Exchanges:
     results: dict[str, dict] = {}
     for message in messages:
         if message.get("role") == "tool":
             results[message.get("tool_call_id", "")] = message
     calls: list[tuple[str, dict, str | None]] = []
+    ids: list[tuple[str, str, dict]] = []
+    where: dict[str, tuple[int, ...]] = {}
     recovered: dict[str, str] = {}  # memory id -> text brought back by a visible read_memory (strategy offload)
     for message in messages:
         if message.get("role") != "assistant":
             continue
         for call_id, name, raw in iter_calls(message):
-            if isinstance(raw, str):
-                args = _ARGUMENTS(raw)
-            else:
-                try:
-                    args = parse_arguments(raw)
-                except ValueError:
-                    args = {}
+            args = _call_arguments(raw)
             result = results.get(call_id)
             content = None if result is None else str(result.get("content") or "")
+            where[call_id] = where.get(call_id, ()) + (len(ids),)
+            ids.append((call_id, name, args))
             calls.append((name, args, content))
             if name == "read_memory" and content is not None and not content.startswith(ERROR_PREFIX):
                 recovered[str(args.get("id"))] = content
@@ -110,7 +158,7 @@ def _exchanges(messages: list[dict]) -> list[Exchange]:
             if offloaded and offloaded.group(1) in recovered:
                 content = recovered[offloaded.group(1)]  # the agent read it back: the call's result is known again
         found.append(Exchange(name, args, content, bool(content and content.startswith(ERROR_PREFIX))))
-    return found
+    return _Exchanges(messages, results, ids, found, where)
 
 
 def next_page(messages: Iterable[dict], tool: str, covered: set[int], total: int | None) -> tuple[str, int] | None:

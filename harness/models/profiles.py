@@ -262,6 +262,7 @@ class LineDraws:
     def __init__(self, key: str) -> None:
         self.key = key
         self._messages: dict[tuple, _MessageDraws] = {}
+        self.capped: tuple | None = None  # (cap, messages, their view, no user message yet) of the last capped request
 
     def of(self, message: dict, content: str) -> "_MessageDraws":
         """The draws of ``message`` (whose content is ``content``), drawn on first sight."""
@@ -298,7 +299,8 @@ class _MessageDraws:
         self.last_key: tuple | None = None
         self.last_view: dict | None = None
 
-    def view(self, message: dict, offset: int, size: int, total: int, tokens: int, attention: AttentionModel) -> dict:
+    def view(self, message: dict, offset: int, size: int, total: int, tokens: int, attention: AttentionModel,
+             capped: bool = False) -> dict:
         """``message`` as attended at ``offset`` (characters) of a request of ``total`` characters.
 
         The chance of a miss is unimodal in the position (highest in the middle), so over the message's span
@@ -306,14 +308,19 @@ class _MessageDraws:
         middle: a line whose draw is below the first is missed, one whose draw is not below the second is
         seen, and only the lines between are looked at one by one.
         """
-        start, end = offset / total, (offset + size) / total
-        nearest = 0.5 if start <= 0.5 <= end else (end if end < 0.5 else start)
-        farthest = start if abs(2.0 * start - 1.0) >= abs(2.0 * end - 1.0) else end
-        most = attention.miss(nearest, tokens)
-        high = bisect.bisect_left(self.draws, most)
-        if not high:
-            return message
-        low = min(high, bisect.bisect_left(self.draws, attention.miss(farthest, tokens)))
+        if capped:  # every line's chance is the cap (``attend``)
+            high = low = bisect.bisect_left(self.draws, attention.cap)
+            if not high:
+                return message
+        else:
+            start, end = offset / total, (offset + size) / total
+            nearest = 0.5 if start <= 0.5 <= end else (end if end < 0.5 else start)
+            farthest = start if abs(2.0 * start - 1.0) >= abs(2.0 * end - 1.0) else end
+            most = attention.miss(nearest, tokens)
+            high = bisect.bisect_left(self.draws, most)
+            if not high:
+                return message
+            low = min(high, bisect.bisect_left(self.draws, attention.miss(farthest, tokens)))
         maybe = tuple(index for draw, index in self.candidates[low:high]
                       if draw < attention.miss((offset + self.offsets[index]) / total, tokens))
         if not low and not maybe:
@@ -335,12 +342,18 @@ def attend(messages: list[dict], attention: AttentionModel, draws: LineDraws) ->
     are measured in characters (about 4 per token) so the view costs no tokenization. A line is
     missed when its draw (``draws``: fixed per message and line, see ``LineDraws``) is below its
     chance of a miss at its position in this request.
+
+    Once the request is so long that every line's chance is the cap (even at either end), a message's view no
+    longer depends on where it is: the view of the previous request is kept and only the new messages are
+    looked at.
     """
     if not attention.active or len(messages) < 3:
         return messages
     contents = [str(m.get("content") or "") for m in messages]
     total = sum(map(len, contents)) or 1
     tokens = total // 4
+    if attention.miss(0.0, tokens) >= attention.cap:  # the lowest chance anywhere (u = 0 at the ends) is the cap
+        return _attend_capped(messages, contents, attention, draws)
     view, offset, first_user = [], 0, True
     for message, content in zip(messages, contents):
         size = len(content)
@@ -352,6 +365,27 @@ def attend(messages: list[dict], attention: AttentionModel, draws: LineDraws) ->
         else:
             view.append(draws.of(message, content).view(message, offset, size, total, tokens, attention))
         offset += size
+    return view
+
+
+def _attend_capped(messages: list[dict], contents: list[str], attention: AttentionModel, draws: LineDraws) -> list[dict]:
+    """``attend`` when every line's chance of a miss is ``attention.cap``: the previous request's view is extended."""
+    kept = draws.capped
+    if kept is not None and kept[0] == attention.cap and len(messages) >= len(kept[1]) \
+            and messages[:len(kept[1])] == kept[1]:
+        done, view, first_user = len(kept[1]), list(kept[2]), kept[3]
+    else:
+        done, view, first_user = 0, [], True
+    for message, content in zip(messages[done:], contents[done:]):
+        keep_all = message.get("role") in ("system", "assistant") or (message.get("role") == "user" and first_user)
+        if message.get("role") == "user":
+            first_user = False
+        if keep_all or not content:
+            view.append(message)
+        else:
+            view.append(draws.of(message, content).view(message, 0, len(content), len(content), 0, attention,
+                                                        capped=True))
+    draws.capped = (attention.cap, list(messages), view, first_user)
     return view
 
 
