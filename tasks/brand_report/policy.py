@@ -65,20 +65,39 @@ def negative_posts(text: str, vocabulary: dict[str, list[str]], window: tuple[st
     """Per brand, the ids of the original posts on one feed page with a negative sentence naming it,
     dated inside ``window`` (every date when ``None``), as a careful analyst reads them."""
     found: dict[str, list[int]] = {b: [] for b in vocabulary}
-    patterns = {b: name_pattern(b, a) for b, a in vocabulary.items()}
+    key = (tuple((b, tuple(a)) for b, a in vocabulary.items()), window)
+    patterns: dict | None = None
     for block in text.split("\nPost #")[1:]:
-        head, _, rest = block.partition("\n")
-        match = re.match(r"(\d+) · \w+ · @\S+ · (\d{4}-\d{2}-\d{2})", head)
-        body = rest.split("\n")[0].strip()
-        if not match or body.startswith("\u21bb"):
-            continue
-        if window and not window[0] <= match.group(2) <= window[1]:
-            continue
-        for sentence in re.split(r"(?<=[.?!])\s+", body):
-            for brand, pattern in patterns.items():
-                if pattern.search(sentence) and any(c.search(sentence) for c in NEGATIVE_CUES):
-                    found[brand].append(int(match.group(1)))
+        mentions = _BLOCKS.get((block, key))
+        if mentions is None:  # each post is read once per vocabulary and window (a page's view changes by lines)
+            if patterns is None:
+                patterns = {b: name_pattern(b, a) for b, a in vocabulary.items()}
+            if len(_BLOCKS) > 100_000:
+                _BLOCKS.clear()
+            mentions = _BLOCKS[(block, key)] = _block_mentions(block, patterns, window)
+        for brand, post in mentions:
+            found[brand].append(post)
     return found
+
+
+def _block_mentions(block: str, patterns: dict, window: tuple[str, str] | None) -> tuple[tuple[str, int], ...]:
+    """(brand, post id) of each negative mention in one post's block, in the order ``negative_posts`` finds them."""
+    head, _, rest = block.partition("\n")
+    match = re.match(r"(\d+) · \w+ · @\S+ · (\d{4}-\d{2}-\d{2})", head)
+    body = rest.split("\n")[0].strip()
+    if not match or body.startswith("\u21bb"):
+        return ()
+    if window and not window[0] <= match.group(2) <= window[1]:
+        return ()
+    mentions = []
+    for sentence in re.split(r"(?<=[.?!])\s+", body):
+        for brand, pattern in patterns.items():
+            if pattern.search(sentence) and any(c.search(sentence) for c in NEGATIVE_CUES):
+                mentions.append((brand, int(match.group(1))))
+    return tuple(mentions)
+
+
+_BLOCKS: dict[tuple, tuple[tuple[str, int], ...]] = {}
 
 
 def tally_page(text: str, vocabulary: dict[str, list[str]], window: tuple[str, str] | None) -> dict[str, int]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from tasks.code_review.patterns import UNREAD, detect, helper_signatures, numbered_lines, source_of
 from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
+from tasks.kit.incremental import TextMemo
 from tasks.kit.ledger import Ledger, Plan, newest_ledger
 from tasks.policy_kit import Exchange, exchanges, make_call
 
@@ -129,8 +130,23 @@ def from_ledger(state: ReviewState, ledger: Ledger) -> None:
 
 def numbered(text: str) -> tuple[str, str] | None:
     """(path, source) of a visible ``read_file`` result; a line it did not attend to becomes ``UNREAD``."""
+    return _numbered(text)
+
+
+def _read_numbered(text: str) -> tuple[str, str] | None:
     header = HEADER.match(text)
     return None if not header else (header.group(1), source_of(numbered_lines(text), int(header.group(2))))
+
+
+_numbered = TextMemo(_read_numbered)  # every visible file is read at every step: each text is parsed once
+
+
+def _grep_hits(text: str) -> tuple[tuple[str, int, str], ...]:
+    """The ``path:line: text`` hits of a grep result."""
+    return tuple((m.group(1), int(m.group(2)), m.group(3)) for line in text.splitlines()[1:] for m in [HIT.match(line)] if m)
+
+
+_hits = TextMemo(_grep_hits)
 
 
 def search_id(pattern: str, state: ReviewState) -> str | None:
@@ -177,6 +193,23 @@ def suspicious(search: str, hits: list[tuple[str, int, str]], state: ReviewState
             elif verdict is False:
                 cleared.append(f"{path}:{number}")
     return found, cleared
+
+
+def _suspicious(search: str, result: str, state: ReviewState) -> tuple[dict[str, str], list[str]]:
+    """``suspicious`` of a grep result's hits, once per search, result and what the verdicts read of the state
+    (the scope and, for the helper searches, the helpers' signatures)."""
+    helpers = tuple((name, tuple(params)) for name, (params, _) in sorted(state.helpers.items())) \
+        if search.startswith(HELPER_SEARCH) else ()
+    key = (search, result, state.excluded, helpers)
+    found = _SUSPICIOUS.get(key)
+    if found is None:
+        if len(_SUSPICIOUS) > 5_000:
+            _SUSPICIOUS.clear()
+        found = _SUSPICIOUS[key] = suspicious(search, list(_hits(result)), state)
+    return dict(found[0]), list(found[1])
+
+
+_SUSPICIOUS: dict[tuple, tuple[dict[str, str], list[str]]] = {}
 
 
 def _line_verdict(search: str, number: int, text: str, lines: dict[int, str], state: ReviewState) -> bool | None:
@@ -232,9 +265,7 @@ def fold_results(state: ReviewState, visible: list[Exchange]) -> None:
             continue
         if TRUNCATED_NOTE in exchange.result and (search in NARROW or search == HELPER_SEARCH):
             state.truncated.add(search)  # its candidates may be among the lines not shown: narrow it
-        hits = [(m.group(1), int(m.group(2)), m.group(3)) for line in exchange.result.splitlines()[1:]
-                for m in [HIT.match(line)] if m]
-        found, cleared = suspicious(search, hits, state)
+        found, cleared = _suspicious(search, exchange.result, state)
         for path, why in found.items():
             if path not in state.reviewed:
                 state.candidates.setdefault(path, why)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from tasks.failure_memory.world import ESCALATED, EXPORT_HEADER, EXPORT_READY, ROW, TICKET_HEADER
+from tasks.kit.incremental import PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger
 from tasks.kit.limits import within_limit
 from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
@@ -42,21 +43,26 @@ class FailureMemoryPolicy:
 
     running_notes = False
 
+    @per_request
     def _knowledge(self, messages: list[dict]) -> dict:
-        k: dict = {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
-                   "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None, "rules": []}
-        for message in messages:
-            role, text = message.get("role"), str(message.get("content") or "")
-            if role == "user" and k["account"] is None and PROMPT_ACCOUNT.search(text):
-                self._read_task(text, k)
-                continue
-            if role == "assistant" and k["account"] is None and RULES[0].search(text):
-                self._read_task(text, k)  # the task statement is cut; its ledger quotes it
-            if role == "tool":
-                self._read_tool(text, k)
-            elif role in ("user", "assistant"):
-                self._read_text(text, k)
-        return k
+        """What the visible messages say, folded in order (once per request; only the messages new since the
+        last one are read, ``kit.incremental``). Read it, never change it: it is the fold's own state."""
+        fold = self.__dict__.get("_fold")
+        if fold is None:
+            fold = self._fold = PrefixFold(_start, self._read_message)
+        return fold(messages)
+
+    def _read_message(self, k: dict, message: dict) -> None:
+        role, text = message.get("role"), str(message.get("content") or "")
+        if role == "user" and k["account"] is None and PROMPT_ACCOUNT.search(text):
+            self._read_task(text, k)
+            return
+        if role == "assistant" and k["account"] is None and RULES[0].search(text):
+            self._read_task(text, k)  # the task statement is cut; its ledger quotes it
+        if role == "tool":
+            self._read_tool(text, k)
+        elif role in ("user", "assistant"):
+            self._read_text(text, k)
 
     @staticmethod
     def _read_task(text: str, k: dict) -> None:
@@ -69,41 +75,33 @@ class FailureMemoryPolicy:
         k["rules"] = [m.group(0) for rule in RULES for m in [rule.search(text)] if m]
 
     def _read_tool(self, text: str, k: dict) -> None:
-        if text.startswith("ERROR: query_api"):
+        failed, ready, header, amounts, ticket = _tool_facts(text, k["account"])
+        if failed:
             k["api_failed"] = True
-        ready = EXPORT_READY.search(text)
-        if ready and ready.group(2) == "refunds":
-            k["exports"][ready.group(3)] = (ready.group(1), int(ready.group(4)))
-        header = EXPORT_HEADER.search(text)
-        if header and header.group(2) == "refunds" and k["account"]:
-            export_id, _, period, page, pages = header.groups()
-            k["exports"].setdefault(period, (export_id, int(pages)))
-            amounts = [a for acct, a, status in ROW.findall(text) if acct == k["account"] and status != "voided"]
-            k["pages"].setdefault(period, {})[int(page)] = [float(a.replace(",", "")) for a in amounts]
-        ticket = TICKET_HEADER.search(text)
-        if ticket:
-            esc = ESCALATED.search(text)
-            k["tickets_seen"][ticket.group(1)] = esc.group(1) if esc else None
+        if ready is not None:
+            k["exports"][ready[0]] = ready[1]
+        if header is not None:
+            export_id, period, page, pages = header
+            k["exports"].setdefault(period, (export_id, pages))
+            k["pages"].setdefault(period, {})[page] = amounts
+        if ticket is not None:
+            k["tickets_seen"][ticket[0]] = ticket[1]
 
     def _read_text(self, text: str, k: dict) -> None:
-        if API_FAILED.search(text):
+        failed, exports, pages, tickets, findings, done = _text_facts(text)
+        if failed:
             k["api_failed"] = True
-        for period, export_id, pages in EXPORT_NOTE.findall(text):
-            k["exports"][period] = (export_id, int(pages))
-        for export_id, period, page, pages, _acct, amounts in PAGE_NOTE.findall(text):
-            k["exports"].setdefault(period, (export_id, int(pages)))
-            values = [float(a) for a in re.findall(r"[\d.]+", amounts) if a != "."] if amounts.strip() != "none" else []
-            k["pages"].setdefault(period, {})[int(page)] = values
-        for line in text.splitlines():
-            note = TICKET_NOTE.search(line)
-            if note:
-                period = re.search(r"second quarter (\d{4}-Q\d)", line)
-                k["tickets_seen"][note.group(1)] = period.group(1) if period else None
-        for key, value in FINDING.findall(text):
+        for period, export in exports:
+            k["exports"][period] = export
+        for period, export, page, values in pages:
+            k["exports"].setdefault(period, export)
+            k["pages"].setdefault(period, {})[page] = values
+        for ticket, period in tickets:
+            k["tickets_seen"][ticket] = period
+        for key, value in findings:
             k["findings"][key] = value
-        done = TICKETS_DONE.search(text)
-        if done:
-            k["furthest"] = done.group(1)
+        if done is not None:
+            k["furthest"] = done
 
     def _total(self, k: dict, period: str) -> float | None:
         """The period's total if known (a finding) or computable (every page visible or noted)."""
@@ -319,6 +317,63 @@ class FailureMemoryPolicy:
         if k["api_failed"] and not any(f.startswith("query_api") for f in failed):
             failed.append("query_api: ERROR: HTTP 401, token mode disabled; do not retry")
         return format_summary(key_findings, tools_used(history_text), failed, progress)
+
+
+def _start() -> dict:
+    return {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
+            "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None, "rules": []}
+
+
+def _parse_tool(text: str, account: str | None) -> tuple:
+    """What a tool result says: the API failed, an export is ready, an export page of ``account`` and its
+    amounts (voided refunds left out), a ticket and the quarter it escalates to."""
+    ready = EXPORT_READY.search(text)
+    header = EXPORT_HEADER.search(text)
+    page, amounts = None, []
+    if header and header.group(2) == "refunds" and account:
+        export_id, _, period, number, pages = header.groups()
+        page = (export_id, period, int(number), int(pages))
+        amounts = [float(a.replace(",", "")) for acct, a, status in ROW.findall(text)
+                   if acct == account and status != "voided"]
+    ticket = TICKET_HEADER.search(text)
+    escalated = ESCALATED.search(text) if ticket else None
+    return (text.startswith("ERROR: query_api"),
+            (ready.group(3), (ready.group(1), int(ready.group(4)))) if ready and ready.group(2) == "refunds" else None,
+            page, amounts, (ticket.group(1), escalated.group(1) if escalated else None) if ticket else None)
+
+
+_TOOL_FACTS: dict[tuple[str, str | None], tuple] = {}
+
+
+def _tool_facts(text: str, account: str | None) -> tuple:
+    """``_parse_tool``, once per result text and account."""
+    found = _TOOL_FACTS.get((text, account))
+    if found is None:
+        if len(_TOOL_FACTS) > 5_000:
+            _TOOL_FACTS.clear()
+        found = _TOOL_FACTS[(text, account)] = _parse_tool(text, account)
+    return found
+
+
+def _parse_text(text: str) -> tuple:
+    """What a free text says: the API failed, exports, export pages and their amounts, tickets, findings and
+    how far the tickets are reviewed."""
+    exports = [(period, (export_id, int(pages))) for period, export_id, pages in EXPORT_NOTE.findall(text)]
+    pages = [(period, (export_id, int(pages)), int(page),
+              [float(a) for a in re.findall(r"[\d.]+", amounts) if a != "."] if amounts.strip() != "none" else [])
+             for export_id, period, page, pages, _acct, amounts in PAGE_NOTE.findall(text)]
+    tickets = []
+    for line in text.splitlines():
+        note = TICKET_NOTE.search(line)
+        if note:
+            period = re.search(r"second quarter (\d{4}-Q\d)", line)
+            tickets.append((note.group(1), period.group(1) if period else None))
+    done = TICKETS_DONE.search(text)
+    return (bool(API_FAILED.search(text)), exports, pages, tickets, FINDING.findall(text),
+            done.group(1) if done else None)
+
+
+_text_facts = TextMemo(_parse_text)
 
 
 def _rate_limited_ticket(messages: list[dict], ticket: str) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from tasks.kit.incremental import PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.kit.limits import limit_sentence, within_limit
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
@@ -33,7 +34,8 @@ REPORT_TRACKED = re.compile(r"^Sub-agent report: tracked ([^\n]*)$", re.M)
 
 def page_denials(text: str, people: set[str]) -> set[tuple[str, str]]:
     """(person, company) of the reported moves of tracked people that a page says were denied (exact names)."""
-    return {(m.group("name"), m.group("to").strip()) for m in DENIAL_PATTERN.finditer(text) if m.group("name") in people}
+    tracking = frozenset(people)
+    return set().union(*(_paragraph_facts(paragraph, tracking)[1] for paragraph in text.split("\n\n")))
 
 
 def without_denied(moves: set[tuple[str, str, str]], denied: set[tuple[str, str]]) -> set[tuple[str, str, str]]:
@@ -46,13 +48,35 @@ def page_moves(text: str, people: set[str]) -> set[tuple[str, str, str]]:
 
     A move a page reports is returned even when another page denied it: the caller removes the
     denied ones it knows of (``without_denied``)."""
+    tracking = frozenset(people)
+    return set().union(*(_paragraph_facts(paragraph, tracking)[0] for paragraph in text.split("\n\n")))
+
+
+def _read_paragraph(paragraph: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
+    """The moves and the denials one paragraph states (a denial is one line: it never spans paragraphs)."""
     found = set()
-    for paragraph in text.split("\n\n"):
-        for pattern in MOVE_PATTERNS:
-            for match in pattern.finditer(paragraph):
-                month = month_of(match.group("when"))
-                if match.group("name") in people and month:
-                    found.add((match.group("name"), month, match.group("to").strip()))
+    for pattern in MOVE_PATTERNS:
+        for match in pattern.finditer(paragraph):
+            month = month_of(match.group("when"))
+            if match.group("name") in people and month:
+                found.add((match.group("name"), month, match.group("to").strip()))
+    denied = {(m.group("name"), m.group("to").strip()) for m in DENIAL_PATTERN.finditer(paragraph)
+              if m.group("name") in people}
+    return frozenset(found), frozenset(denied)
+
+
+_PARAGRAPHS: dict[tuple[str, frozenset], tuple[frozenset, frozenset]] = {}
+
+
+def _paragraph_facts(paragraph: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
+    """``_read_paragraph``, once per paragraph and people: the attention model changes a page's view a few lines
+    at a time, and every other paragraph of it reads as before."""
+    key = (paragraph, people)
+    found = _PARAGRAPHS.get(key)
+    if found is None:
+        if len(_PARAGRAPHS) > 50_000:
+            _PARAGRAPHS.clear()
+        found = _PARAGRAPHS[key] = _read_paragraph(paragraph, people)
     return found
 
 
@@ -65,6 +89,89 @@ def relevant(url: str, person: str) -> bool:
 
 def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip() and n.strip() != "none"]
+
+
+def _parse_note(text: str, prompt_pattern: re.Pattern) -> tuple:
+    """What one note says (``TrackerPolicy._state`` reads each note in this order)."""
+    match = prompt_pattern.search(text)
+    moves = frozenset(m for line in MOVES_LINE.findall(text) + NOTE_LINE.findall(text) for m in MOVE_ITEM.findall(line))
+    opened = [u for line in OPENED_LINE.findall(text) for u in line.split(", ") if u.startswith("https://")]
+    return (frozenset(DENIED_NOTE.findall(text)), [n.strip() for n in REPORT_TRACKED.findall(text)],
+            [n.strip() for n in match.group(1).split(";")] if match else None, moves,
+            frozenset(NOTE.findall(text)) | frozenset(opened),
+            [name for line in SEARCHED_LINE.findall(text) for name in _names(line)],
+            [(person, [u for u in line.split(", ") if u.startswith("https://")])
+             for person, line in TO_OPEN_LINE.findall(text)],
+            PROGRESS.findall(text))
+
+
+class _Notes:
+    """The notes folded in order: denials, people tracked by sub-agents, the people, moves, pages noted, people
+    searched, result pages still to open, the latest progress line."""
+
+    def __init__(self) -> None:
+        self.denied: set[tuple[str, str]] = set()
+        self.tracked: list[str] = []
+        self.people: list[str] = []
+        self.moves: set[tuple[str, str, str]] = set()
+        self.noted: set[str] = set()
+        self.searched: set[str] = set()
+        self.to_open: dict[str, list[str]] = {}
+        self.progress: tuple | None = None
+
+    def read(self, facts: tuple) -> None:
+        denied, tracked, people, moves, noted, searched, to_open, progress = facts
+        self.denied |= denied
+        self.tracked += tracked
+        if people is not None:
+            self.people = people
+        self.moves |= moves
+        self.noted |= noted
+        self.searched.update(searched)
+        for person, urls in to_open:
+            self.to_open[person] = urls
+        for groups in progress:
+            self.progress = groups
+
+
+def _fold_notes(facts, notes: list[str]) -> _Notes:
+    state = _Notes()
+    for text in notes:
+        state.read(facts(text))
+    return state
+
+
+def _parse_result(text: str) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """A tool result's page url (an opened page), or its search query and result urls."""
+    page = PAGE_URL.match(text)
+    search = SEARCH_HEADER.match(text)
+    return (page.group(1) if page else None, search.group(1) if search else None,
+            tuple(RESULT_URL.findall(text)) if search else ())
+
+
+_result_facts = TextMemo(_parse_result)
+_denied_notes = TextMemo(DENIED_NOTE.findall)
+_PAGE_FACTS: dict[tuple, tuple[frozenset, frozenset]] = {}
+
+
+def _page_facts(text: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
+    key = (text, people)
+    found = _PAGE_FACTS.get(key)
+    if found is None:
+        if len(_PAGE_FACTS) > 5_000:
+            _PAGE_FACTS.clear()
+        found = _PAGE_FACTS[key] = (frozenset(page_moves(text, set(people))), frozenset(page_denials(text, set(people))))
+    return found
+
+
+def _page_moves(text: str, people: frozenset[str]) -> frozenset:
+    """``page_moves``, once per page text and people."""
+    return _page_facts(text, people)[0]
+
+
+def _page_denials(text: str, people: frozenset[str]) -> frozenset:
+    """``page_denials``, once per page text and people."""
+    return _page_facts(text, people)[1]
 
 
 class TrackerPolicy:
@@ -109,32 +216,17 @@ class TrackerPolicy:
         """The policy of a sub-agent (it reads its person from its own context)."""
         return TrackerSubPolicy()
 
-    def _state(self, tool_outputs: list[str], notes: list[str]):
-        people: list[str] = []
-        progress = None
-        moves: set[tuple[str, str, str]] = set()
-        denied: set[tuple[str, str]] = set()
-        noted: set[str] = set()
-        tracked: list[str] = []
-        searched: set[str] = set()
-        to_open: dict[str, list[str]] = {}
-        for text in notes:
-            denied.update(DENIED_NOTE.findall(text))
-            tracked += [n.strip() for n in REPORT_TRACKED.findall(text)]
-            match = self.prompt_pattern.search(text)
-            if match:
-                people = [n.strip() for n in match.group(1).split(";")]
-            for line in MOVES_LINE.findall(text) + NOTE_LINE.findall(text):
-                moves.update(MOVE_ITEM.findall(line))
-            noted.update(NOTE.findall(text))
-            for line in OPENED_LINE.findall(text):
-                noted.update(u for u in line.split(", ") if u.startswith("https://"))
-            for line in SEARCHED_LINE.findall(text):
-                searched.update(_names(line))
-            for person, line in TO_OPEN_LINE.findall(text):
-                to_open[person] = [u for u in line.split(", ") if u.startswith("https://")]
-            for groups in PROGRESS.findall(text):
-                progress = groups
+    def _state(self, tool_outputs: list[str], notes: list[str], folded: "_Notes | None" = None):
+        """What the notes and the tool results say (``folded``: the notes already folded, ``_notes_fold``)."""
+        read = folded if folded is not None else _fold_notes(self._note_facts, notes)
+        people = list(read.people)
+        moves = set(read.moves)
+        denied = set(read.denied)
+        noted = set(read.noted)
+        tracked = read.tracked
+        searched = read.searched
+        to_open = read.to_open
+        progress = read.progress
         done: list[str] = []
         current = None
         opened: set[str] = set()
@@ -153,26 +245,48 @@ class TrackerPolicy:
             people = done + ([current] if current else []) + remaining
         pages: dict[str, str] = {}
         results: dict[str, list[str]] = {}
+        tracking = frozenset(people)
         for text in tool_outputs:
-            match = PAGE_URL.match(text)
-            if match:
-                pages[match.group(1)] = text
-                moves |= page_moves(text, set(people))
-                denied |= page_denials(text, set(people))
-            match = SEARCH_HEADER.match(text)
-            if match:
-                results[match.group(1)] = RESULT_URL.findall(text)
+            url, query, urls = _result_facts(text)
+            if url is not None:
+                pages[url] = text
+                moves |= _page_moves(text, tracking)
+                denied |= _page_denials(text, tracking)
+            if query is not None:
+                results[query] = list(urls)
         for person in searched:  # its search result is cut, but the ledger kept the pages still to open
             results.setdefault(person, to_open.get(person, []))
         moves = without_denied(moves, denied)
         return people, moves, noted, done, current, opened, pages, results
 
+    def _note_facts(self, text: str) -> tuple:
+        """``_parse_note`` with this policy's prompt pattern, once per text."""
+        memo = self.__dict__.get("_note_memo")
+        if memo is None:
+            pattern = self.prompt_pattern
+            memo = self._note_memo = TextMemo(lambda t: _parse_note(t, pattern))
+        return memo(text)
+
+    def _notes_fold(self, notes: list[str]) -> "_Notes":
+        """The notes folded, only those new since the last request read (``kit.incremental``)."""
+        fold = self.__dict__.get("_fold")
+        if fold is None:
+            fold = self._fold = PrefixFold(_Notes, lambda state, text: state.read(self._note_facts(text)))
+        return fold(notes)
+
     def _visible_state(self, messages: list[dict]) -> tuple:
         """``_state`` of the visible messages, with the current person's ``opened`` pages brought up to date:
         pages in view or noted count as opened, a page whose open was rate limited (not done) does not.
-        Returns (people, moves, noted, done, current, opened, pages, results) as ``_state`` does."""
-        people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages),
-                                                                                   self._notes(messages))
+        Returns (people, moves, noted, done, current, opened, pages, results) as ``_state`` does. Once per
+        request (``act`` changes ``done`` and ``opened``: those are copies)."""
+        people, moves, noted, done, current, opened, pages, results = self._fresh_state(messages)
+        return people, moves, noted, list(done), current, set(opened), pages, results
+
+    @per_request
+    def _fresh_state(self, messages: list[dict]) -> tuple:
+        notes = self._notes(messages)
+        people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages), notes,
+                                                                                   self._notes_fold(notes))
         opened -= deferred_args(messages, "open_page", "url")
         if current is not None:
             opened |= {u for u in pages if u in results.get(current, [])} | (noted & set(results.get(current, [])))
@@ -181,8 +295,10 @@ class TrackerPolicy:
     @staticmethod
     def _denied(messages: list[dict], people: list[str]) -> set[tuple[str, str]]:
         """(person, company) of every denied move the visible pages and notes show."""
-        denied = {d for text in texts(messages) + tool_texts(messages) for d in DENIED_NOTE.findall(text)}
-        return denied | {d for text in tool_texts(messages) if PAGE_URL.match(text) for d in page_denials(text, set(people))}
+        denied = {d for text in texts(messages) + tool_texts(messages) for d in _denied_notes(text)}
+        tracking = frozenset(people)
+        return denied | {d for text in tool_texts(messages) if _result_facts(text)[0] is not None
+                         for d in _page_denials(text, tracking)}
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
         """The lookups whose arguments the visible messages already give, person by person in the prompt's
