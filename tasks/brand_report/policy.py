@@ -322,8 +322,11 @@ class Knowledge:
         return set(self.running[0]) | set(self.page_ids) | self.reported
 
     def ids(self) -> dict[str, set[int]]:
-        """Per brand, every negative post id in view."""
-        found = {b: set(self.all_ids.get(b, set())) for b in self.vocabulary}
+        """Per brand, every negative post id in view (computed once: read it, do not change it)."""
+        cached = self.__dict__.get("_ids")
+        if cached is not None:
+            return cached
+        found = self._ids = {b: set(self.all_ids.get(b, set())) for b in self.vocabulary}
         for ids in self.page_ids.values():
             for b, post_ids in ids.items():
                 found.setdefault(b, set()).update(post_ids)

@@ -1,12 +1,14 @@
 """The reference policy of ``failure_memory``: the agent who tries the API first, then the exports."""
 from __future__ import annotations
 
+import itertools
 import re
+from typing import Iterable
 
 from tasks.failure_memory.world import ESCALATED, EXPORT_HEADER, EXPORT_READY, ROW, TICKET_HEADER
 from tasks.kit.incremental import PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger
-from tasks.kit.limits import within_limit
+from tasks.kit.limits import prompt_limit, within_limit
 from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
                               make_call, is_rate_limited, rate_limited_calls, reply, submit, tools_used)
 
@@ -153,9 +155,10 @@ class FailureMemoryPolicy:
         seen = set(k["tickets_seen"])
         called = {str(e.args.get("ticket_id")) for e in exchanges(messages) if e.name == "read_ticket"}
         lost = [t for t in k["tickets"] if t in called and t not in seen]
-        known = [k["tickets"].index(t) for t in seen | called if t in k["tickets"]]
-        if k["furthest"] in k["tickets"]:
-            known.append(k["tickets"].index(k["furthest"]))
+        position = _positions(k["tickets"])
+        known = [position[t] for t in seen | called if t in position]
+        if k["furthest"] in position:
+            known.append(position[k["furthest"]])
         return lost, k["tickets"][max(known, default=-1) + 1:]
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
@@ -198,15 +201,18 @@ class FailureMemoryPolicy:
         calls: list[dict] = []
         if "first_total" not in findings and k["first"]:
             calls += self._fetches(k, k["first"])
+        tickets: Iterable[dict] = ()
         if "second_period" not in findings:
             lost, unread = self._ticket_plan(messages, k)
-            calls += [make_call("read_ticket", ticket_id=t) for t in lost + unread]
+            tickets = (make_call("read_ticket", ticket_id=t) for t in lost + unread)
         second = findings.get("second_period")
-        if second and "second_total" not in findings:
-            calls += self._fetches(k, second)
+        later = self._fetches(k, second) if second and "second_total" not in findings else []
         api = (first.get("function") or {}).get("name") == "query_api"
+        limit = prompt_limit(messages)
         more = []
-        for call in calls:
+        for call in itertools.chain(calls, tickets, later):
+            if limit is not None and len(more) >= limit - 1:
+                break  # the turn is full (``within_limit``): the other calls are not written out
             if call["function"]["name"] == "query_api":
                 if api:
                     continue
@@ -270,9 +276,10 @@ class FailureMemoryPolicy:
                 facts += [f"Export {export_id} ({period}) page {page}/{pages}: {k['account']} amounts: "
                           + (", ".join(f"{v:.2f}" for v in values) or "none")
                           for page, values in sorted(k["pages"].get(period, {}).items())]
-        seen = [k["tickets"].index(t) for t in k["tickets_seen"] if t in k["tickets"]]
-        if k["furthest"] in k["tickets"]:
-            seen.append(k["tickets"].index(k["furthest"]))
+        position = _positions(k["tickets"])
+        seen = [position[t] for t in k["tickets_seen"] if t in position]
+        if k["furthest"] in position:
+            seen.append(position[k["furthest"]])
         checked = [f"tickets reviewed up to {k['tickets'][max(seen)]}"] if seen and "second_period" not in findings else []
         remaining = [part for part, key in (("the first quarter's total", "first_total"),
                                             ("the escalated ticket", "second_period"),
@@ -317,6 +324,14 @@ class FailureMemoryPolicy:
         if k["api_failed"] and not any(f.startswith("query_api") for f in failed):
             failed.append("query_api: ERROR: HTTP 401, token mode disabled; do not retry")
         return format_summary(key_findings, tools_used(history_text), failed, progress)
+
+
+def _positions(tickets: list[str]) -> dict[str, int]:
+    """Each ticket's first place in the task's list (``list.index`` of every ticket at once)."""
+    position: dict[str, int] = {}
+    for index, ticket in enumerate(tickets):
+        position.setdefault(ticket, index)
+    return position
 
 
 def _start() -> dict:

@@ -55,14 +55,19 @@ def page_moves(text: str, people: set[str]) -> set[tuple[str, str, str]]:
 def _read_paragraph(paragraph: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
     """The moves and the denials one paragraph states (a denial is one line: it never spans paragraphs)."""
     found = set()
-    for pattern in MOVE_PATTERNS:
+    for pattern, needle in zip(MOVE_PATTERNS, _MOVE_WORDS):
+        if needle not in paragraph:  # each pattern holds its words: a paragraph without them has no match
+            continue
         for match in pattern.finditer(paragraph):
             month = month_of(match.group("when"))
             if match.group("name") in people and month:
                 found.add((match.group("name"), month, match.group("to").strip()))
     denied = {(m.group("name"), m.group("to").strip()) for m in DENIAL_PATTERN.finditer(paragraph)
-              if m.group("name") in people}
+              if m.group("name") in people} if " were false: " in paragraph else set()
     return frozenset(found), frozenset(denied)
+
+
+_MOVE_WORDS = (" left ", " moved from ", " announced in ")  # words of MOVE_PATTERNS, in order
 
 
 _PARAGRAPHS: dict[tuple[str, frozenset], tuple[frozenset, frozenset]] = {}
