@@ -8,6 +8,7 @@ documented concurrency limit.
 from __future__ import annotations
 
 import re
+import threading
 
 from tasks.kit.incremental import TextMemo
 
@@ -35,13 +36,25 @@ _documented_limit = TextMemo(_search_limit)  # every step reads every visible me
 
 
 def prompt_limit(messages: list[dict], roles: tuple[str, ...] = ("system", "user", "assistant")) -> int | None:
-    """The per-turn limit stated by the visible system or user messages (the task's prompt), if any."""
-    for message in messages:
-        if message.get("role") in roles:
-            limit = documented_limit(str(message.get("content") or ""))
-            if limit is not None:
-                return limit
-    return None
+    """The per-turn limit stated by the visible system or user messages (the task's prompt), if any.
+
+    Every step asks this of a request that usually extends the previous one: the answer for the previous
+    request is kept (per thread), and when it extends it only the new messages are read."""
+    kept = getattr(_LATEST, "limit", None)
+    start, found = 0, None
+    if kept is not None and kept[0] == roles and len(messages) >= len(kept[1]) and messages[:len(kept[1])] == kept[1]:
+        start, found = len(kept[1]), kept[2]
+    if found is None:
+        for message in messages[start:]:
+            if message.get("role") in roles:
+                found = documented_limit(str(message.get("content") or ""))
+                if found is not None:
+                    break
+    _LATEST.limit = (roles, list(messages), found)
+    return found
+
+
+_LATEST = threading.local()
 
 
 def within_limit(messages: list[dict], more: list[dict]) -> list[dict]:
