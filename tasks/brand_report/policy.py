@@ -34,7 +34,7 @@ import re
 from tasks.brand_report.tools import FEED, name_pattern
 from tasks.brand_report.world import NEGATIVE
 from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
-from tasks.kit.incremental import PrefixFold, TextMemo, per_request
+from tasks.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, latest_results,
                               make_call, other_calls, parse_ranges, ranges, rate_limit_note, reply, submit, texts,
@@ -68,13 +68,11 @@ def negative_posts(text: str, vocabulary: dict[str, list[str]], window: tuple[st
     key = (tuple((b, tuple(a)) for b, a in vocabulary.items()), window)
     patterns: dict | None = None
     for block in text.split("\nPost #")[1:]:
-        mentions = _BLOCKS.get((block, key))
+        mentions = _BLOCKS.cache.get((block, key))
         if mentions is None:  # each post is read once per vocabulary and window (a page's view changes by lines)
             if patterns is None:
                 patterns = {b: name_pattern(b, a) for b, a in vocabulary.items()}
-            if len(_BLOCKS) > 100_000:
-                _BLOCKS.clear()
-            mentions = _BLOCKS[(block, key)] = _block_mentions(block, patterns, window)
+            mentions = _BLOCKS(block, key, make=lambda: _block_mentions(block, patterns, window))
         for brand, post in mentions:
             found[brand].append(post)
     return found
@@ -97,7 +95,7 @@ def _block_mentions(block: str, patterns: dict, window: tuple[str, str] | None) 
     return tuple(mentions)
 
 
-_BLOCKS: dict[tuple, tuple[tuple[str, int], ...]] = {}
+_BLOCKS = KeyedMemo(size=100_000)  # (post block, vocabulary and window) -> its negative mentions
 
 
 def tally_page(text: str, vocabulary: dict[str, list[str]], window: tuple[str, str] | None) -> dict[str, int]:

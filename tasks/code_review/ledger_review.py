@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from tasks.code_review.patterns import UNREAD, detect, helper_signatures, numbered_lines, source_of
 from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
-from tasks.kit.incremental import TextMemo
+from tasks.kit.incremental import KeyedMemo, TextMemo
 from tasks.kit.ledger import Ledger, Plan, newest_ledger
 from tasks.policy_kit import Exchange, exchanges, make_call
 
@@ -200,16 +200,12 @@ def _suspicious(search: str, result: str, state: ReviewState) -> tuple[dict[str,
     (the scope and, for the helper searches, the helpers' signatures)."""
     helpers = tuple((name, tuple(params)) for name, (params, _) in sorted(state.helpers.items())) \
         if search.startswith(HELPER_SEARCH) else ()
-    key = (search, result, state.excluded, helpers)
-    found = _SUSPICIOUS.get(key)
-    if found is None:
-        if len(_SUSPICIOUS) > 5_000:
-            _SUSPICIOUS.clear()
-        found = _SUSPICIOUS[key] = suspicious(search, list(_hits(result)), state)
+    found = _SUSPICIOUS(result, search, state.excluded, helpers,
+                        make=lambda: suspicious(search, list(_hits(result)), state))
     return dict(found[0]), list(found[1])
 
 
-_SUSPICIOUS: dict[tuple, tuple[dict[str, str], list[str]]] = {}
+_SUSPICIOUS = KeyedMemo(size=5_000)
 
 
 def _line_verdict(search: str, number: int, text: str, lines: dict[int, str], state: ReviewState) -> bool | None:

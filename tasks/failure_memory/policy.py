@@ -6,7 +6,7 @@ import re
 from typing import Iterable
 
 from tasks.failure_memory.world import ESCALATED, EXPORT_HEADER, EXPORT_READY, ROW, TICKET_HEADER
-from tasks.kit.incremental import PrefixFold, TextMemo, per_request
+from tasks.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger
 from tasks.kit.limits import prompt_limit, within_limit
 from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
@@ -357,17 +357,7 @@ def _parse_tool(text: str, account: str | None) -> tuple:
             page, amounts, (ticket.group(1), escalated.group(1) if escalated else None) if ticket else None)
 
 
-_TOOL_FACTS: dict[tuple[str, str | None], tuple] = {}
-
-
-def _tool_facts(text: str, account: str | None) -> tuple:
-    """``_parse_tool``, once per result text and account."""
-    found = _TOOL_FACTS.get((text, account))
-    if found is None:
-        if len(_TOOL_FACTS) > 5_000:
-            _TOOL_FACTS.clear()
-        found = _TOOL_FACTS[(text, account)] = _parse_tool(text, account)
-    return found
+_tool_facts = KeyedMemo(_parse_tool, size=5_000)  # ``_parse_tool``, once per result text and account
 
 
 def _parse_text(text: str) -> tuple:

@@ -12,7 +12,8 @@ visible messages alone, tests/test_policy_purity.py):
   that does not trim): when the new list starts with the items folded last time (the same
   objects, or equal ones), only the new items are folded into the state kept from last time;
   any other list is folded from the start;
-* ``TextMemo``: a pure function of a text (a message's content, a line), computed once per text.
+* ``TextMemo`` (``KeyedMemo``): a pure function of a text (a message's content, a line) and of
+  whatever else it reads, computed once per text (and key).
 """
 from __future__ import annotations
 
@@ -90,6 +91,29 @@ class TextMemo:
                 self.cache.clear()
                 self.held = 0
             self.cache[text] = found
+            self.held += len(text)
+        return found
+
+
+class KeyedMemo:
+    """``function(text, *key)`` computed once per text and key, bounded like ``TextMemo`` (``key``: what else the
+    result depends on, hashable). ``make``: compute a missing value with ``make()`` instead (when the function
+    needs more than the key: objects the key stands for)."""
+
+    def __init__(self, function: Callable[..., Any] | None = None, size: int = 20_000,
+                 chars: int = 20_000_000) -> None:
+        self.function, self.size, self.chars = function, size, chars
+        self.cache: dict[tuple, Any] = {}
+        self.held = 0
+
+    def __call__(self, text: str, *key: Any, make: Callable[[], Any] | None = None) -> Any:
+        found = self.cache.get((text, *key), _MISSING)
+        if found is _MISSING:
+            found = make() if make is not None else self.function(text, *key)
+            if len(self.cache) >= self.size or self.held + len(text) > self.chars:
+                self.cache.clear()
+                self.held = 0
+            self.cache[(text, *key)] = found
             self.held += len(text)
         return found
 

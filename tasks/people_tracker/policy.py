@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.kit.incremental import PrefixFold, TextMemo, per_request
+from tasks.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
 from tasks.kit.ledger import Ledger, quoted_rules
 from tasks.kit.limits import limit_sentence, within_limit
 from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
@@ -70,19 +70,13 @@ def _read_paragraph(paragraph: str, people: frozenset[str]) -> tuple[frozenset, 
 _MOVE_WORDS = (" left ", " moved from ", " announced in ")  # words of MOVE_PATTERNS, in order
 
 
-_PARAGRAPHS: dict[tuple[str, frozenset], tuple[frozenset, frozenset]] = {}
+_PARAGRAPHS = KeyedMemo(_read_paragraph, size=50_000)
 
 
 def _paragraph_facts(paragraph: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
     """``_read_paragraph``, once per paragraph and people: the attention model changes a page's view a few lines
     at a time, and every other paragraph of it reads as before."""
-    key = (paragraph, people)
-    found = _PARAGRAPHS.get(key)
-    if found is None:
-        if len(_PARAGRAPHS) > 50_000:
-            _PARAGRAPHS.clear()
-        found = _PARAGRAPHS[key] = _read_paragraph(paragraph, people)
-    return found
+    return _PARAGRAPHS(paragraph, people)
 
 
 def relevant(url: str, person: str) -> bool:
@@ -156,17 +150,11 @@ def _parse_result(text: str) -> tuple[str | None, str | None, tuple[str, ...]]:
 
 _result_facts = TextMemo(_parse_result)
 _denied_notes = TextMemo(DENIED_NOTE.findall)
-_PAGE_FACTS: dict[tuple, tuple[frozenset, frozenset]] = {}
+def _read_page(text: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
+    return frozenset(page_moves(text, set(people))), frozenset(page_denials(text, set(people)))
 
 
-def _page_facts(text: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
-    key = (text, people)
-    found = _PAGE_FACTS.get(key)
-    if found is None:
-        if len(_PAGE_FACTS) > 5_000:
-            _PAGE_FACTS.clear()
-        found = _PAGE_FACTS[key] = (frozenset(page_moves(text, set(people))), frozenset(page_denials(text, set(people))))
-    return found
+_page_facts = KeyedMemo(_read_page, size=5_000)
 
 
 def _page_moves(text: str, people: frozenset[str]) -> frozenset:
