@@ -111,7 +111,7 @@ def test_loop_offers_the_choice_counts_the_saving_and_records_it(tmp_path):
     row, transcript = trial(tmp_path, SelectTools(max_tools=1), family=FAMILY, max_steps=60)
     assert row["outcome"] == "submitted" and row["success"]
     assert row["tool_schema_tokens_saved"] > 0 and row["tool_schema_tokens"] > 0
-    events = [json.loads(line) for line in transcript.open()]
+    events = transcript  # the transcript's events (tests/test_loop.py trial)
     offered = [e["tools_offered"] for e in events if e["event"] == "request"]
     assert all("submit" in o for o in offered) and len({tuple(o) for o in offered}) > 1
     assert any(e["event"] == "strategy" and e["name"] == "tool_exposure" for e in events)
@@ -121,9 +121,9 @@ def test_loop_offers_the_choice_counts_the_saving_and_records_it(tmp_path):
 def test_a_call_to_a_hidden_tool_is_refused_and_counted(tmp_path):
     row, transcript = trial(tmp_path, HidesEverything(), family=FAMILY, max_steps=4)
     assert row["unoffered_calls"] >= 1 and row["reads"] == 0, "refused calls are not executed"
-    results = [e for e in map(json.loads, transcript.open()) if e["event"] == "tool"]
+    results = [e for e in transcript if e["event"] == "tool"]
     assert results and all(e["is_error"] for e in results)
-    bodies = {e["ref"]: e["message"] for e in map(json.loads, transcript.open()) if e["event"] == "message"}
+    bodies = {e["ref"]: e["message"] for e in transcript if e["event"] == "message"}
     assert "is not offered at this step (offered now: submit)" in bodies[results[0]["ref"]]["content"]
 
 
