@@ -315,7 +315,7 @@ class RunWriter:
         if bad:
             self.recovered.append(keep_aside(trials_path, bad))
         if trials_path.exists() and (bad or _has_torn_line(trials_path)):
-            _rewrite(trials_path, rows)
+            rewrite(trials_path, rows)
         steps_path = self.run_dir / STEPS
         if steps_path.exists():
             steps, bad = scan_jsonl(steps_path)
@@ -323,7 +323,7 @@ class RunWriter:
                 self.recovered.append(keep_aside(steps_path, bad))
             kept = [row for row in steps if row.get("trial_id") in done]
             if bad or len(kept) != len(steps) or _has_torn_line(steps_path):
-                _rewrite(steps_path, kept)
+                rewrite(steps_path, kept)
         for part in (self.run_dir / TRANSCRIPTS).glob("*.part"):
             part.unlink()
         stores = self.run_dir / STORES
@@ -364,7 +364,7 @@ class RunWriter:
             rows = read_jsonl(path)
             ordered = sorted(rows, key=lambda row: rank.get(row.get("trial_id"), len(rank)))
             if ordered != rows:
-                _rewrite(path, ordered)
+                rewrite(path, ordered)
 
 
 def remove_store(path: Path) -> None:
@@ -384,11 +384,17 @@ def _has_torn_line(path: Path) -> bool:
         return handle.read(1) != b"\n"
 
 
-def _rewrite(path: Path, rows: Iterable[dict]) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` all at once: a temporary file beside it, fsynced, then renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(dumps(row) + "\n")
+        handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+def rewrite(path: Path, rows: Iterable[dict]) -> None:
+    """Replace ``path`` with ``rows`` as JSON lines (``write_atomic``)."""
+    write_atomic(path, "".join(dumps(row) + "\n" for row in rows))

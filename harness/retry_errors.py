@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from harness.records import OLD_TRANSCRIPT_SUFFIX, STEPS, TRANSCRIPT_SUFFIX, TRANSCRIPTS, TRIALS, dumps, read_jsonl
+from harness.records import OLD_TRANSCRIPT_SUFFIX, STEPS, TRANSCRIPT_SUFFIX, TRANSCRIPTS, TRIALS, read_jsonl, rewrite, write_atomic
 
 ERROR_OUTCOMES = ("model_error", "strategy_error")
 RETRY_FLAG = "--retry-errors"
@@ -51,8 +51,8 @@ def set_aside_errors(run_dir: Path, outcomes: Iterable[str]) -> str:
     aside = next_aside_dir(Path(run_dir))
     steps_path = Path(run_dir) / STEPS
     steps = read_jsonl(steps_path) if steps_path.exists() else []
-    write_rows(aside / ASIDE_TRIALS, failed)
-    write_rows(aside / ASIDE_STEPS, [s for s in steps if s.get("trial_id") in ids])
+    rewrite(aside / ASIDE_TRIALS, failed)
+    rewrite(aside / ASIDE_STEPS, [s for s in steps if s.get("trial_id") in ids])
     move_transcripts(Path(run_dir) / TRANSCRIPTS, aside / TRANSCRIPTS, ids)
     keep_lines_without(steps_path, ids)  # after the copies: nothing is lost
     keep_lines_without(trials_path, ids)
@@ -81,29 +81,12 @@ def move_transcripts(source: Path, target: Path, trial_ids: set) -> None:
                 os.replace(path, target / path.name)
 
 
-def write_rows(path: Path, rows: list[dict]) -> None:
-    """Write ``rows`` as JSON lines to ``path`` atomically (a temporary file, fsynced, then renamed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.writelines(dumps(row) + "\n" for row in rows)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
 def keep_lines_without(path: Path, trial_ids: set) -> None:
     """Rewrite ``path`` without the rows of ``trial_ids``; every other line stays as it was, unreadable ones too."""
     if not path.exists():
         return
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = "".join(line for line in lines if trial_id_of(line) not in trial_ids)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(kept)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, "".join(line for line in lines if trial_id_of(line) not in trial_ids))
 
 
 def trial_id_of(line: str) -> str | None:
