@@ -20,6 +20,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.budget import BudgetError, format_budget, parse_budget
+from harness.config import SettingError, check_settings
 from harness.errors import ConfigError
 from harness.cache_sim import get_profile
 from harness.hooks import Hooks
@@ -206,9 +207,7 @@ def check_identity(run_dir: Path, ident: dict) -> None:
 def plan(cfg: DictConfig) -> tuple[list[TrialJob], dict[str, TaskFamily]]:
     """Every trial of the run, in a fixed order."""
     families = families_from(cfg)
-    trials = int(cfg.trials)
-    if trials < 1:
-        raise ConfigError(f"trials={trials} must be at least 1")
+    trials = int(cfg.trials)  # checked by settings_from (harness/config.py)
     instances = int(cfg.suite.get("instances", 1))
     jobs: list[TrialJob] = []
     for name, family in families.items():
@@ -261,8 +260,10 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
         budget = parse_budget(cfg.budget)
     except BudgetError as exc:
         raise ConfigError(str(exc)) from None
-    if int(cfg.max_steps) < 1:
-        raise ConfigError(f"max_steps={cfg.max_steps} must be at least 1")
+    try:
+        check_settings(cfg)  # trials, max_steps, workers, latency_s, ...: declared once, in harness/config.py
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None
     strategy_spec = _node(cfg.strategy)
     model_spec = _node(cfg.model)
     try:
@@ -301,8 +302,6 @@ def wrap_model(model: Any, cfg: DictConfig, spec: dict | None = None, store: Any
     """
     spec = spec or {}
     latency = float(cfg.get("latency_s") or 0)
-    if latency < 0:
-        raise ConfigError(f"latency_s={latency} must be >= 0")
     if latency:
         from harness.models.wrappers import Delayed
 
