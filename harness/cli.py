@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from harness.config import SettingError, check_settings
+from harness.records import trial_files
 from harness.retry_errors import FAIL_FLAG, RETRY_FLAG, error_counts, error_line, retry_outcomes, set_aside_errors
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -460,10 +461,7 @@ def _remove_empty_run_dir(run_dir: Path) -> None:
 
 def recorded_trials(path: Path | None) -> int:
     """Trial rows recorded at or below ``path`` (complete lines of every ``trials.jsonl``)."""
-    if path is None or not Path(path).exists():
-        return 0
-    files = [Path(path) / "trials.jsonl"] if (Path(path) / "trials.jsonl").exists() else Path(path).rglob("trials.jsonl")
-    return sum(line.endswith("\n") for f in files for line in f.read_text(encoding="utf-8").splitlines(keepends=True))
+    return sum(line.endswith("\n") for f in trial_files(path) for line in f.read_text(encoding="utf-8").splitlines(keepends=True))
 
 
 def interrupted(target: Path | None) -> int:

@@ -513,16 +513,14 @@ class Trial:
 def sendable_reply(message: dict) -> dict:
     """The model's reply as the history keeps it: an assistant message that can be sent back as it is.
 
-    Lone surrogates in its text are escaped (``escape_text``), and so are its calls' arguments.
+    Lone surrogates in its calls' names and arguments are escaped (``escape_text``; its text is escaped by
+    ``Trial.append``, as every message's is).
     Tool calls that cannot be run as they are (``reply_problem``: shared or missing ids, no name)
     are set aside under ``_rejected_tool_calls``, and the problem becomes the reply's
     ``_parse_error``, which the model is told at the next step, as for an unreadable call.
     """
     reply = dict(message)
     reply["role"] = "assistant"
-    content = reply.get("content")
-    if isinstance(content, str):
-        reply["content"] = escape_text(content)
     problem = reply_problem(reply)
     if problem is not None:
         reply["_rejected_tool_calls"] = reply.pop("tool_calls")

@@ -398,3 +398,11 @@ def write_atomic(path: Path, text: str) -> None:
 def rewrite(path: Path, rows: Iterable[dict]) -> None:
     """Replace ``path`` with ``rows`` as JSON lines (``write_atomic``)."""
     write_atomic(path, "".join(dumps(row) + "\n" for row in rows))
+
+
+def trial_files(target: Path | None) -> list[Path]:
+    """The ``trials.jsonl`` of a run folder, or every one below a sweep folder (none when ``target`` is missing)."""
+    if target is None or not Path(target).exists():
+        return []
+    root = Path(target)
+    return [root / TRIALS] if (root / TRIALS).exists() else sorted(root.rglob(TRIALS))

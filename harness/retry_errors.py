@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from harness.records import OLD_TRANSCRIPT_SUFFIX, STEPS, TRANSCRIPT_SUFFIX, TRANSCRIPTS, TRIALS, read_jsonl, rewrite, write_atomic
+from harness.records import OLD_TRANSCRIPT_SUFFIX, STEPS, TRANSCRIPT_SUFFIX, TRANSCRIPTS, TRIALS, read_jsonl, rewrite, trial_files, write_atomic
 
 ERROR_OUTCOMES = ("model_error", "strategy_error")
 RETRY_FLAG = "--retry-errors"
@@ -101,11 +101,7 @@ def trial_id_of(line: str) -> str | None:
 def error_counts(target: Path | None) -> Counter:
     """Trials at or below ``target`` (a run or sweep folder) per error outcome."""
     counts: Counter = Counter()
-    if target is None or not Path(target).exists():
-        return counts
-    root = Path(target)
-    files = [root / TRIALS] if (root / TRIALS).exists() else sorted(root.rglob(TRIALS))
-    for path in files:
+    for path in trial_files(target):
         counts.update(row.get("outcome") for row in read_jsonl(path) if row.get("outcome") in ERROR_OUTCOMES)
     return counts
 
