@@ -1,4 +1,4 @@
-"""Small things: folder names from identity, the README's interpreter and gate size, where reports land."""
+"""Small things: folder names from identity, the docs' interpreter and gate size, where reports land."""
 import re
 import shutil
 
@@ -24,20 +24,26 @@ def test_sweep_folder_name_ignores_order_and_spelling():
     assert a == b and re.fullmatch(r"budget-8k\.25k_strategy-headtail\.none-[0-9a-f]{10}", a)
 
 
+USER_DOCS = ["README.md", "docs/running.md", "docs/reports.md", "docs/regression_gate.md", "docs/sweeps.md",
+             "docs/caching_and_faults.md", "docs/backends.md", "docs/inspect.md", "docs/importing.md"]
+
+
 def test_readme_runs_the_venv_interpreter():
-    text = (ROOT / "README.md").read_text()
-    bare = [line for line in text.splitlines() if re.search(r"(?<![/\w.])(python|pip) (-m|install|benchmarks/)", line)]
-    assert not bare, bare
+    """The README and the pages it moved to docs/ run ``.venv/bin/python``, never a bare ``python``."""
+    for doc in USER_DOCS:
+        text = (ROOT / doc).read_text()
+        bare = [line for line in text.splitlines() if re.search(r"(?<![/\w.])(python|pip) (-m|install|benchmarks/)", line)]
+        assert not bare, (doc, bare)
 
 
 def test_readme_gate_is_large_enough_for_14_of_28_vs_18_of_28():
     """At the rates of 18/28 vs 14/28 (4 of 28 pairs lost, none won), McNemar exact p < 0.05 needs the gate's pairs."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "regression_gate.md").read_text()
     gate = re.search(r"name: Context-strategy regression gate.*?```", text, re.S).group(0)
     instances = {int(n) for n in re.findall(r"suite\.instances=(\d+)", gate)}
     assert len(instances) == 1 and "trials=1" in gate and "results/gate/" in gate
     pairs = instances.pop() * 7  # seven families in the default suite
-    assert mcnemar_exact(4, 0) > 0.05  # the default suite's 28 cannot show it
+    assert mcnemar_exact(4, 0) > 0.05  # 28 pairs cannot show it
     assert mcnemar_exact(round(4 * pairs / 28), 0) < 0.05
 
 
