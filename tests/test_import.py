@@ -1,6 +1,6 @@
 """``python -m harness import``: other harnesses' per-instance results as ctxbench run folders.
 
-The worked example of the README (examples/imported_study/study.csv: 500 instances, three
+The worked example of docs/importing.md (examples/imported_study/study.csv: 500 instances, three
 strategies, synthetic) goes through ``import``, ``report`` and ``compare --fail-on-regression``;
 bad mappings and values are one line and exit 2 with nothing written; unpaired rows are counted,
 written and reported, never dropped.

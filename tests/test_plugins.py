@@ -64,7 +64,7 @@ def test_config_folder_outside_the_repo(tmp_path):
     site = install(tmp_path / "site", entry_points=False)
     from harness.plugins import plugin_entry_points
 
-    if "elide" not in plugin_entry_points("strategy"):  # unless the README's route 3 installed the plugin here
+    if "elide" not in plugin_entry_points("strategy"):  # unless examples/README.md's route 3 installed the plugin here
         unknown = run(tmp_path, site, "strategy=elide", *SMOKE)
         assert unknown.returncode == 2 and "unknown strategy 'elide'" in unknown.stderr
     result = run(tmp_path, site, "strategy=elide", f"hydra.searchpath=[file://{PLUGIN / 'configs'}]", *SMOKE)

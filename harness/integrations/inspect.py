@@ -9,7 +9,7 @@
     compaction = CtxbenchCompaction(HeadTail(), budget=25_000)
     agent = react(tools=[*my_tools, *strategy_tools(compaction)], model=model, compaction=compaction)
 
-How the two harnesses meet (README "Use ctxbench with inspect_ai" says the same for users):
+How the two harnesses meet (docs/inspect.md says the same for users):
 
 - **History.** inspect calls ``compact()`` only when its estimate of the next request is above its
   threshold, and passes its compacted view plus the messages added since. The adapter keeps the
