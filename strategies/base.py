@@ -70,6 +70,13 @@ def budget_guarantee(strategy: Any) -> str:
     return value
 
 
+def guarantee_text(strategy: Any) -> str:
+    """The declared guarantee in words: ``"hard unless <budget_exception>"``, or the bare level."""
+    level = budget_guarantee(strategy)
+    exception = getattr(strategy, "budget_exception", "") if level == "hard" else ""
+    return f"{level} unless {exception}" if exception else level
+
+
 class ToolError(Exception):
     """Raised by a strategy's ``call`` for a bad tool call; becomes an error tool result."""
 
@@ -121,6 +128,8 @@ class BaseStrategy:
     """True only for deliberate experiments that change the system message (see the module docstring)."""
     budget_guarantee: str = "none"
     """``hard``, ``soft`` or ``none`` (see the module docstring); subclasses override it."""
+    budget_exception: str = ""
+    """When a ``hard`` strategy can exceed the budget, completing "hard unless ..." (``guarantee_text``)."""
 
     def bind(self, ctx: StrategyContext) -> None:
         """Keep the trial context."""

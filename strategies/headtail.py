@@ -1,4 +1,4 @@
-"""``headtail``: keep the head and the most recent rounds that fit the budget (seed 000 §7.3).
+"""``headtail``: keep the head and the most recent rounds that fit the budget (source 000 §7.3).
 
 The head is the system message and the task (the first user message). The tail is as
 many of the most recent rounds as fit; a round is an assistant message with all of its
@@ -24,6 +24,8 @@ class HeadTail(BaseStrategy):
 
     budget_guarantee = "hard"
     """With ``min_recent_rounds`` > 1 the kept rounds may not fit: ``soft``."""
+    budget_exception = "the head, the newest round and the one-line note alone exceed it"
+    """The newest round is never cut: a batch of large results can put one round over the budget."""
 
     def __init__(self, min_recent_rounds: int = 1) -> None:
         if min_recent_rounds < 1:

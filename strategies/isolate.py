@@ -53,6 +53,11 @@ class Isolate(WrappingStrategy):
         """The base's: the main context is the base's projection, nothing added."""
         return budget_guarantee(self.base)
 
+    @property
+    def budget_exception(self) -> str:  # type: ignore[override]
+        """The base's: when the base can exceed the budget, so can the main context."""
+        return getattr(self.base, "budget_exception", "")
+
     def own_tools(self) -> list[dict]:
         """``delegate(task)``."""
         return [{"type": "function", "function": {

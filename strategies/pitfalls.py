@@ -113,14 +113,17 @@ class LastRounds(BaseStrategy):
         if int(rounds) < 1:
             raise ValueError("pitfall_window: rounds must be at least 1")
         self.rounds = int(rounds)
+        self._dropped = 0
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Cut to the last rounds (whole rounds, so every call keeps its results)."""
         system, rest = messages[0], messages[1:]
         rounds = split_rounds(rest)
         kept = rounds[-self.rounds:]
-        if len(kept) < len(rounds):
-            self.ctx.log("window", kept_rounds=len(kept), dropped_rounds=len(rounds) - len(kept))
+        dropped = len(rounds) - len(kept)
+        if dropped and dropped != self._dropped:  # each move of the window is a cut
+            self.ctx.log("compaction", method="pitfall_window", kept_rounds=len(kept), dropped_rounds=dropped)
+        self._dropped = dropped
         return [system, *[m for r in kept for m in r]]
 
 

@@ -1,11 +1,11 @@
-"""``sliding_window``: the naive last-N-messages window that seed 002 warns against.
+"""``sliding_window``: the naive last-N-messages window that source 002 warns against.
 
 It keeps the system message and the most recent messages, either the last
 ``max_messages`` or, when that is unset, as many as fit the budget. It does not protect
 the task statement or group tool calls with their results; it only repairs what it cut
 so the request stays valid (orphaned tool results and unanswered calls are dropped).
 Its prefix moves every step, so it breaks the prefix cache every step, and key results
-slide out of view, so the agent repeats calls (seed 002, 常见误区).
+slide out of view, so the agent repeats calls (source 002, "common mistakes").
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ class SlidingWindow(BaseStrategy):
 
     budget_guarantee = "hard"
     """With ``max_messages`` set it counts messages, not tokens: ``none``."""
+    budget_exception = "the system message and the newest round alone exceed it"
+    """When nothing else fits, the newest round is sent anyway."""
 
     def __init__(self, max_messages: int | None = None) -> None:
         if max_messages is not None and max_messages < 1:
@@ -30,6 +32,7 @@ class SlidingWindow(BaseStrategy):
         self.max_messages = max_messages
         if max_messages is not None:
             self.budget_guarantee = "none"
+        self._dropped = 0
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Take the tail of the history, then drop orphans at the cut."""
@@ -49,6 +52,12 @@ class SlidingWindow(BaseStrategy):
         window = drop_orphans(tail)
         if not window or window[-1] is not rest[-1]:  # too small for anything: keep the last round
             window = split_rounds(rest)[-1]
-        if len(window) < len(rest):
-            self.ctx.log("window", kept=len(window), dropped=len(rest) - len(window))
+        self._log_cut(len(window), len(rest) - len(window))
         return [system, *window]
+
+    def _log_cut(self, kept: int, dropped: int) -> None:
+        """Log a ``compaction`` each time the window's start moves (almost every step once full)."""
+        if dropped and dropped != self._dropped:
+            self.ctx.log("compaction", method="sliding_window", kept=kept, dropped=dropped,
+                         newly_dropped=dropped - self._dropped)
+        self._dropped = dropped

@@ -30,7 +30,7 @@ from harness.conversation import check_tool_order, check_tool_subset, split_head
 from harness.runner import build
 from tests.helpers import FakeContext
 from harness.tokens import TokenCounter
-from strategies.base import NOTE_ALLOWANCE, BaseStrategy, ToolError, budget_guarantee
+from strategies.base import NOTE_ALLOWANCE, BaseStrategy, ToolError, budget_guarantee, guarantee_text
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "strategy"
 CONFIGS = {path.stem: yaml.safe_load(path.read_text()) for path in sorted(CONFIG_DIR.glob("*.yaml"))}
@@ -247,4 +247,41 @@ def test_every_strategy_documents_its_budget_guarantee(name):
     row = next(line for line in README.read_text().splitlines()
                if line.startswith("| `") and f"`{name}`" in line.split(" | ")[0])
     last_cell = row.rstrip(" |").rsplit(" | ", 1)[-1]
-    assert f"**{budget_guarantee(strategy)}**" in last_cell, f"strategies/README.md: {row[:80]}"
+    level, _, exception = guarantee_text(strategy).partition(" unless ")
+    stated = f"**{level}** unless {exception}" if exception else f"**{level}**"
+    assert stated in last_cell, f"strategies/README.md must state {stated!r}: {row[:80]}"
+
+
+def test_a_hard_guarantee_states_when_it_can_be_exceeded():
+    hard = {name: fresh(name, 1_000) for name in sorted(SPECS) if budget_guarantee(fresh(name, 1_000)) == "hard"}
+    assert hard, "no strategy declares a hard guarantee"
+    for name, strategy in hard.items():
+        assert guarantee_text(strategy).startswith("hard unless "), f"{name}: {guarantee_text(strategy)!r}"
+
+
+REWRITES_EVERY_STEP = {  # deliberate anti-patterns that re-serialize messages every step (nothing is cut)
+    "pitfall_flatten", "pitfall_json_keys", "pitfall_json_keys-arguments", "pitfall_user_config", "pitfall_timestamp"}
+
+
+def cut_messages(previous: list[dict], current: list[dict], history: list[dict]) -> list[dict]:
+    """History messages the previous request showed verbatim that this request no longer shows."""
+    return [m for m in history[1:] if m in previous and m not in current]
+
+
+@pytest.mark.parametrize("name", sorted(set(SPECS) - REWRITES_EVERY_STEP))
+def test_every_cut_is_logged_as_a_compaction(name):
+    @FUZZ
+    @given(spec=HISTORY)
+    def logged(spec: dict) -> None:
+        history, ends = build_history(spec)
+        strategy = fresh(name, spec["budget"])
+        previous: list[dict] = []
+        for end in ends:
+            seen = len(strategy.ctx.events)
+            current = strategy.prepare(list(history[:end]))
+            events = [event for event, _ in strategy.ctx.events[seen:]]
+            if cut_messages(previous, current, history[:end]):
+                assert "compaction" in events, f"{name} cut messages at a step that logged {events}"
+            previous = current
+
+    logged()
