@@ -78,15 +78,16 @@ def check_tool_order(ordered: list[dict], tools: list[dict]) -> None:
         raise InvalidConversation("order_tools must return the same tools, reordered (none added, dropped or changed)")
 
 
-def check_tool_subset(exposed: list[dict], tools: list[dict]) -> None:
-    """Check that ``exposed`` (a strategy's ``expose_tools`` result) is a subset of ``tools`` that keeps ``submit``."""
+def check_tool_subset(exposed: list[dict], tools: list[dict], final: str = "submit") -> None:
+    """Check that ``exposed`` (a strategy's ``expose_tools`` result) is a subset of ``tools`` that keeps the
+    loop's ``final`` tool (``submit``; a sub-agent's ``report``)."""
     key = lambda t: json.dumps(t, sort_keys=True, default=str)  # noqa: E731
     known = {key(t) for t in tools}
     keys = [key(t) for t in exposed]
     if len(set(keys)) != len(keys) or not set(keys) <= known:
         raise InvalidConversation("expose_tools must return some of the tools, unchanged and once each (none added or changed)")
-    if not any(t.get("function", {}).get("name") == "submit" for t in exposed):
-        raise InvalidConversation("expose_tools must keep the submit tool")
+    if not any(t.get("function", {}).get("name") == final for t in exposed):
+        raise InvalidConversation(f"expose_tools must keep the {final} tool")
 
 
 def split_head(messages: list[dict]) -> tuple[list[dict], list[dict]]:
