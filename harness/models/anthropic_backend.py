@@ -189,12 +189,19 @@ def place_breakpoints(request: MessagesRequest, ttl: str | None = None) -> int:
     return placed
 
 
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+"""Read when ``base_url`` is unset, as the ``anthropic`` SDK reads it."""
+
+
 class AnthropicModel:
     """A chat model behind the Anthropic Messages API (or llama-server's ``/v1/messages``).
 
     Parameters:
         name: the label recorded in every row.
-        base_url: the API root without ``/v1`` (``https://api.anthropic.com``, ``http://127.0.0.1:8080``).
+        base_url: the API root without ``/v1`` (``https://api.anthropic.com``, ``http://127.0.0.1:8080``);
+            ``None`` (the ``anthropic`` preset) takes ``$ANTHROPIC_BASE_URL`` as the SDK does, else
+            ``DEFAULT_BASE_URL``. A set value always wins.
         model: the provider's model id.
         api_key_env: the NAME of the environment variable holding the key (``null``: no key).
         context_window: the window a request may not exceed (tokens).
@@ -215,7 +222,7 @@ class AnthropicModel:
 
     is_reference = False
 
-    def __init__(self, name: str = "anthropic", base_url: str = "https://api.anthropic.com",
+    def __init__(self, name: str = "anthropic", base_url: str | None = None,
                  model: str = "claude-sonnet-4-6", api_key_env: str | None = "ANTHROPIC_API_KEY",
                  context_window: int = 200_000, max_tokens: int = 4096, temperature: float | None = 0.0,
                  timeout: float = 120.0, retry: dict | RetryPolicy | None = None, cache_breakpoints: bool = True,
@@ -223,7 +230,7 @@ class AnthropicModel:
                  parse_text_tool_calls: bool = False, extra_body: dict | None = None, check_endpoint: bool = True,
                  http_client: Any = None, api_key: str | None = None) -> None:
         self.name = name
-        self.base_url = base_url.rstrip("/") if base_url else base_url
+        self.base_url = endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL)
         self.model = model
         self.api_key_env = api_key_env or None
         self.context_window = int(context_window)

@@ -24,6 +24,15 @@ def api_key(explicit: str | None, env_name: str | None, no_key: str) -> str:
     return key
 
 
+def base_url(configured: str | None, env_name: str, default: str) -> str:
+    """The endpoint as the provider SDKs choose it: ``model.base_url`` if set, else ``$env_name``, else ``default``.
+
+    A trailing slash is dropped, so ``{base_url}/models`` is one well-formed URL.
+    """
+    chosen = configured or os.environ.get(env_name) or default
+    return chosen.rstrip("/")
+
+
 def check_key_variable(model: str, explicit: str | None, env_name: str | None) -> None:
     """Preflight: refuse, in one line, a key variable that is named but not set."""
     if explicit is None and env_name and not os.environ.get(env_name):

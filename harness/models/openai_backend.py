@@ -142,12 +142,18 @@ def normalize_usage(data: dict) -> Usage:
                  tokens_source="reported" if prompt is not None else "tiktoken")
 
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+"""Read when ``base_url`` is unset, as the ``openai`` SDK reads it."""
+
+
 class OpenAIModel:
     """A chat model behind an OpenAI-compatible endpoint.
 
     Parameters:
         name: the label recorded in every row.
-        base_url: the endpoint, e.g. ``https://api.openai.com/v1``.
+        base_url: the endpoint, e.g. ``https://api.openai.com/v1``; ``None`` (the ``openai`` preset) takes
+            ``$OPENAI_BASE_URL`` as the SDK does, else ``DEFAULT_BASE_URL``. A set value always wins.
         model: the provider's model id.
         api_key_env: the NAME of the environment variable holding the API key
             (``null`` for servers without keys, such as a local llama.cpp or vLLM).
@@ -167,14 +173,14 @@ class OpenAIModel:
 
     is_reference = False
 
-    def __init__(self, name: str = "openai", base_url: str = "https://api.openai.com/v1", model: str = "gpt-4.1-mini",
+    def __init__(self, name: str = "openai", base_url: str | None = None, model: str = "gpt-4.1-mini",
                  api_key_env: str | None = "OPENAI_API_KEY", context_window: int = 128_000, max_tokens: int = 4096,
                  max_tokens_param: str = "max_tokens", temperature: float | None = 0.0, seed: int | None = None,
                  timeout: float = 120.0, retry: dict | RetryPolicy | None = None, parse_text_tool_calls: bool = True,
                  extra_body: dict | None = None, check_endpoint: bool = True, http_client: Any = None,
                  api_key: str | None = None) -> None:
         self.name = name
-        self.base_url = base_url.rstrip("/") if base_url else base_url
+        self.base_url = endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL)
         self.model = model
         self.api_key_env = api_key_env or None
         self.context_window = int(context_window)
