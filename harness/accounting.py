@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.cache_sim import CacheProfile, PrefixCacheSimulator
 from harness.models.base import Completion, Usage
-from harness.pricing import Pricing
+from harness.pricing import AutoPricing, Pricing
 from harness.tokens import TokenCounter
 
 CALL_KINDS = ("agent", "summarizer", "subagent", "stop_hook")
@@ -97,11 +97,20 @@ def fill_usage(usage: Usage, request_tokens: int, reply_tokens: int, sim_cached:
     return usage
 
 
+def reported_model(completion: Completion) -> str | None:
+    """The model name the backend's reply reports (the response's ``model``), or ``None``."""
+    raw = completion.raw if isinstance(completion.raw, dict) else {}
+    name = raw.get("model")
+    if not isinstance(name, str):
+        return None
+    return name.strip() or None
+
+
 class CallRecorder:
     """Turns each model call of one trial into a step row and adds it to the totals of its kind."""
 
-    def __init__(self, trial_id: str, counter: TokenCounter, pricing: Pricing, cache_profile: CacheProfile,
-                 write_step: Any) -> None:
+    def __init__(self, trial_id: str, counter: TokenCounter, pricing: Pricing | AutoPricing,
+                 cache_profile: CacheProfile, write_step: Any) -> None:
         self.trial_id = trial_id
         self.counter = counter
         self.pricing = pricing
@@ -109,6 +118,7 @@ class CallRecorder:
         self._write_step = write_step
         self.totals = {kind: CallTotals() for kind in CALL_KINDS}
         self._sims = {kind: PrefixCacheSimulator(cache_profile, counter) for kind in CALL_KINDS}
+        self.price_sources: set[str] = set()
 
     def record(self, kind: str, step: int, request: list[dict], tools: list[dict], completion: Completion,
                request_tokens: int, extra: dict | None = None, events: list[str] | None = None) -> None:
@@ -120,8 +130,10 @@ class CallRecorder:
                            if completion.usage.output_tokens is None else 0, sim.cached)
         if usage.cached_source == "simulated":  # the simulated cache writes as the profile's provider would
             usage.cache_write_tokens = self.cache_profile.simulated_writes(usage.prompt_tokens, usage.cached_tokens)
-        cost_uncached = self.pricing.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens,
-                                          usage.cache_write_tokens)
+        price = self.pricing.price_for(kind, reported_model(completion))
+        self.price_sources.add(price.source)
+        cost_uncached = price.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens,
+                                   usage.cache_write_tokens)
         cost = 0.0 if completion.from_cache else cost_uncached
         self.totals[kind].add(usage, cost_uncached, sim.cached, sim.lost, completion.from_cache)
         cache_break = None
@@ -139,6 +151,11 @@ class CallRecorder:
             "cache_lost_tokens": sim.lost, "cache_break": cache_break, "pricing": self.pricing.name,
             "usage_invalid": invalid, **(extra or {}),
         })
+
+    def price_source(self) -> str:
+        """Where the trial's prices came from: each source its calls were priced by, joined by ``+``
+        (the configured pricing's source when it made no call)."""
+        return "+".join(sorted(self.price_sources)) or self.pricing.source
 
     def total_cost(self) -> float:
         """USD cost of every call of the trial, all kinds together (replayed calls count 0)."""

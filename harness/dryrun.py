@@ -11,12 +11,15 @@ but is not one: a real model's figures will differ. Nothing is written under ``r
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+
+from harness.pricing import price_line
 
 REFERENCE_MODEL = "scripted"
 DRY_RUN = "--dry-run"
@@ -138,14 +141,19 @@ def reference_config(cfg: DictConfig, cache_profile: str) -> DictConfig:
     return OmegaConf.create(data)
 
 
-def reference_rows(ref_cfg: DictConfig) -> list[dict]:
-    """Run the reference agent on every planned instance once, in a temporary folder; its trial rows."""
+def reference_rows(ref_cfg: DictConfig, pricing: Any = None) -> list[dict]:
+    """Run the reference agent on every planned instance once, in a temporary folder; its trial rows.
+
+    ``pricing`` (the configured run's, e.g. ``auto`` for its model) prices the calls; ``None``: ``ref_cfg``'s.
+    """
     from harness.loop import run_trial
     from harness.records import RunWriter
     from harness.runner import _node, build, build_model, plan, settings_from
 
     with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as tmp:
         settings, strategy_spec, model_spec = settings_from(ref_cfg, Path(tmp))
+        if pricing is not None:
+            settings = replace(settings, pricing=pricing)
         jobs, _ = plan(ref_cfg)
         model = build_model(model_spec)
         summarizer = build_model(_node(ref_cfg.summarizer), "summarizer") if ref_cfg.get("summarizer") else None
@@ -167,17 +175,27 @@ def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
     strategy = build(strategy_spec, "strategy")  # bad parameters: one line, as a real run says it
     check_server_side(strategy, build_model(model_spec), settings.strategy_name)  # refused as a real run refuses
     max_cost_from(job_cfg)
-    rows = reference_rows(reference_config(job_cfg, settings.cache_profile.name))
+    rows = reference_rows(reference_config(job_cfg, settings.cache_profile.name), settings.pricing)
     return len(jobs), scaled(rows, len(jobs)), settings
 
 
 # ---------------------------------------------------------------- the printout
 
 def pricing_line(pricing: Any) -> str:
-    """``pricing: openai-like (USD per 1M tokens: input 2.00, cached input 0.50, output 8.00)``."""
-    writes = f", cache write {pricing.cache_write:.2f}" if getattr(pricing, "cache_write", None) is not None else ""
-    return (f"pricing: {pricing.name} (USD per 1M tokens: input {pricing.input:.2f}, "
-            f"cached input {pricing.cached_input:.2f}{writes}, output {pricing.output:.2f})")
+    """``pricing: auto [genai-prices 0.2.3 openai/gpt-4.1-mini] (USD per 1M tokens: input 0.40, ...)``."""
+    return price_line(pricing)
+
+
+def key_lines(cfg: DictConfig) -> list[str]:
+    """One line per API key variable the configured models need that is not set (a real run stops at it)."""
+    lines = []
+    for node in ("model", "summarizer"):
+        spec = OmegaConf.select(cfg, node)
+        env = OmegaConf.select(cfg, f"{node}.api_key_env") if spec is not None else None
+        if env and not os.environ.get(str(env)):
+            lines.append(f"api key: {env} is not set (model {OmegaConf.select(cfg, f'{node}.name')}): a real run "
+                         f"would stop before its first call; export {env}=... first")
+    return lines
 
 
 def note_lines(cfg: DictConfig, pricing_name: str) -> list[str]:
@@ -211,8 +229,11 @@ def dry_run(args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]], swee
         total = est if total is None else total + est
     if total is not None and len(jobs) > 1:
         echo(f"total: {total.trials} trials; {total.line()}")
+    for line in dict.fromkeys(pricing_line(settings.pricing) for _, _, settings in estimates):
+        echo(line)
     if pricing is not None:
-        echo(pricing_line(pricing))
         for line in note_lines(jobs[0][1], pricing.name):
             echo(line)
+    for line in dict.fromkeys(line for _, job_cfg in jobs for line in key_lines(job_cfg)):
+        echo(line)
     return 0

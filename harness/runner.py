@@ -27,7 +27,7 @@ from harness.hooks import Hooks
 from harness.identity import RUN_TIME_KEYS, RUN_TIME_MODEL_KEYS, run_key
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import ModelError, PreflightError
-from harness.pricing import Pricing
+from harness.pricing import pricing_from
 from harness.records import RunWriter
 from harness.workers import run_jobs, uses_processes
 from tasks.base import KnobError, TaskFamily
@@ -267,7 +267,8 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
     strategy_spec = _node(cfg.strategy)
     model_spec = _node(cfg.model)
     try:
-        pricing = Pricing(**_node(cfg.pricing)) if cfg.get("pricing") else Pricing()
+        pricing = pricing_from(_node(cfg.pricing) if cfg.get("pricing") else None, model_spec,
+                               _node(cfg.summarizer) if cfg.get("summarizer") else None)
     except TypeError as exc:
         raise ConfigError(f"bad pricing profile: {exc}") from None
     try:

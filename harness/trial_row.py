@@ -119,6 +119,7 @@ def token_columns(trial: Any) -> dict:
         "agent_cost": round(agent.cost, 8),
         "summarizer_cost": round(summ.cost, 8),
         "pricing": trial.settings.pricing.name,
+        "price_source": trial.recorder.price_source(),
     }
 
 

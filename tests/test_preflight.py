@@ -38,3 +38,14 @@ def test_unknown_pricing_and_cache_profile(tmp_path):
     one_line_exit_2_nothing_written(result, tmp_path, "unknown pricing 'cheap' (valid: ")
     result = harness("run", "cache_profile=bogus", "suite=smoke", cwd=tmp_path)
     one_line_exit_2_nothing_written(result, tmp_path, "unknown cache_profile 'bogus'")
+
+
+def test_auto_pricing_takes_no_prices(tmp_path):
+    result = harness("run", "+pricing.input=3", "suite=smoke", cwd=tmp_path)
+    one_line_exit_2_nothing_written(result, tmp_path, "bad pricing profile: pricing=auto takes no prices")
+
+
+def test_a_missing_key_stops_a_database_priced_run_in_one_line(tmp_path):
+    result = harness("run", "model=openai", "model.api_key_env=CTXBENCH_TEST_NO_SUCH_KEY", "pricing=auto",
+                     "suite=smoke", cwd=tmp_path)
+    one_line_exit_2_nothing_written(result, tmp_path, "CTXBENCH_TEST_NO_SUCH_KEY")
