@@ -26,10 +26,11 @@ from harness.cache_sim import get_profile
 from harness.hooks import Hooks
 from harness.identity import RUN_TIME_KEYS, RUN_TIME_MODEL_KEYS, run_key
 from harness.loop import TrialSettings, run_trial
-from harness.models.base import ModelError, PreflightError
+from harness.models.base import Model, ModelError, PreflightError
 from harness.pricing import pricing_from
 from harness.records import RunWriter
 from harness.workers import run_jobs, uses_processes
+from strategies.base import full_strategy
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
@@ -355,10 +356,10 @@ def response_store(cfg: DictConfig) -> Any:
         raise ConfigError(f"response_cache={path}: cannot open it ({exc})") from None
 
 
-def banner(model: Any, settings: TrialSettings, n_pending: int, n_done: int, run_dir: Path) -> str:
+def banner(model: Model, settings: TrialSettings, n_pending: int, n_done: int, run_dir: Path) -> str:
     """The first lines a run prints."""
     lines = [f"ctxbench run -> {run_dir}"]
-    if getattr(model, "is_reference", False):
+    if model.is_reference:
         lines.append(f"model: {settings.model_name} = {getattr(model, 'label', 'reference agent (not an LLM)')}")
     else:
         lines.append(f"model: {settings.model_name}")
@@ -408,9 +409,14 @@ def _execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print
                     ident, echo)
 
 
-def check_server_side(strategy: Any, model: Any, strategy_name: str) -> None:
-    """Refuse a server-side strategy on a backend that does not apply its parameters (one line, exit 2)."""
-    need = getattr(strategy, "server_side", None)
+def check_server_side(strategy: Any, model: Model, strategy_name: str) -> None:
+    """Refuse a server-side strategy on a backend that does not apply its parameters, and an object that is not a
+    strategy (one line, exit 2)."""
+    try:
+        full = full_strategy(strategy)
+    except TypeError as exc:
+        raise ConfigError(f"strategy {strategy_name}: {exc}") from None
+    need = full.server_side
     if not need:
         return
     from harness.models.base import innermost
@@ -418,7 +424,7 @@ def check_server_side(strategy: Any, model: Any, strategy_name: str) -> None:
     backend = innermost(model)
     if need == "context_management" and getattr(backend, "server_context_management", False):
         return
-    supported = ", ".join(f"model={m}" for m in getattr(strategy, "supporting_models", ())) or "none"
+    supported = ", ".join(f"model={m}" for m in full.supporting_models) or "none"
     raise ConfigError(f"strategy {strategy_name} needs a backend that applies server-side context management; "
                       f"model {getattr(model, 'name', '?')} does not (supported: {supported})")
 
@@ -486,7 +492,7 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
     trials = write_run_outputs(run_dir, settings, plots=bool(cfg.get("plots", True)))
     successes = int(trials["success"].astype(bool).sum()) if len(trials) else 0
     lines = [f"done: {len(trials)} trials, {successes} succeeded; records in {run_dir}", *end_of_run_lines(trials)]
-    if getattr(model, "is_reference", False):
+    if model.is_reference:
         from harness.analysis import reference_note
 
         lines.append(f"note: these results come from the {reference_note(trials)}.")

@@ -1,26 +1,31 @@
 """Sub-agents for the ``isolate`` strategy: a fresh context on the same task environment.
 
-A sub-agent runs a small agent loop: system prompt, the delegated task, the task's tools
-(plus its strategy's tools) and ``report(conclusion)``. It is managed like the main agent:
-before every call its strategy (``isolate`` passes a fresh copy of its ``base``) projects
-its history under its own budget (``isolate``'s ``subagent_budget``; by default the trial's
-budget), and the projection is validated. A sub-agent cannot delegate again.
+A sub-agent runs the one agent loop (harness/agent_loop.py) as the main agent does: system
+prompt, the delegated task, the task's tools (plus its strategy's tools) and, as its final
+tool, ``report(conclusion)``. Its strategy (``isolate`` passes a fresh copy of its ``base``;
+without one the sub-agent is unmanaged: ``none``) projects its history under its own budget
+(``isolate``'s ``subagent_budget``; by default the trial's budget) and chooses its tools, the
+projection is validated, the task's per-turn limit holds, and the strategy's server options
+travel with its calls. A sub-agent cannot delegate again.
 
 Its model calls go through the trial's ``CallRecorder`` as ``kind=subagent`` steps (with
 ``subagent``, ``substep``, ``over_budget`` and ``budget_ratio``), its tool calls join the
-trial's tool log and transcript, and only the conclusion is returned to the main agent.
+trial's tool log and transcript, and its refused and failed calls count in the trial's
+``rate_limited_calls``, ``unoffered_calls`` and ``tool_exceptions``. Only the conclusion
+returns to the main agent; a sub-agent that ends without one returns why, in brackets.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.accounting import BudgetTracker
-from harness.conversation import iter_calls, parse_arguments, strip_private, validate_projection
-from harness.models.base import Completion, ModelError, session_for, takes_trial
+from harness.agent_loop import AgentLoop, CallResult, Prepared, Session, TaskEnvironment
+from harness.models.base import ModelError, session_for, takes_trial
 from harness.trial_context import TrialContext
-from strategies.base import ToolError
+from strategies.base import ToolError, tool_name
+from strategies.none import NoManagement
 
 SUBAGENT_SYSTEM = (
     "You are a sub-agent. You have a fresh context and the tools of the task environment. Do the sub-task below "
@@ -36,9 +41,7 @@ REPORT_TOOL = {
         "parameters": {"type": "object", "properties": {"conclusion": {"type": "string"}}, "required": ["conclusion"]},
     },
 }
-
-Record = Callable[[int, list[dict], list[dict], Completion, int], None]
-OnTool = Callable[[str, dict, Any], None]
+NO_CONCLUSION = "[sub-agent reported no conclusion]"
 
 
 def subagent_session(model: Any, instance: Any, task: str, trial: int = 0, run: int = 1) -> Any:
@@ -52,111 +55,72 @@ def subagent_session(model: Any, instance: Any, task: str, trial: int = 0, run: 
     return session_for(model, instance, trial)
 
 
-class SubagentLoop:
-    """One sub-agent run; ``run()`` returns its conclusion (or why it has none)."""
+class Subagent(AgentLoop):
+    """One sub-agent run through the agent loop; ``run()`` returns its conclusion (or why it has none)."""
 
-    def __init__(self, *, task: str, instance: Any, session: Any, counter: Any, max_steps: int, record: Record,
-                 on_tool: OnTool, strategy: Any = None, ctx: Any = None) -> None:
-        self.instance, self.session, self.counter, self.max_steps = instance, session, counter, max_steps
-        self.record, self.on_tool, self.strategy, self.ctx = record, on_tool, strategy, ctx
-        self.history: list[dict] = [{"role": "system", "content": f"{instance.system_prompt}\n\n{SUBAGENT_SYSTEM}"},
-                                    {"role": "user", "content": task}]
-        self.strategy_tools = self.bind_strategy()
-        self.strategy_tool_names = {t["function"]["name"] for t in self.strategy_tools}
-        self.tools = list(instance.tools) + self.strategy_tools + [REPORT_TOOL]
-        if ctx is not None:
-            ctx.tools = self.tools
+    call_kind = "subagent"
+    no_tool_call = "Use the tools; finish with report(conclusion)."
 
-    def bind_strategy(self) -> list[dict]:
-        """Bind the strategy to the sub-agent's context; its tools, minus ``delegate``."""
-        if self.strategy is None:
-            return []
-        if hasattr(self.strategy, "bind"):
-            self.strategy.bind(self.ctx)
-        tools = list(self.strategy.tools()) if hasattr(self.strategy, "tools") else []
-        return [t for t in tools if t.get("function", {}).get("name") != "delegate"]
+    def __init__(self, *, runner: SubagentRunner, run_id: int, task: str, session: Session, strategy: Any,
+                 ctx: TrialContext, max_steps: int) -> None:
+        trial = runner.trial
+        super().__init__(instance=trial.instance, strategy=strategy, session=session, counter=trial.counter,
+                         recorder=trial.recorder, ctx=ctx, budget=runner.budget(), final_tool=REPORT_TOOL,
+                         max_steps=max_steps,
+                         history=[{"role": "system", "content": f"{trial.instance.system_prompt}\n\n{SUBAGENT_SYSTEM}"},
+                                  {"role": "user", "content": task}])
+        self.runner, self.run_id = runner, run_id
+        self.parent_step = trial.ctx.step
+        self.conclusion = ""
+        self.seen: set[str] = set()
 
     def run(self) -> str:
-        """Loop until ``report`` or a limit."""
-        for step in range(1, self.max_steps + 1):
-            if self.ctx is not None:
-                self.ctx.events_this_step = []
-            try:
-                request = self.prepare()
-            except Exception as exc:  # an invalid projection (InvalidConversation) or a strategy bug
-                return f"[sub-agent stopped: its strategy failed: {type(exc).__name__}: {exc}]"
-            tokens = self.counter.request(request, self.tools)
-            if tokens > self.session.context_window:
-                return f"[sub-agent stopped: its context reached {tokens:,} tokens, over the model's window]"
-            try:
-                completion = self.session.complete([strip_private(m) for m in request], self.tools)
-            except ModelError as exc:
-                return f"[sub-agent failed: {exc}]"
-            reply = {**completion.message, "role": "assistant", "_step": step}
-            self.history.append(reply)
-            self.record(step, request, self.tools, completion, tokens)
-            conclusion = self.execute(reply, step)
-            if conclusion is not None:
-                return conclusion
-        return f"[sub-agent stopped after {self.max_steps} steps without a conclusion]"
+        """Step until ``report`` or a limit; the conclusion."""
+        self.offer_tools()
+        self.run_steps()
+        return self.final_text()
 
-    def prepare(self) -> list[dict]:
-        """The strategy's projection of the sub-agent's history (validated), or the history itself."""
-        if self.strategy is None:
-            return list(self.history)
-        request = self.strategy.prepare(list(self.history))
-        validate_projection(request, self.history[0])
-        return request
+    def bind_strategy(self) -> list[dict]:
+        """The strategy's tools, minus ``delegate``: a sub-agent cannot delegate."""
+        return [t for t in super().bind_strategy() if tool_name(t) != "delegate"]
 
-    def execute(self, reply: dict, step: int) -> str | None:
-        """Run the reply's tool calls; the conclusion when it reports."""
-        calls = list(iter_calls(reply))
-        if not calls:
-            self.history.append({"role": "user", "content": "Use the tools; finish with report(conclusion).",
-                                 "_step": step, "_nudge": True})
-            return None
-        for call_id, name, raw in calls:
-            try:
-                args = parse_arguments(raw)
-            except ValueError as exc:
-                self.append_result(call_id, name, {}, f"ERROR: {exc}", True, None, step)
-                continue
-            if name == "report":
-                return str(args.get("conclusion") or "[sub-agent reported no conclusion]")
-            if name in self.strategy_tool_names:
-                self.append_result(call_id, name, args, *self.strategy_call(name, args), None, step)
-                continue
-            result = self.instance.call(name, args)
-            self.on_tool(name, args, result)
-            self.append_result(call_id, name, args, result.content, result.is_error, result.resource, step)
-        return None
+    def final_text(self) -> str:
+        """The conclusion it reported, or why it has none."""
+        if self.outcome == "submitted":
+            return self.conclusion
+        if self.outcome is None:
+            return f"[sub-agent stopped after {self.max_steps} steps without a conclusion]"
+        if self.outcome == "strategy_error":
+            return f"[sub-agent stopped: its strategy failed: {self.error}]"
+        return f"[sub-agent failed: {self.error}]"
 
-    def strategy_call(self, name: str, args: dict) -> tuple[str, bool]:
-        """A call of the strategy's own tool: ``(content, is_error)``."""
-        try:
-            return str(self.strategy.call(name, args)), False
-        except ToolError as exc:
-            return f"ERROR: {exc}", True
-        except Exception as exc:
-            return f"ERROR: internal error in {name}: {type(exc).__name__}", True
+    # ------------------------------------------------------------ records
 
-    def append_result(self, call_id: str, name: str, args: dict, content: str, is_error: bool, resource: Any,
-                      step: int) -> None:
-        """Append a tool result with the private keys strategies read."""
-        self.history.append({"role": "tool", "tool_call_id": call_id, "content": content, "_step": step,
-                             "_tool": name, "_args": args, "_error": is_error,
-                             "_resource": None if is_error else resource})
+    def record_step(self) -> int:
+        """The trial's step that delegated."""
+        return self.parent_step
 
+    def step_fields(self, prepared: Prepared, calls: list[tuple[str, str, Any]]) -> dict:
+        """The sub-agent's number, its own step and the budget fields."""
+        return {"subagent": self.run_id, "substep": self.steps, **prepared.budget_fields}
 
-def run_subagent(*, task: str, instance: Any, session: Any, counter: Any, max_steps: int, record: Record,
-                 on_tool: OnTool, strategy: Any = None, ctx: Any = None) -> str:
-    """Run the sub-task and return the sub-agent's conclusion (or why it has none)."""
-    try:
-        loop = SubagentLoop(task=task, instance=instance, session=session, counter=counter, max_steps=max_steps,
-                            record=record, on_tool=on_tool, strategy=strategy, ctx=ctx)
-    except Exception as exc:  # a strategy that cannot start ends the sub-task, not the trial
-        return f"[sub-agent stopped: its strategy failed to start: {type(exc).__name__}: {exc}]"
-    return loop.run()
+    def result_resource(self, resource: Any, is_error: bool) -> Any:
+        """A failed call read nothing."""
+        return None if is_error else resource
+
+    def log_result(self, message: dict, name: str, args: dict, is_error: bool, resource: Any) -> None:
+        """Count the read and log the call in the trial's tool log and transcript (``report``: by its conclusion)."""
+        if name == self.final_name:
+            return
+        self.runner.log_tool(self.run_id, self.seen, name, args, message["content"], is_error,
+                             self.result_resource(resource, is_error))
+
+    # ------------------------------------------------------------ report
+
+    def final_call(self, args: dict, request: list[dict], reply: dict) -> CallResult:
+        """``report``: keep the conclusion; the sub-agent is done."""
+        self.conclusion = str(args.get("conclusion") or NO_CONCLUSION)
+        return CallResult("Conclusion received. The sub-task is over.", False, None, True)
 
 
 @dataclass
@@ -188,30 +152,33 @@ class SubagentRunner:
         run_id = self.stats.runs
         if self.stats.budget is None:  # one budget per trial: isolate's subagent_budget, else the trial's
             self.stats.budget = BudgetTracker(int(budget or trial.settings.budget))
-        budget = self.stats.budget.budget
         try:
             session = subagent_session(trial.model, trial.instance, task, trial.trial_index, run_id)
         except ModelError as exc:
             return f"ERROR: the sub-agent could not start: {exc}"
         trial.transcript.event("subagent_start", step=trial.ctx.step, subagent=run_id, task=task,
-                               **({"budget": budget} if strategy is not None else {}))
-        ctx = self.context(run_id, budget) if strategy is not None else None
-        tracker = self.stats.budget
-        seen: set[str] = set()
-
-        def record(sub_step: int, request: list[dict], tools: list[dict], completion: Completion, tokens: int) -> None:
-            extra = {"subagent": run_id, "substep": sub_step, **tracker.observe(tokens)}
-            trial.recorder.record("subagent", trial.ctx.step, request, tools, completion, tokens, extra)
-
-        def on_tool(name: str, args: dict, result: Any) -> None:
-            self.log_tool(run_id, seen, name, args, result)
-
-        conclusion = run_subagent(task=task, instance=trial.instance, session=session, counter=trial.counter,
-                                  max_steps=max_steps, record=record, on_tool=on_tool, strategy=strategy, ctx=ctx)
-        if ctx is not None:
-            self.stats.compactions += ctx.compactions
+                               **({"budget": self.stats.budget.budget} if strategy is not None else {}))
+        conclusion = self.conclude(run_id, task, session, strategy, max_steps)
         trial.transcript.event("subagent_end", step=trial.ctx.step, subagent=run_id, conclusion=conclusion)
         return conclusion
+
+    def conclude(self, run_id: int, task: str, session: Session, strategy: Any, max_steps: int) -> str:
+        """Run sub-agent ``run_id`` (unmanaged, ``none``, without a strategy) and return its conclusion."""
+        ctx = self.context(run_id, self.budget().budget)
+        try:
+            subagent = Subagent(runner=self, run_id=run_id, task=task, session=session,
+                                strategy=strategy if strategy is not None else NoManagement(), ctx=ctx,
+                                max_steps=max_steps)
+        except TypeError as exc:  # not a strategy (no prepare): the sub-task ends, not the trial
+            return f"[sub-agent stopped: its strategy failed to start: {exc}]"
+        conclusion = subagent.run()
+        self.add_counts(subagent)
+        return conclusion
+
+    def budget(self) -> BudgetTracker:
+        """The sub-agents' budget tracker (made by the first ``run``)."""
+        assert self.stats.budget is not None
+        return self.stats.budget
 
     def context(self, run_id: int, budget: int) -> TrialContext:
         """The strategy context of one sub-agent: its own budget and store; summaries billed to the trial."""
@@ -222,18 +189,26 @@ class SubagentRunner:
         ctx.subagent = run_id
         return ctx
 
-    def log_tool(self, run_id: int, seen: set, name: str, args: dict, result: Any) -> None:
+    def add_counts(self, subagent: Subagent) -> None:
+        """Add a finished sub-agent's compactions and refused or failed calls to the trial's counts."""
+        trial = self.trial
+        self.stats.compactions += subagent.ctx.compactions
+        trial.rate_limited += subagent.rate_limited
+        trial.unoffered_calls += subagent.unoffered_calls
+        trial.tool_exceptions += subagent.tool_exceptions
+
+    def log_tool(self, run_id: int, seen: set, name: str, args: dict, content: str, is_error: bool,
+                 resource: Any) -> None:
         """Count a sub-agent's read and log its tool call in the trial's tool log and transcript."""
         trial = self.trial
-        resource = None if result.is_error else result.resource
         if resource is not None:
             self.stats.reads += 1
             self.stats.rereads += resource in seen
             seen.add(resource)
-        trial.tool_log.append({"step": trial.ctx.step, "name": name, "args": args, "is_error": result.is_error,
+        trial.tool_log.append({"step": trial.ctx.step, "name": name, "args": args, "is_error": is_error,
                                "resource": resource, "subagent": run_id})
         trial.transcript.event("tool", step=trial.ctx.step, subagent=run_id, name=name, args=args,
-                               is_error=result.is_error, resource=resource, content=result.content)
+                               is_error=is_error, resource=resource, content=content)
 
     def columns(self) -> dict:
         """The trial-row columns of the sub-agents' runs, reads and budget adherence."""

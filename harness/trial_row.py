@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.accounting import total_columns
 from harness.curves import trial_curve_fields
+from strategies.base import strategy_class
 
 
 @dataclass
@@ -57,7 +58,7 @@ def identity_columns(trial: Any) -> dict:
         "trial_id": trial.trial_id,
         "run": settings.run_name,
         "strategy": settings.strategy_name,
-        "strategy_class": f"{type(trial.strategy).__module__}.{type(trial.strategy).__qualname__}",
+        "strategy_class": strategy_class(trial.strategy),
         "strategy_params": settings.strategy_params,
         "budget": settings.budget,
         "family": instance.family,

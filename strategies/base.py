@@ -7,35 +7,47 @@ message before changing it) and its output must be a valid conversation (leading
 message unchanged, tool calls paired with their results, no trailing assistant message);
 the harness validates every projection and ends the trial with ``strategy_error`` if not.
 
-One instance serves one trial, so a strategy may keep state (frozen placeholders, a
-running summary, counters). Optional, duck-typed hooks:
+One instance serves one trial (or one sub-agent run), so a strategy may keep state (frozen
+placeholders, a running summary, counters). The loop calls these hooks (``STRATEGY_HOOKS``);
+``BaseStrategy`` gives each a no-op default:
 
-* ``bind(ctx)`` receives the ``StrategyContext`` below before the first ``prepare``;
-* ``tools()`` returns extra tool schemas offered to the agent;
-* ``call(name, args) -> str`` executes them (raise ``ToolError`` for a bad call);
-* ``order_tools(tools) -> tools`` returns this step's order of the tool schemas (called after
-  every ``prepare``; it must return a permutation, or the trial ends with ``strategy_error``).
-  The schemas precede the messages in the cached prefix, so reordering them breaks the cache;
-  it exists for deliberate experiments (``strategies/pitfalls.py``);
-* ``expose_tools(tools) -> tools`` returns the tools offered at this step (called after every
-  ``prepare`` and ``order_tools``): a subset of the trial's tools, unchanged, that keeps
-  ``submit`` (else the trial ends with ``strategy_error``). The harness answers a call to a tool
-  of the trial that is not offered with an error, without running it (``unoffered_calls``), and
-  records the schema tokens sent and left out (``tool_schema_tokens``, ``tool_schema_tokens_saved``).
-  A change of the offered set breaks the prefix cache like a reorder (``strategies/select_tools.py``).
+* ``bind(ctx)`` receives the ``StrategyContext`` below before the first ``prepare``
+  (default: keeps it as ``self.ctx``);
+* ``tools()`` returns extra tool schemas offered to the agent (default: none);
+* ``call(name, args) -> str`` executes them (raise ``ToolError`` for a bad call; default: every
+  name is unknown);
+* ``order_tools(tools) -> tools | None`` returns this step's order of the tool schemas (called
+  after every ``prepare``; it must return a permutation, or the trial ends with
+  ``strategy_error``); ``None``, the default, leaves the order alone. The schemas precede the
+  messages in the cached prefix, so reordering them breaks the cache; it exists for deliberate
+  experiments (``strategies/pitfalls.py``). The request event records ``tool_order`` at each
+  step it returns a list;
+* ``expose_tools(tools) -> tools | None`` returns the tools offered at this step (called after
+  every ``prepare`` and ``order_tools``): a subset of the tools, unchanged, that keeps the final
+  tool of the loop (``submit``, a sub-agent's ``report``: ``FINAL_TOOLS``; else the run ends with
+  ``strategy_error``); ``None``, the default, offers them all. The harness answers a call to a
+  tool that is not offered with an error, without running it (``unoffered_calls``), and records
+  the schema tokens sent and left out (``tool_schema_tokens``, ``tool_schema_tokens_saved``) and
+  the names offered (``tools_offered``). A change of the offered set breaks the prefix cache like
+  a reorder (``strategies/select_tools.py``);
+* ``server_options() -> dict``: the request options sent with every call of the agent the
+  strategy manages (server-side strategies, strategies/server_side.py: ``context_management``,
+  ``betas``; default: none);
+* ``observe_server_edits(edits)`` receives the edits the server reports after a call (default:
+  each is logged as a ``server_edit`` strategy event).
 
-Server-side strategies (strategies/server_side.py) add three more: a class attribute
-``server_side`` names the server feature the backend must apply (``"context_management"``;
-the run refuses other backends with one line, exit code 2), ``server_options()`` returns the
-request options sent with every agent call (``context_management``, ``betas``), and
-``observe_server_edits(edits)`` receives the edits the server reports after each call (to log
-them as strategy events). A wrapping strategy forwards all three to its base.
+Declared attributes, with their defaults on ``BaseStrategy``:
 
-A class attribute ``rewrites_system = True`` declares that ``prepare`` changes the leading
-system message (it must still be a system message). The harness then relaxes that one rule of
-the validation and records ``rewrites_system: true`` in the trial row. It is for deliberate
-experiments only (the timestamp anti-pattern of seed 002 exp 2-3); a real strategy keeps the
-system message byte-identical.
+* ``server_side`` (``None``) names the server feature the backend must apply
+  (``"context_management"``; the run refuses other backends with one line, exit code 2), and
+  ``supporting_models`` (``()``) the presets whose backend does;
+* ``rewrites_system = True`` declares that ``prepare`` changes the leading system message (it
+  must still be a system message). The harness then relaxes that one rule of the validation and
+  records ``rewrites_system: true`` in the trial row. It is for deliberate experiments only (the
+  timestamp anti-pattern of seed 002 exp 2-3); a real strategy keeps the system message
+  byte-identical.
+
+A wrapping strategy (``WrappingStrategy``) forwards every hook and these attributes to its base.
 
 A class attribute ``budget_guarantee`` documents what a strategy promises about the budget
 (``BUDGET_GUARANTEES``; strategies/README.md says, per strategy, when it cannot keep it):
@@ -49,12 +61,22 @@ A strategy without the attribute counts as ``"none"``. ``tests/test_strategy_con
 checks the ``"hard"`` ones.
 
 A third-party strategy needs no change to this package: any importable class with a
-``prepare`` method can be named by ``_target_`` in a config (see strategies/README.md).
+``prepare`` method can be named by ``_target_`` in a config (see strategies/README.md), with
+any of the hooks or none. ``full_strategy`` adapts such an object once, at the edge, to the
+whole contract (``FullStrategy``), so the loop calls every hook directly.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
+
+
+STRATEGY_HOOKS = ("bind", "tools", "call", "order_tools", "expose_tools", "server_options", "observe_server_edits")
+"""The hooks the loop calls besides ``prepare`` (module docstring); ``BaseStrategy`` defaults each."""
+FORWARDED_ATTRIBUTES = ("rewrites_system", "server_side", "supporting_models")
+"""The declared attributes a wrapper takes from its base."""
+FINAL_TOOLS = ("submit", "report")
+"""The tools that end an agent's work: the agent's ``submit``, a sub-agent's ``report``; ``expose_tools`` keeps its loop's."""
 
 
 BUDGET_GUARANTEES = ("hard", "soft", "none")
@@ -75,6 +97,11 @@ def guarantee_text(strategy: Any) -> str:
     level = budget_guarantee(strategy)
     exception = getattr(strategy, "budget_exception", "") if level == "hard" else ""
     return f"{level} unless {exception}" if exception else level
+
+
+def tool_name(tool: dict) -> str:
+    """The name of one tool schema."""
+    return str(tool.get("function", {}).get("name", ""))
 
 
 class ToolError(Exception):
@@ -114,18 +141,55 @@ class StrategyContext(Protocol):
 
 @runtime_checkable
 class Strategy(Protocol):
-    """Anything with ``prepare(messages) -> messages``."""
+    """Anything with ``prepare(messages) -> messages``: what a config may name (``full_strategy`` adapts it)."""
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Return the projection of ``messages`` that the model sees."""
 
 
+class FullStrategy(Protocol):
+    """The whole contract the loop calls: ``prepare``, every hook of ``STRATEGY_HOOKS`` and the declared
+    attributes (module docstring). ``BaseStrategy`` and its subclasses have it; ``full_strategy`` gives it."""
+
+    rewrites_system: bool
+    server_side: str | None
+    supporting_models: tuple[str, ...]
+
+    def bind(self, ctx: StrategyContext) -> None:
+        """Receive the context before the first ``prepare``."""
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """Return the projection of ``messages`` that the model sees."""
+
+    def tools(self) -> list[dict]:
+        """Extra tool schemas offered to the agent."""
+
+    def call(self, name: str, args: dict) -> str:
+        """Execute one of ``tools()``."""
+
+    def order_tools(self, tools: list[dict]) -> list[dict] | None:
+        """This step's order of the tool schemas (``None``: as they are)."""
+
+    def expose_tools(self, tools: list[dict]) -> list[dict] | None:
+        """The tools offered at this step (``None``: all of them)."""
+
+    def server_options(self) -> dict:
+        """Request options sent with every call of the agent."""
+
+    def observe_server_edits(self, edits: list[dict]) -> None:
+        """Receive the edits the server applied to a request."""
+
+
 class BaseStrategy:
-    """Optional convenience base class: keeps the bound context, offers no tools."""
+    """Base class of the strategies: keeps the bound context, and a no-op default for every hook."""
 
     ctx: StrategyContext
     rewrites_system: bool = False
     """True only for deliberate experiments that change the system message (see the module docstring)."""
+    server_side: str | None = None
+    """The server feature a backend must apply (``None``: the strategy runs in the harness)."""
+    supporting_models: tuple[str, ...] = ()
+    """The model presets whose backend applies ``server_side`` (named when a run is refused)."""
     budget_guarantee: str = "none"
     """``hard``, ``soft`` or ``none`` (see the module docstring); subclasses override it."""
     budget_exception: str = ""
@@ -143,12 +207,101 @@ class BaseStrategy:
         """No extra tools by default."""
         raise ToolError(f"unknown tool {name!r}")
 
+    def order_tools(self, tools: list[dict]) -> list[dict] | None:
+        """The tools' order is left alone by default (``None``)."""
+        return None
+
+    def expose_tools(self, tools: list[dict]) -> list[dict] | None:
+        """Every tool is offered by default (``None``)."""
+        return None
+
+    def server_options(self) -> dict:
+        """No request options by default."""
+        return {}
+
+    def observe_server_edits(self, edits: list[dict]) -> None:
+        """Log each edit the server applied as a ``server_edit`` strategy event."""
+        for edit in edits:
+            self.ctx.log("server_edit", **edit)
+
     def fits(self, messages: list[dict]) -> bool:
         """Whether ``messages`` plus the request overhead fit the budget."""
         return self.ctx.count_tokens(messages) + self.ctx.request_overhead() <= self.ctx.budget
 
     def prepare(self, messages: list[dict]) -> list[dict]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+class AdaptedStrategy(BaseStrategy):
+    """A strategy object with ``prepare`` and any of the hooks (or none), given the whole contract.
+
+    Each hook calls the object's own when it has one, else ``BaseStrategy``'s default; the
+    declared attributes are read from the object once, with the same defaults.
+    """
+
+    def __init__(self, inner: Strategy) -> None:
+        self.inner = inner
+        self.own: dict[str, Callable[..., Any]] = {
+            name: getattr(inner, name) for name in STRATEGY_HOOKS if callable(getattr(inner, name, None))}
+        self.rewrites_system = bool(getattr(inner, "rewrites_system", False))
+        self.server_side = getattr(inner, "server_side", None)
+        self.supporting_models = tuple(getattr(inner, "supporting_models", ()))
+        self.budget_guarantee = getattr(inner, "budget_guarantee", "none")
+        self.budget_exception = getattr(inner, "budget_exception", "")
+
+    def bind(self, ctx: StrategyContext) -> None:
+        """Keep the context and bind the object, if it takes one."""
+        super().bind(ctx)
+        if "bind" in self.own:
+            self.own["bind"](ctx)
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """The object's projection."""
+        return self.inner.prepare(messages)
+
+    def tools(self) -> list[dict]:
+        """The object's tools (none without the hook)."""
+        return list(self.own["tools"]()) if "tools" in self.own else []
+
+    def call(self, name: str, args: dict) -> str:
+        """The object's tool call (every name unknown without the hook)."""
+        return self.own["call"](name, args) if "call" in self.own else super().call(name, args)
+
+    def order_tools(self, tools: list[dict]) -> list[dict] | None:
+        """The object's order of the tools (``None`` without the hook)."""
+        return self.own["order_tools"](tools) if "order_tools" in self.own else None
+
+    def expose_tools(self, tools: list[dict]) -> list[dict] | None:
+        """The object's choice of tools (``None`` without the hook)."""
+        return self.own["expose_tools"](tools) if "expose_tools" in self.own else None
+
+    def server_options(self) -> dict:
+        """The object's request options (none without the hook)."""
+        return dict(self.own["server_options"]() or {}) if "server_options" in self.own else {}
+
+    def observe_server_edits(self, edits: list[dict]) -> None:
+        """The object's handling of the server's edits (``server_edit`` events without the hook)."""
+        if "observe_server_edits" in self.own:
+            self.own["observe_server_edits"](edits)
+        else:
+            super().observe_server_edits(edits)
+
+
+def full_strategy(strategy: Any) -> FullStrategy:
+    """``strategy`` with the whole contract: a ``BaseStrategy`` as it is, any other object with ``prepare``
+    adapted (``AdaptedStrategy``); ``TypeError`` for an object without ``prepare``."""
+    if isinstance(strategy, BaseStrategy):
+        return strategy
+    if not callable(getattr(strategy, "prepare", None)):
+        raise TypeError(f"a strategy needs a prepare(messages) method; {type(strategy).__name__} has none")
+    return AdaptedStrategy(strategy)
+
+
+def strategy_class(strategy: Any) -> str:
+    """The dotted class of the strategy as configured (an ``AdaptedStrategy``: the object it adapts)."""
+    if isinstance(strategy, AdaptedStrategy):
+        strategy = strategy.inner
+    return f"{type(strategy).__module__}.{type(strategy).__qualname__}"
 
 
 class ReservedContext:
@@ -167,11 +320,14 @@ class WrappingStrategy(BaseStrategy):
 
     The base is bound to a ``ReservedContext``; ``reserve(tokens)`` gives it the budget minus
     what the wrapper will add (a notes block, a status message), so the request as a whole
-    still fits. The base's tools are offered next to the wrapper's ``own_tools()``, and calls
-    the wrapper does not handle in ``own_call`` go to the base.
+    still fits. Every hook and declared attribute is the base's (``STRATEGY_HOOKS``,
+    ``FORWARDED_ATTRIBUTES``): the base's tools are offered next to the wrapper's ``own_tools()``,
+    calls the wrapper does not handle in ``own_call`` go to the base, the base orders and chooses
+    the tools (the wrapper's own stay offered), and it sends and observes the server's options
+    and edits.
     """
 
-    base: Any = None
+    base: FullStrategy | None = None
 
     @property
     def budget_guarantee(self) -> str:  # type: ignore[override]
@@ -181,21 +337,38 @@ class WrappingStrategy(BaseStrategy):
         return "soft"
 
     @staticmethod
-    def build_base(base: Any, owner: str) -> Any:
-        """``base`` as a strategy object: built from a ``_target_`` mapping, or checked."""
+    def build_base(base: Any, owner: str) -> FullStrategy | None:
+        """``base`` as a strategy with the whole contract: built from a ``_target_`` mapping, or checked."""
         if isinstance(base, dict):
             from hydra.utils import instantiate
 
             base = instantiate({k: v for k, v in base.items() if k != "name"}, _convert_="all")
-        if base is not None and not hasattr(base, "prepare"):
+        if base is None:
+            return None
+        if not hasattr(base, "prepare"):
             raise ValueError(f"{owner}: base must be a strategy (something with prepare)")
-        return base
+        return full_strategy(base)
+
+    @property
+    def rewrites_system(self) -> bool:  # type: ignore[override]
+        """Whether the base changes the system message."""
+        return self.base is not None and self.base.rewrites_system
+
+    @property
+    def server_side(self) -> str | None:  # type: ignore[override]
+        """The base's server feature (``None``: the base runs in the harness)."""
+        return self.base.server_side if self.base is not None else None
+
+    @property
+    def supporting_models(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The presets whose backend applies the base's server feature."""
+        return tuple(self.base.supporting_models) if self.base is not None else ()
 
     def bind(self, ctx: StrategyContext) -> None:
         """Keep the context and bind the base to a reserved view of it."""
         self.ctx = ctx
         self.base_ctx = ReservedContext(ctx)
-        if self.base is not None and hasattr(self.base, "bind"):
+        if self.base is not None:
             self.base.bind(self.base_ctx)
 
     def reserve(self, tokens: int) -> None:
@@ -206,24 +379,31 @@ class WrappingStrategy(BaseStrategy):
         """The base's projection, or the history when there is no base."""
         return self.base.prepare(messages) if self.base is not None else list(messages)
 
-    @property
-    def server_side(self) -> str | None:
-        """The base's server feature (``None``: the base runs in the harness)."""
-        return getattr(self.base, "server_side", None) if self.base is not None else None
+    def order_tools(self, tools: list[dict]) -> list[dict] | None:
+        """The base's order of the tools (``None``: as they are)."""
+        return self.base.order_tools(tools) if self.base is not None else None
+
+    def expose_tools(self, tools: list[dict]) -> list[dict] | None:
+        """The base's choice of tools, the wrapper's own always among them, in the given order (``None``: all)."""
+        exposed = self.base.expose_tools(tools) if self.base is not None else None
+        if exposed is None:
+            return None
+        own = {tool_name(t) for t in self.own_tools()}
+        missing = [t for t in tools if tool_name(t) in own and t not in exposed]
+        if not missing:
+            return exposed
+        return [t for t in tools if t in exposed or t in missing]
 
     def server_options(self) -> dict:
         """The base's request options (none for a base that runs in the harness)."""
-        options = getattr(self.base, "server_options", None)
-        return dict(options() or {}) if callable(options) else {}
+        return dict(self.base.server_options() or {}) if self.base is not None else {}
 
     def observe_server_edits(self, edits: list[dict]) -> None:
-        """Hand the server's edits to the base (logged as plain ``server_edit`` events when it takes none)."""
-        observe = getattr(self.base, "observe_server_edits", None)
-        if callable(observe):
-            observe(edits)
-            return
-        for edit in edits:
-            self.ctx.log("server_edit", **edit)
+        """Hand the server's edits to the base (logged as plain ``server_edit`` events without a base)."""
+        if self.base is not None:
+            self.base.observe_server_edits(edits)
+        else:
+            super().observe_server_edits(edits)
 
     def own_tools(self) -> list[dict]:
         """The wrapper's own tools (none by default)."""
@@ -235,7 +415,7 @@ class WrappingStrategy(BaseStrategy):
 
     def tools(self) -> list[dict]:
         """The wrapper's tools, then the base's."""
-        base_tools = list(self.base.tools()) if self.base is not None and hasattr(self.base, "tools") else []
+        base_tools = list(self.base.tools()) if self.base is not None else []
         return self.own_tools() + base_tools
 
     def call(self, name: str, args: dict) -> str:
@@ -243,6 +423,6 @@ class WrappingStrategy(BaseStrategy):
         result = self.own_call(name, args)
         if result is not None:
             return result
-        if self.base is not None and hasattr(self.base, "call"):
+        if self.base is not None:
             return self.base.call(name, args)
         raise ToolError(f"unknown tool {name!r}")

@@ -10,7 +10,8 @@ model. This strategy does the first and the harness measures the second:
 
 * the phase's query is the agent's latest message (what it says it is doing), or the task
   statement before its first reply;
-* offered: the ``always`` tools (``submit``), the task tools the agent called in its
+* offered: the ``always`` tools (``submit``) and the final tool of the loop (``FINAL_TOOLS``: a
+  sub-agent's ``report``), the task tools the agent called in its
   ``keep_recent_rounds`` latest rounds (the phase it is in, also a tool it just tried while
   hidden), and the ``max_tools`` best-ranked others;
 * ranked to choose, sent in the catalogue's order, so one set is always the same bytes (a set
@@ -34,14 +35,9 @@ from __future__ import annotations
 import re
 
 from harness.conversation import iter_calls, split_head, split_rounds
-from strategies.base import BaseStrategy
+from strategies.base import FINAL_TOOLS, BaseStrategy, tool_name
 
 WORD = re.compile(r"[a-z0-9]+")
-
-
-def tool_name(tool: dict) -> str:
-    """The name of one tool schema."""
-    return str(tool.get("function", {}).get("name", ""))
 
 
 def description_words(tool: dict, min_word: int) -> set[str]:
@@ -100,10 +96,14 @@ class SelectTools(BaseStrategy):
 
     def select(self, tools: list[dict]) -> list[str]:
         """The names offered this step (see the module docstring)."""
-        keep = {tool_name(t) for t in tools if tool_name(t) in self.always or tool_name(t) in self.recent}
+        keep = {tool_name(t) for t in tools if self.kept(tool_name(t))}
         others = [t for t in tools if tool_name(t) not in keep]
         keep.update(tool_name(t) for t in rank_tools(self.query, others, self.min_word)[:self.max_tools])
         return [tool_name(t) for t in tools if tool_name(t) in keep]
+
+    def kept(self, name: str) -> bool:
+        """Whether ``name`` is offered whatever its rank: an ``always`` tool, a final tool, or a recently used one."""
+        return name in self.always or name in FINAL_TOOLS or name in self.recent
 
     def expose_tools(self, tools: list[dict]) -> list[dict]:
         """This step's tools, in the catalogue's order; a change of the set is logged as ``tool_exposure``."""

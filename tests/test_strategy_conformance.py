@@ -183,11 +183,13 @@ def check_step(name: str, strategy: Any, twin: Any, prefix: list[dict]) -> None:
     assert prefix == before, f"{name} mutated its input"
     check_results_stay_their_own(name, out, prefix)
     validate_projection(out, prefix[0], allow_system_rewrite=bool(getattr(strategy, "rewrites_system", False)))
-    if hasattr(strategy, "order_tools"):
-        check_tool_order(strategy.order_tools(list(strategy.ctx.tools)), strategy.ctx.tools)
-    if hasattr(strategy, "expose_tools"):  # the loop's tools end with submit
-        offered = [*strategy.ctx.tools, SUBMIT_TOOL]
-        check_tool_subset(strategy.expose_tools(list(offered)), offered)
+    ordered = strategy.order_tools(list(strategy.ctx.tools))  # None: the order is left alone
+    if ordered is not None:
+        check_tool_order(ordered, strategy.ctx.tools)
+    offered = [*strategy.ctx.tools, SUBMIT_TOOL]  # the loop's tools end with submit
+    exposed = strategy.expose_tools(list(offered))  # None: every tool is offered
+    if exposed is not None:
+        check_tool_subset(exposed, offered)
     assert twin.prepare(list(prefix)) == out, f"{name} is not deterministic"
     if budget_guarantee(strategy) == "hard" and fits_hard_condition(strategy, prefix):
         tokens = strategy.ctx.count_tokens(out) + strategy.ctx.request_overhead()
