@@ -1254,7 +1254,7 @@ RUNS = "results/runs"  # the CLI writes a run to RUNS/<folder_name of its config
 
 def run_quickstart(results: Path) -> list[str]:
     """Run the README's main job (``run strategy=headtail budget=25k``) into ``results/quickstart``; its lines."""
-    from harness.cli import config_dict
+    from harness.config import config_dict
     from harness.identity import folder_name
     from harness.runner import execute
 
@@ -1365,13 +1365,13 @@ def sweep_points(name: str) -> list[list[str]]:
     """The override lists of every job of preset ``name`` (cartesian over its sweeper params)."""
     from omegaconf import OmegaConf
 
-    from harness.cli import _sweep_values
+    from harness.config import sweep_values
 
     cfg = compose(f"experiment={name}", hydra_config=True)
     params = OmegaConf.to_container(cfg.hydra.sweeper.params) or {}
     points: list[list[str]] = [[]]
     for key, value in params.items():
-        points = [p + [f"{key}={v}"] for p in points for v in _sweep_values(str(value))]
+        points = [p + [f"{key}={v}"] for p in points for v in sweep_values(str(value))]
     return points
 
 

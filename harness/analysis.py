@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from harness import identity as ident
+from harness.budget import format_budget
 from harness.curves import CURVE_RULES, SHAPES, classify, is_thrashing
 from harness.records import STEPS, TRIALS, read_jsonl, read_transcript, transcript_path
 
@@ -562,8 +563,6 @@ def _size_signatures(group: pd.DataFrame) -> set[str]:
 
 def config_label(row) -> str:
     """``strategy@budget`` (plus params and model when they are not the defaults)."""
-    from harness.budget import format_budget
-
     label = f"{row['strategy']}@{format_budget(int(row['budget']))}"
     if row.get("params") not in (None, "-", ""):
         label += f" [{row['params']}]"
@@ -637,8 +636,6 @@ def _split_keys(fb: list[dict], fc: list[dict]) -> tuple[list[str], list[str]]:
 
 def _stratum_label(flat: dict, keys: Sequence[str]) -> str:
     """``strategy@budget`` when both are among ``keys``, plus ``key=value`` for the others."""
-    from harness.budget import format_budget
-
     keys = list(keys)
     parts = []
     if "strategy.name" in keys and "budget" in keys:
@@ -790,8 +787,6 @@ def _held(row) -> str:
 
 def main_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The compact table ``report`` prints: one row per configuration x family, intervals inline."""
-    from harness.budget import format_budget
-
     if summary.empty:
         return summary
     name = summary["config"] if "config" in summary else summary["strategy"]

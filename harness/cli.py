@@ -1,10 +1,12 @@
-"""Command line: ``python -m harness {run,list} ...``.
+"""Command line: ``python -m harness COMMAND ...``.
 
-Hydra parses ``key=value`` only, so the subcommand (and ``--fresh``, ``--dry-run``) is taken off
-``sys.argv`` before Hydra sees the rest. ``--dry-run`` stops after the checks: harness/dryrun.py
-prints the plan and the reference agent's estimate, and Hydra never runs. ``run`` validates group names, budgets and every override first
-(composing the config once with Hydra's compose API), so that a typo gives one clear line,
-exit code 2, and no output folder.
+``run`` takes Hydra's ``key=value`` overrides (and Hydra's ``-m``), so its own flags (``--fresh``,
+``--dry-run``, ``--retry-errors``, ``--fail-on-error``) are taken off the arguments before Hydra
+sees the rest. ``--dry-run`` stops after the checks: harness/dryrun.py prints the plan and the
+reference agent's estimate, and Hydra never runs. ``run`` validates group names, budgets and every
+override first (harness/config.py composes the config once with Hydra's compose API), so that a
+typo gives one clear line, exit code 2, and no output folder. Every other command is an argparse
+subcommand declared in harness/commands.py.
 
 Folders: a run goes to ``results/runs/<strategy>-<budget>-<hash>`` and a sweep to
 ``results/sweeps/<swept keys>-<hash>/<job>-<hash>`` (harness/identity.py: the hash is of the
@@ -13,222 +15,116 @@ folder. ``hydra.run.dir`` / ``hydra.sweep.dir`` and the experiment presets' own 
 """
 from __future__ import annotations
 
+import argparse
+import difflib
 import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-from harness.config import SettingError, check_settings
+import hydra
+from hydra._internal.callbacks import Callbacks  # honours hydra.callbacks, as the app runner does
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.utils import run_job
+from hydra.types import HydraContext, RunMode
+from omegaconf import OmegaConf, open_dict
+
+from harness import commands
+from harness.commands import PROG, SUBCOMMANDS, CommandParser, synopsis
+from harness.config import CONFIG_DIR, compose_checked, config_dict, register_plugins, validate_overrides
+from harness.dryrun import DRY_RUN
+from harness.dryrun import dry_run as print_plan
+from harness.errors import ConfigError, UsageError
+from harness.identity import sweep_folder_name
 from harness.records import trial_files
+from harness.report import end_of_run_lines
 from harness.retry_errors import FAIL_FLAG, RETRY_FLAG, error_counts, error_line, retry_outcomes, set_aside_errors
+from harness.run_lock import hold_run_folder
+from harness.runner import execute
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "experiment")
 DEFAULT_SWEEP_DIR = "results/sweeps/${now:%Y-%m-%d_%H-%M-%S}"  # config.yaml's, for Hydra used without this CLI
 SWEEPS_ROOT = "results/sweeps"
 FRESH = "--fresh"
 EXIT_INTERRUPTED = 130
-USAGE = """usage: python -m harness COMMAND [ARGS]
-
-commands:
-  run [--fresh] [--dry-run] [--retry-errors[=model_error,strategy_error]] [--fail-on-error] [key=value ...]
-                                  run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
-                                  a rerun of the same config resumes; --fresh deletes its records and starts over
-                                  --retry-errors: re-run the trials that ended in model_error (kept in retried/)
-                                  --fail-on-error: exit 1 when any trial ended in model_error or strategy_error
-                                  --dry-run: trial count, jobs and an estimate of tokens and cost; nothing is run
-                                  max_cost=USD: start no trial once the recorded trials cost that much
-  list                  strategies, task families, suites, models, pricing profiles and experiment presets
-  report RUN... [--out DIR]            summary.md, summary.csv and plots of runs or sweeps
-  compare BASE CAND [--fail-on-regression] [--tolerance 0.10]   paired comparison, regression gate
-  view RUN [TRIAL] [--out FILE]        static HTML: RUN/view/index.html + a page per trial (token curve, requests marked)
-  import FILE... --format csv|jsonl|inspect-log [--map FIELD=COLUMN|FILE.yaml] [--out DIR]
-                                  another harness's per-instance results as ctxbench run folders (report, compare)
-
-your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, an entry point in the group
-ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs]
-"""
+RUN_SYNOPSIS = "run [--fresh] [--dry-run] [--retry-errors[=model_error,strategy_error]] [--fail-on-error] [key=value ...]"
+RUN_SUMMARY = """run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
+a rerun of the same config resumes; --fresh deletes its records and starts over
+--retry-errors: re-run the trials that ended in model_error (kept in retried/)
+--fail-on-error: exit 1 when any trial ended in model_error or strategy_error
+--dry-run: trial count, jobs and an estimate of tokens and cost; nothing is run
+max_cost=USD: start no trial once the recorded trials cost that much"""
+PLUGINS_NOTE = """your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, an entry point in the group
+ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs]"""
+SYNOPSIS_WIDTH = 32
 
 
-class UsageError(ValueError):
-    """Bad command-line input: one line, exit code 2."""
+# ---------------------------------------------------------------- the parser and its help
+
+class TopParser(CommandParser):
+    """``python -m harness``: ``run`` and the subcommands, with the overview of them all as its help."""
+
+    def format_help(self) -> str:
+        """The overview: each command's synopsis and what it does, then how to bring your own strategy."""
+        return overview(self)
 
 
-def options(group: str, extra_dirs: Iterable[Path] = ()) -> list[str]:
-    """The config names available in a group: ``configs/<group>/*.yaml`` and the same in ``extra_dirs``."""
-    dirs = [CONFIG_DIR, *extra_dirs]
-    return sorted({p.stem for d in dirs for p in (Path(d) / group).glob("*.yaml")})
+def build_parser() -> TopParser:
+    """The command line's parser: ``run`` (whose arguments go to Hydra unparsed) and harness/commands.py's."""
+    parser = TopParser(prog=PROG, usage=f"{PROG} COMMAND [ARGS]")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
+    subparsers.add_parser("run", prog=f"{PROG} run", add_help=False, help=RUN_SUMMARY.splitlines()[0])
+    commands.add_subcommands(subparsers)
+    return parser
 
 
-def _sweep_values(value: str) -> list[str]:
-    value = value.strip()
-    for wrapper in ("choice(", "glob("):
-        if value.startswith(wrapper) and value.endswith(")"):
-            value = value[len(wrapper) : -1]
-    return [v.strip().strip("'\"") for v in value.split(",") if v.strip()]
+def subparsers_of(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommand parsers of ``parser``, by name."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
 
 
-def _check_name(group: str, name: str, valid: list[str]) -> None:
-    """A group value is a config name, or (strategy, task) a class path or an installed entry point."""
-    from harness import plugins
-
-    if name in valid:
-        return
-    entry_points = plugins.plugin_entry_points(group)
-    if group in plugins.ENTRY_POINT_GROUPS and (plugins.is_class_path(name) or name in entry_points):
-        try:
-            plugins.spec_for(name, entry_points.get(name, name))
-        except plugins.PluginError as exc:
-            raise UsageError(str(exc)) from None
-        return
-    hint = ", or pkg.module:Class" if group in plugins.ENTRY_POINT_GROUPS else ""
-    raise UsageError(f"unknown {group} {name!r} (valid: {', '.join(sorted({*valid, *entry_points}))}{hint})")
+def command_lines(name: str, summary: str) -> list[str]:
+    """A command's synopsis, and its summary lines aligned beside or below it."""
+    indent = " " * (SYNOPSIS_WIDTH + 2)
+    first, *more = summary.splitlines()
+    if len(name) <= SYNOPSIS_WIDTH - 2:
+        lines = [f"  {name:<{SYNOPSIS_WIDTH}}{first}"]
+    else:
+        lines = [f"  {name}", indent + first]
+    return lines + [indent + line for line in more]
 
 
-def validate_overrides(args: list[str]) -> None:
-    """Check group names and budgets in the overrides; raise ``UsageError`` with the valid values."""
-    from harness.budget import BudgetError, parse_budget
-    from harness.plugins import searchpath_dirs
-
-    extra = searchpath_dirs(args)
-    for arg in args:
-        if arg.startswith("-") or "=" not in arg:
-            continue
-        key, value = arg.split("=", 1)
-        key = key.lstrip("+~")
-        if key in GROUPS or (key.startswith("variant/") and (CONFIG_DIR / key).is_dir()):
-            valid = options(key, extra)  # variant/<preset>: the non-cartesian variants of an experiment preset
-            for name in _sweep_values(value):
-                if name in ("null", "none") and key in ("task", "experiment", "summarizer", "faults"):
-                    continue
-                _check_name(key, name, valid)
-        elif key == "budget":
-            for budget in _sweep_values(value):
-                try:
-                    parse_budget(budget)
-                except BudgetError as exc:
-                    raise UsageError(str(exc)) from None
+def overview(parser: argparse.ArgumentParser) -> str:
+    """``python -m harness --help``: every command with its synopsis and summary."""
+    lines = [f"usage: {PROG} COMMAND [ARGS]", "", "commands:", *command_lines(RUN_SYNOPSIS, RUN_SUMMARY)]
+    for name, sub in subparsers_of(parser).items():
+        if name in SUBCOMMANDS:
+            lines += command_lines(synopsis(sub), SUBCOMMANDS[name].summary)
+    return "\n".join([*lines, "", PLUGINS_NOTE, ""])
 
 
-def register_plugins(args: list[str]) -> None:
-    """Give Hydra a config for every class path and entry point named in a strategy or task override."""
-    from harness import plugins
-
-    extra = plugins.searchpath_dirs(args)
-    for arg in args:
-        key, sep, value = arg.partition("=")
-        key = key.lstrip("+~")
-        if not sep or key not in plugins.ENTRY_POINT_GROUPS:
-            continue
-        valid = options(key, extra)
-        for name in _sweep_values(value):
-            if name not in valid:
-                plugins.register(key, name)
-
-
-# ---------------------------------------------------------------- composing once, before Hydra runs
-
-def _one_line(exc: BaseException) -> str:
-    """A Hydra/OmegaConf error as one line, without the ``+key`` hint (the key is not a parameter)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("To append")]
-    return " ".join(lines) or type(exc).__name__
+def dispatch(argv: list[str]) -> int:
+    """Run the command ``argv`` names; ``UsageError`` for an unknown command or bad arguments."""
+    parser = build_parser()
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(parser.format_help())
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command == "run":
+        return cmd_run(rest)
+    subparsers = subparsers_of(parser)
+    if command not in subparsers:
+        raise UsageError(f"unknown command {command!r} (valid: run, {', '.join(sorted(SUBCOMMANDS))})")
+    ns = subparsers[command].parse_args(rest)
+    return ns.handler(ns)
 
 
-def _compose(overrides: list[str]) -> Any:
-    from hydra import compose, initialize_config_dir
-
-    _register_resolvers()
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        return compose("config", overrides=overrides, return_hydra_config=True)
-
-
-def _no_such_key(key: str, overrides: list[str]) -> str:
-    """``strategy headtail has no parameter 'x' (its parameters: ...)``, or the keys next to ``key``."""
-    from omegaconf import DictConfig, OmegaConf
-
-    parent_key, _, leaf = key.rpartition(".")
-    selections = [o for o in overrides if "=" in o and "." not in o.split("=", 1)[0]]
-    try:
-        cfg = _compose(selections)
-        parent = OmegaConf.select(cfg, parent_key) if parent_key else cfg
-    except Exception:  # the message stays useful without the list
-        parent = None
-    if not isinstance(parent, DictConfig):
-        return f"no config key {key!r}"
-    names = [k for k in parent.keys() if k not in ("name", "_target_", "hydra")]
-    if parent_key in GROUPS:
-        kind = "parameter" if parent_key == "strategy" else "setting"
-        return (f"{parent_key} {parent.get('name', '?')} has no {kind} {leaf!r} "
-                f"(its {kind}s: {', '.join(map(str, names)) or 'none'})")
-    where = f"under {parent_key!r}" if parent_key else "at the top level"
-    return f"no config key {key!r} (keys {where}: {', '.join(map(str, names))})"
-
-
-def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
-    """The config of ``args`` with each sweep at its first value, and the sweeps; ``UsageError`` on a bad override."""
-    import re
-
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    overrides = [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-    except HydraException as exc:
-        raise UsageError(f"bad override: {_one_line(exc)}") from None
-    plain, first, sweeps = [], [], {}
-    for o in parsed:
-        if o.is_sweep_override():
-            try:
-                values = [str(v) for v in o.sweep_string_iterator()]
-            except Exception:  # glob() over a group: Hydra expands it itself
-                values = []
-            sweeps[o.get_key_element()] = values
-            if values:
-                first.append(f"{o.get_key_element()}={values[0]}")
-        else:
-            plain.append(o.input_line)
-    try:
-        if first:  # each sweep at its first value composes too (a bad value fails now, not in a job)
-            _compose(plain + first)
-        cfg = _compose(plain)
-    except (HydraException, OmegaConfBaseException) as exc:
-        missing = re.match(r"Could not override '([^']+)'", str(exc))
-        raise UsageError(_no_such_key(missing.group(1), plain + first) if missing else _one_line(exc)) from None
-    try:
-        check_settings(cfg, sweeps)
-    except SettingError as exc:
-        raise UsageError(str(exc)) from None
-    return cfg, sweeps
-
-
-def config_dict(cfg: Any) -> dict:
-    """The resolved config without Hydra's own node; ``UsageError`` naming a required value that is missing."""
-    from omegaconf import DictConfig, ListConfig, OmegaConf
-    from omegaconf.errors import MissingMandatoryValue
-
-    data = {}
-    try:
-        for key in cfg:
-            if key == "hydra":
-                continue
-            value = cfg[key]
-            data[key] = OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
-    except MissingMandatoryValue as exc:
-        key = getattr(exc, "full_key", "") or "?"
-        raise UsageError(f"{key} has no value (set it: {key}=...)") from None
-    return data
-
+# ---------------------------------------------------------------- run
 
 def sweep_dir_override(args: list[str], cfg: Any, sweeps: dict[str, list[str]]) -> tuple[list[str], Path]:
     """The sweep's folder, and ``args`` with ``hydra.sweep.dir=results/sweeps/<name>-<hash>`` added when
     neither the command line nor an experiment preset chose one."""
-    from omegaconf import OmegaConf
-
-    from harness.identity import sweep_folder_name
-
     chosen = OmegaConf.to_container(cfg.hydra.sweep, resolve=False).get("dir")
     if any(a.split("=", 1)[0].lstrip("+") == "hydra.sweep.dir" for a in args) or chosen != DEFAULT_SWEEP_DIR:
         return args, Path(str(cfg.hydra.sweep.dir))
@@ -243,60 +139,11 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
-def cmd_list() -> int:
-    """Print what can be named on the command line (entry points of installed packages too)."""
-    from harness.plugins import plugin_entry_points
-
-    def describe(group: str, name: str) -> str:
-        path = CONFIG_DIR / group / f"{name}.yaml"
-        first = next((line[1:].strip() for line in path.read_text().splitlines() if line.startswith("#") and "@package" not in line), "")
-        return f"  {name:<22} {first}"
-
-    sections = [("strategies", "strategy"), ("task families", "task"), ("suites", "suite"),
-                ("models", "model"), ("summarizers", "summarizer"), ("pricing profiles", "pricing"), ("fault injection", "faults"), ("experiments", "experiment")]
-    for title, group in sections:
-        names = options(group)
-        plugins = {k: v for k, v in plugin_entry_points(group).items() if k not in names}
-        if not names and not plugins:
-            continue
-        print(f"{title} ({group}=NAME):")
-        for name in names:
-            print(describe(group, name))
-        for name, target in sorted(plugins.items()):
-            print(f"  {name:<22} {target} (entry point of an installed package)")
-        print()
-    return 0
-
-
-def _run_folder(*, _root_: Any) -> str:
-    """Resolver ``${ctxbench_run:}``: the run folder's name from the resolved config (identity.folder_name)."""
-    from harness.identity import folder_name
-
-    return folder_name(config_dict(_root_))
-
-
-def _register_resolvers() -> None:
-    from omegaconf import OmegaConf
-
-    if not OmegaConf.has_resolver("ctxbench_dirname"):  # the experiment presets' job folders
-        OmegaConf.register_new_resolver(
-            "ctxbench_dirname", lambda name: (name or "defaults").replace("/", "_").replace("=", "-").replace(",", "_")
-        )
-    if not OmegaConf.has_resolver("ctxbench_run"):
-        OmegaConf.register_new_resolver("ctxbench_run", _run_folder)
-    if not OmegaConf.has_resolver("ctxbench_exclude_keys"):  # the job folders' names: harness/identity.py
-        from harness.identity import folder_name_exclusions
-
-        OmegaConf.register_new_resolver("ctxbench_exclude_keys", lambda *extra: folder_name_exclusions(*extra))
-
-
 _STATE: dict[str, Path] = {}  # the folder of the run in progress (for the Ctrl-C line)
 
 
 def cmd_run(args: list[str]) -> int:
     """Validate and compose, name the sweep folder, then hand the overrides to Hydra."""
-    from harness.dryrun import DRY_RUN
-
     fresh, dry, fail_on_error = FRESH in args, DRY_RUN in args, FAIL_FLAG in args
     retry = retry_flag(args)
     _STATE.clear()
@@ -316,12 +163,7 @@ def cmd_run(args: list[str]) -> int:
     check_writable(Path(str(cfg.hydra.run.dir)) if sweep_dir is None else sweep_dir)
     if dry:
         return dry_run(args, cfg, sweeps, sweep_dir)
-    from hydra.core.hydra_config import HydraConfig
-
     def job(cfg) -> None:
-        from harness.run_lock import hold_run_folder
-        from harness.runner import ConfigError, execute
-
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         _STATE.setdefault("target", run_dir)
         existed_with_trials = (run_dir / "trials.jsonl").exists()
@@ -361,8 +203,6 @@ HYDRA_OPTIONS = ("-m", "--multirun", "--cfg", "-c", "--resolve", "--package", "-
 
 def check_options(args: list[str]) -> None:
     """Refuse, in one line, an option that neither ``run`` nor Hydra knows (``--frseh``: did you mean --fresh?)."""
-    import difflib
-
     for arg in args:
         if not arg.startswith("-") or "=" in arg and not arg.startswith("--"):
             continue
@@ -383,11 +223,6 @@ def run_composed(cfg: Any, job: Callable[[Any], None]) -> None:
     ``.hydra/`` (config, hydra, overrides), configures the job's logging (``ctxbench.log``) and
     sets ``HydraConfig``. Sweeps and Hydra's own flags (``-m``, ``--cfg``) go through ``hydra_main``.
     """
-    from hydra._internal.callbacks import Callbacks  # honours hydra.callbacks, as the app runner does
-    from hydra.core.utils import run_job
-    from hydra.types import HydraContext, RunMode
-    from omegaconf import open_dict
-
     with open_dict(cfg.hydra):
         cfg.hydra.mode = RunMode.RUN
     callbacks = Callbacks(cfg)
@@ -398,8 +233,6 @@ def run_composed(cfg: Any, job: Callable[[Any], None]) -> None:
 
 def hydra_main(job: Callable[[Any], None], args: list[str]) -> None:
     """Run ``job`` through Hydra's app runner with ``args`` (sweeps, launchers, Hydra's flags)."""
-    import hydra
-
     sys.argv = [sys.argv[0], *args]
     hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")(job)()
 
@@ -436,9 +269,6 @@ def retry_flag(args: list[str]) -> tuple[str, ...] | None:
 
 def dry_run(args: list[str], cfg: Any, sweeps: dict[str, list[str]], sweep_dir: Path | None) -> int:
     """``--dry-run``: the plan and the reference agent's estimate (harness/dryrun.py); a config error is one line."""
-    from harness.dryrun import dry_run as print_plan
-    from harness.runner import ConfigError
-
     try:
         return print_plan(args, cfg, sweeps, sweep_dir)
     except ConfigError as exc:
@@ -485,8 +315,6 @@ def clear_records(run_dir: Path) -> str:
 
 def print_sweep_summary(sweep_dir: Path) -> None:
     """The end-of-sweep table: one row per configuration of the sweep."""
-    from harness.report import end_of_run_lines
-
     lines = end_of_run_lines([sweep_dir])
     if lines:
         print(f"\nsweep done; records in {sweep_dir}")
@@ -494,23 +322,10 @@ def print_sweep_summary(sweep_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m harness``."""
+    """Entry point of ``python -m harness``: a usage or file-system error is one line and exit code 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(USAGE)
-        return 0
-    command, rest = argv[0], argv[1:]
     try:
-        if command == "run":
-            return cmd_run(rest)
-        if command == "list":
-            return cmd_list()
-        from harness import commands  # report / compare and later commands register here
-
-        handler = commands.COMMANDS.get(command)
-        if handler is None:
-            raise UsageError(f"unknown command {command!r} (valid: run, list, {', '.join(sorted(commands.COMMANDS))})")
-        return handler(rest)
+        return dispatch(argv)
     except UsageError as exc:
         fail(str(exc))
     except OSError as exc:  # report / view / import writing where they cannot

@@ -1,14 +1,36 @@
-"""The run's top-level settings, declared once with their types and ranges, and checked before anything runs.
+"""The run's configuration: composing it with Hydra, checking every override and setting, and reading it out.
 
-``python -m harness run`` checks every value here (each value of a sweep too) right after composing
-the config, so that ``seed=abc``, ``workers=0`` or ``progress=maybe`` is one line and exit code 2,
-and no run folder is made. The declaration is the documentation: ``SETTINGS`` lists each key, what
-it accepts, and why.
+``python -m harness run`` composes the config once (``compose_checked``) before anything runs:
+group names, budgets and overrides are checked (``validate_overrides``), and so are the top-level
+settings declared here (``SETTINGS``: each key, what it accepts, and why), each value of a sweep
+too, so that ``seed=abc``, ``workers=0``, ``strategy=bogus`` or ``strategy.keep=3`` is one line
+(``UsageError``), exit code 2, and no run folder is made. ``config_dict`` is the resolved config
+as plain data (what the run folder's identity hashes); ``compose`` is Hydra's compose API on
+``CONFIG_DIR`` with ctxbench's resolvers registered.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
+
+import yaml
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
+
+from harness import plugins
+from harness.budget import BudgetError, parse_budget
+from harness.errors import UsageError
+from harness.identity import folder_name, folder_name_exclusions
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "experiment")
+NULLABLE_GROUPS = ("task", "experiment", "summarizer", "faults")
 
 
 class SettingError(ValueError):
@@ -78,9 +100,188 @@ def check_settings(cfg: Any, sweeps: dict[str, Iterable[str]] | None = None) -> 
 
 def yaml_value(text: str) -> Any:
     """A swept value as the config would hold it (``3`` an int, ``true`` a bool, ``null`` None)."""
-    import yaml
-
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+# ---------------------------------------------------------------- group names and overrides
+
+def options(group: str, extra_dirs: Iterable[Path] = ()) -> list[str]:
+    """The config names available in a group: ``configs/<group>/*.yaml`` and the same in ``extra_dirs``."""
+    dirs = [CONFIG_DIR, *extra_dirs]
+    return sorted({p.stem for d in dirs for p in (Path(d) / group).glob("*.yaml")})
+
+
+def sweep_values(value: str) -> list[str]:
+    """The values of a sweep override's right-hand side: ``a,b``, ``choice(a,b)`` or ``glob(a,b)``."""
+    value = value.strip()
+    for wrapper in ("choice(", "glob("):
+        if value.startswith(wrapper) and value.endswith(")"):
+            value = value[len(wrapper) : -1]
+    return [v.strip().strip("'\"") for v in value.split(",") if v.strip()]
+
+
+def _check_name(group: str, name: str, valid: list[str]) -> None:
+    """A group value is a config name, or (strategy, task) a class path or an installed entry point."""
+    if name in valid:
+        return
+    entry_points = plugins.plugin_entry_points(group)
+    if group in plugins.ENTRY_POINT_GROUPS and (plugins.is_class_path(name) or name in entry_points):
+        try:
+            plugins.spec_for(name, entry_points.get(name, name))
+        except plugins.PluginError as exc:
+            raise UsageError(str(exc)) from None
+        return
+    hint = ", or pkg.module:Class" if group in plugins.ENTRY_POINT_GROUPS else ""
+    raise UsageError(f"unknown {group} {name!r} (valid: {', '.join(sorted({*valid, *entry_points}))}{hint})")
+
+
+def validate_overrides(args: list[str]) -> None:
+    """Check group names and budgets in the overrides; raise ``UsageError`` with the valid values."""
+    extra = plugins.searchpath_dirs(args)
+    for arg in args:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, value = arg.split("=", 1)
+        key = key.lstrip("+~")
+        if key in GROUPS or (key.startswith("variant/") and (CONFIG_DIR / key).is_dir()):
+            valid = options(key, extra)  # variant/<preset>: the non-cartesian variants of an experiment preset
+            for name in sweep_values(value):
+                if name in ("null", "none") and key in NULLABLE_GROUPS:
+                    continue
+                _check_name(key, name, valid)
+        elif key == "budget":
+            for budget in sweep_values(value):
+                try:
+                    parse_budget(budget)
+                except BudgetError as exc:
+                    raise UsageError(str(exc)) from None
+
+
+def register_plugins(args: list[str]) -> None:
+    """Give Hydra a config for every class path and entry point named in a strategy or task override."""
+    extra = plugins.searchpath_dirs(args)
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        key = key.lstrip("+~")
+        if not sep or key not in plugins.ENTRY_POINT_GROUPS:
+            continue
+        valid = options(key, extra)
+        for name in sweep_values(value):
+            if name not in valid:
+                plugins.register(key, name)
+
+
+# ---------------------------------------------------------------- composing
+
+def _run_folder(*, _root_: Any) -> str:
+    """Resolver ``${ctxbench_run:}``: the run folder's name from the resolved config (identity.folder_name)."""
+    return folder_name(config_dict(_root_))
+
+
+def job_dirname(name: str | None) -> str:
+    """Resolver ``${ctxbench_dirname:...}``: an override list as a folder name (the experiment presets' job folders)."""
+    return (name or "defaults").replace("/", "_").replace("=", "-").replace(",", "_")
+
+
+def register_resolvers() -> None:
+    """Register ctxbench's OmegaConf resolvers (job folder names, run folder names, excluded keys) once."""
+    if not OmegaConf.has_resolver("ctxbench_dirname"):
+        OmegaConf.register_new_resolver("ctxbench_dirname", job_dirname)
+    if not OmegaConf.has_resolver("ctxbench_run"):
+        OmegaConf.register_new_resolver("ctxbench_run", _run_folder)
+    if not OmegaConf.has_resolver("ctxbench_exclude_keys"):  # the job folders' names: harness/identity.py
+        OmegaConf.register_new_resolver("ctxbench_exclude_keys", lambda *extra: folder_name_exclusions(*extra))
+
+
+def compose(overrides: list[str]) -> Any:
+    """The config ``configs/config.yaml`` with ``overrides`` (Hydra's own node included), as Hydra composes it."""
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return hydra_compose("config", overrides=overrides, return_hydra_config=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    """A Hydra/OmegaConf error as one line, without the ``+key`` hint (the key is not a parameter)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("To append")]
+    return " ".join(lines) or type(exc).__name__
+
+
+def _no_such_key(key: str, overrides: list[str]) -> str:
+    """``strategy headtail has no parameter 'x' (its parameters: ...)``, or the keys next to ``key``."""
+    parent_key, _, leaf = key.rpartition(".")
+    selections = [o for o in overrides if "=" in o and "." not in o.split("=", 1)[0]]
+    try:
+        cfg = compose(selections)
+        parent = OmegaConf.select(cfg, parent_key) if parent_key else cfg
+    except Exception:  # the message stays useful without the list
+        parent = None
+    if not isinstance(parent, DictConfig):
+        return f"no config key {key!r}"
+    names = [k for k in parent.keys() if k not in ("name", "_target_", "hydra")]
+    if parent_key in GROUPS:
+        kind = "parameter" if parent_key == "strategy" else "setting"
+        return (f"{parent_key} {parent.get('name', '?')} has no {kind} {leaf!r} "
+                f"(its {kind}s: {', '.join(map(str, names)) or 'none'})")
+    where = f"under {parent_key!r}" if parent_key else "at the top level"
+    return f"no config key {key!r} (keys {where}: {', '.join(map(str, names))})"
+
+
+def override_lines(args: list[str]) -> list[str]:
+    """The overrides among ``args`` (``key=value`` and ``~key``), options left out."""
+    return [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
+
+
+def plain_overrides(args: list[str]) -> list[str]:
+    """The overrides of ``args`` that are not sweeps (``a=1,2``), as typed."""
+    return [o.input_line for o in OverridesParser.create().parse_overrides(override_lines(args))
+            if not o.is_sweep_override()]
+
+
+def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
+    """The config of ``args`` with each sweep at its first value, and the sweeps; ``UsageError`` on a bad override."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(override_lines(args))
+    except HydraException as exc:
+        raise UsageError(f"bad override: {_one_line(exc)}") from None
+    plain, first, sweeps = [], [], {}
+    for o in parsed:
+        if o.is_sweep_override():
+            try:
+                values = [str(v) for v in o.sweep_string_iterator()]
+            except Exception:  # glob() over a group: Hydra expands it itself
+                values = []
+            sweeps[o.get_key_element()] = values
+            if values:
+                first.append(f"{o.get_key_element()}={values[0]}")
+        else:
+            plain.append(o.input_line)
+    try:
+        if first:  # each sweep at its first value composes too (a bad value fails now, not in a job)
+            compose(plain + first)
+        cfg = compose(plain)
+    except (HydraException, OmegaConfBaseException) as exc:
+        missing = re.match(r"Could not override '([^']+)'", str(exc))
+        raise UsageError(_no_such_key(missing.group(1), plain + first) if missing else _one_line(exc)) from None
+    try:
+        check_settings(cfg, sweeps)
+    except SettingError as exc:
+        raise UsageError(str(exc)) from None
+    return cfg, sweeps
+
+
+def config_dict(cfg: Any) -> dict:
+    """The resolved config without Hydra's own node; ``UsageError`` naming a required value that is missing."""
+    data = {}
+    try:
+        for key in cfg:
+            if key == "hydra":
+                continue
+            value = cfg[key]
+            data[key] = OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
+    except MissingMandatoryValue as exc:
+        key = getattr(exc, "full_key", "") or "?"
+        raise UsageError(f"{key} has no value (set it: {key}=...)") from None
+    return data

@@ -17,9 +17,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
+from harness.config import CONFIG_DIR, compose, config_dict, job_dirname, plain_overrides, sweep_values
+from harness.identity import folder_name
+from harness.loop import run_trial
 from harness.pricing import price_line
+from harness.records import RunWriter
+from harness.runner import _node, build, build_model, check_server_side, max_cost_from, plan, settings_from
 
 REFERENCE_MODEL = "scripted"
 DRY_RUN = "--dry-run"
@@ -56,20 +62,10 @@ def scaled(rows: list[dict], trials: int) -> Estimate:
 
 # ---------------------------------------------------------------- the planned jobs
 
-def plain_overrides(args: list[str]) -> list[str]:
-    """The overrides of ``args`` that are not sweeps (``a=1,2``), as typed."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    overrides = [a for a in args if not a.startswith("-") and ("=" in a or a.startswith("~"))]
-    return [o.input_line for o in OverridesParser.create().parse_overrides(overrides) if not o.is_sweep_override()]
-
-
 def sweep_params(cfg: DictConfig, sweeps: dict[str, list[str]]) -> dict[str, list[str]]:
     """The swept keys and values: an experiment preset's ``hydra.sweeper.params``, then the command line's."""
-    from harness.cli import _sweep_values
-
     preset = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
-    params = {str(k): _sweep_values(str(v)) for k, v in preset.items()}
+    params = {str(k): sweep_values(str(v)) for k, v in preset.items()}
     params.update({k: v for k, v in sweeps.items() if v})
     return params
 
@@ -77,20 +73,16 @@ def sweep_params(cfg: DictConfig, sweeps: dict[str, list[str]]) -> dict[str, lis
 def planned_jobs(args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]],
                  multirun: bool) -> list[tuple[list[str], DictConfig]]:
     """Each job of the run or sweep: its swept overrides and its composed config (Hydra's cartesian order)."""
-    from harness.cli import _compose
-
     if not multirun:
         return [([], cfg)]
     params = sweep_params(cfg, sweeps)
     plain = plain_overrides(args)
     combos = itertools.product(*[[f"{k}={v}" for v in values] for k, values in params.items()])
-    return [(list(combo), _compose(plain + list(combo))) for combo in combos]
+    return [(list(combo), compose(plain + list(combo))) for combo in combos]
 
 
 def override_dirname(job_cfg: DictConfig, overrides: list[str]) -> str:
     """Hydra's ``hydra.job.override_dirname`` of a job with ``overrides`` (sorted, excluded keys left out)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
     conf = OmegaConf.select(job_cfg, "hydra.job.config.override_dirname") or {}
     exclude = set(conf.get("exclude_keys") or [])
     lines = sorted(o.input_line for o in OverridesParser.create().parse_overrides(overrides)
@@ -100,9 +92,6 @@ def override_dirname(job_cfg: DictConfig, overrides: list[str]) -> str:
 
 def job_folder(job_cfg: DictConfig, sweep_dir: Path | None, overrides: list[str] = ()) -> str:
     """The folder the job would write (the run's, or the sweep's subfolder), as far as it can be told now."""
-    from harness.cli import config_dict
-    from harness.identity import folder_name
-
     if sweep_dir is None:
         try:
             return str(job_cfg.hydra.run.dir)
@@ -113,7 +102,7 @@ def job_folder(job_cfg: DictConfig, sweep_dir: Path | None, overrides: list[str]
         return str(sweep_dir / folder_name(config_dict(job_cfg)))
     if subdir == "${ctxbench_dirname:${hydra.job.override_dirname}}":  # the experiment presets' fixed names
         name = override_dirname(job_cfg, list(overrides)) or "defaults"
-        return str(sweep_dir / name.replace("/", "_").replace("=", "-").replace(",", "_"))
+        return str(sweep_dir / job_dirname(name))
     return f"{sweep_dir}/<{subdir}>"
 
 
@@ -130,8 +119,6 @@ def reference_config(cfg: DictConfig, cache_profile: str) -> DictConfig:
 
     The pricing, cache profile, suite, task, strategy, budget, hooks and seed stay the configured ones.
     """
-    from harness.cli import CONFIG_DIR, config_dict
-
     data = config_dict(cfg)
     if not is_reference(cfg):
         data["model"] = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "model" / f"{REFERENCE_MODEL}.yaml"))
@@ -146,10 +133,6 @@ def reference_rows(ref_cfg: DictConfig, pricing: Any = None) -> list[dict]:
 
     ``pricing`` (the configured run's, e.g. ``auto`` for its model) prices the calls; ``None``: ``ref_cfg``'s.
     """
-    from harness.loop import run_trial
-    from harness.records import RunWriter
-    from harness.runner import _node, build, build_model, plan, settings_from
-
     with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as tmp:
         settings, strategy_spec, model_spec = settings_from(ref_cfg, Path(tmp))
         if pricing is not None:
@@ -168,8 +151,6 @@ def reference_rows(ref_cfg: DictConfig, pricing: Any = None) -> list[dict]:
 
 def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
     """The job's planned trial count, its estimate, and its trial settings (pricing, cache profile)."""
-    from harness.runner import build, build_model, check_server_side, max_cost_from, plan, settings_from
-
     settings, strategy_spec, model_spec = settings_from(job_cfg, Path("dry-run"))
     jobs, _ = plan(job_cfg)
     strategy = build(strategy_spec, "strategy")  # bad parameters: one line, as a real run says it

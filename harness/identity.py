@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from harness.budget import BudgetError, format_budget, parse_budget
+
 IDENTITY_FILE = "identity.json"
 RUN_TIME_KEYS = ("trials", "progress", "plots", "workers", "latency_s", "max_cost", "cache_responses", "response_cache")
 """Top-level keys that change how a run is carried out, never what a trial is: the one list. They are left
@@ -51,8 +53,6 @@ def load_identity(run_dir: str | Path) -> dict | None:
 
 
 def _budget_tokens(value: Any) -> Any:
-    from harness.budget import BudgetError, parse_budget
-
     try:
         return parse_budget(value)
     except (BudgetError, TypeError, ValueError):
@@ -123,8 +123,6 @@ def _value(value: Any) -> str:
 
 def readable_name(flat: Mapping[str, Any], keys: Iterable[str] = ()) -> str:
     """``strategy@budget`` plus ``key=value`` for each of ``keys`` (except those the first part shows)."""
-    from harness.budget import format_budget
-
     budget = flat.get("budget")
     budget_text = format_budget(int(budget)) if isinstance(budget, (int, float)) else _value(budget)
     parts = [f"{flat.get('strategy.name', '?')}@{budget_text}"]
@@ -160,8 +158,6 @@ def slug(text: Any) -> str:
 def readable_folder(config: Mapping[str, Any]) -> str:
     """``headtail-25k`` plus the task (or a suite other than the default), a model other than the
     reference agent, and a seed other than 0."""
-    from harness.budget import format_budget
-
     data = normalise(config)
     strategy = data.get("strategy") if isinstance(data.get("strategy"), Mapping) else {}
     budget = data.get("budget")
@@ -195,8 +191,6 @@ def sweep_folder_name(base: Mapping[str, Any], sweeps: Mapping[str, Iterable[str
     ``base`` is the config without the sweep (each swept key at its default); ``sweeps`` maps a swept
     key to its values. The order of keys and values does not matter, nor how a budget is spelled.
     """
-    from harness.budget import format_budget
-
     def order(value: str) -> tuple:
         loaded = json.loads(value)
         return (0, loaded, "") if isinstance(loaded, (int, float)) and not isinstance(loaded, bool) else (1, 0, value)

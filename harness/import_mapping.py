@@ -16,6 +16,8 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
+import yaml
+
 REQUIRED = ("config", "instance", "outcome")
 OPTIONAL = ("experiment", "trial", "cost", "tokens", "output_tokens", "turns")
 FIELDS = REQUIRED + OPTIONAL
@@ -48,8 +50,7 @@ def parse_map(values: Iterable[str]) -> dict[str, str]:
 
 
 def _from_yaml(path: Path) -> dict[str, str]:
-    import yaml
-
+    """``field -> column`` from a YAML file of ``field: column`` lines."""
     if not path.is_file():
         raise MappingError(f"mapping file {path} does not exist")
     try:

@@ -21,26 +21,20 @@ instances every other configuration of the experiment also has, and how many lac
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
-from harness.cli import UsageError
 from harness.curves import CURVE_RULES
+from harness.errors import UsageError
 from harness.identity import IDENTITY_FILE, slug
 from harness.import_mapping import MappingError, parse_map, parse_number, parse_outcome, parse_text, resolve
 from harness.records import TRIALS, dumps
 
 FORMATS = ("csv", "jsonl", "inspect-log")
 DEFAULT_OUT = Path("results") / "imports"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2 (via UsageError)
-        raise UsageError(f"{self.prog}: {message}")
 
 
 # ---------------------------------------------------------------- reading
@@ -54,7 +48,7 @@ def read_table(path: Path, fmt: str) -> tuple[list[str], Iterator[tuple[int, dic
     if fmt == "jsonl":
         return _read_jsonl(path)
     try:
-        from harness.integrations.inspect_log import read_inspect_log  # the inspect extra
+        from harness.integrations.inspect_log import read_inspect_log  # inspect_ai, an optional extra: imported only here
     except ImportError as exc:
         raise MappingError(f"--format inspect-log needs the inspect extra ({exc}): "
                            'pip install -e ".[inspect]"') from None
@@ -212,28 +206,22 @@ def pairing_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def cmd_import(args: list[str]) -> int:
-    """``import FILE... --format F [--map ...] [--experiment NAME] [--out DIR]``."""
-    parser = _Parser(prog="import")
-    parser.add_argument("files", nargs="+")
-    parser.add_argument("--format", required=True, choices=FORMATS)
-    parser.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN|FILE.yaml")
-    parser.add_argument("--experiment", default=None, help="the experiment name when no column holds it")
-    parser.add_argument("--out", default=str(DEFAULT_OUT))
-    ns = parser.parse_args(args)
+def cmd_import(files: list[str], fmt: str, maps: Iterable[str] = (), experiment: str | None = None,
+               out: str = str(DEFAULT_OUT)) -> int:
+    """``import FILE... --format F [--map ...] [--experiment NAME] [--out DIR]``: write the run folders, say what."""
     try:
-        mapping = parse_map(ns.map)
-        rows = [row for name in ns.files for row in trial_rows(Path(name), ns.format, mapping, ns.experiment)]
-        folders = run_folders(rows, Path(ns.out))
+        mapping = parse_map(maps)
+        rows = [row for name in files for row in trial_rows(Path(name), fmt, mapping, experiment)]
+        folders = run_folders(rows, Path(out))
         check_duplicates(folders)
         write_runs(folders)
     except MappingError as exc:
         raise UsageError(str(exc)) from None
-    print(f"imported {len(rows)} rows from {', '.join(ns.files)} into {len(folders)} run folders under {ns.out}:")
+    print(f"imported {len(rows)} rows from {', '.join(files)} into {len(folders)} run folders under {out}:")
     for folder, group in folders.items():
         print(f"  {folder}  ({len(group)} trials)")
     print("pairing (compare pairs on instance and trial):")
     print("\n".join(pairing_lines(rows)))
-    print(f"next: report {ns.out}/<experiment>; compare {ns.out}/<experiment>/<base> {ns.out}/<experiment>/<candidate> "
+    print(f"next: report {out}/<experiment>; compare {out}/<experiment>/<base> {out}/<experiment>/<candidate> "
           "--fail-on-regression")
     return 0

@@ -21,6 +21,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Iterable
 
+from hydra.core.config_store import ConfigStore
+
 ENTRY_POINT_GROUPS = {"strategy": "ctxbench.strategies", "task": "ctxbench.tasks"}
 CLASS_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 PRIMITIVES = (int, float, str, bool, type(None))
@@ -95,8 +97,6 @@ def spec_for(name: str, path: str) -> dict[str, Any]:
 
 def register(group: str, name: str) -> bool:
     """Store a config for ``name`` in ``group`` when it is a class path or an entry point; True if stored."""
-    from hydra.core.config_store import ConfigStore
-
     if is_class_path(name):
         path = name
     else:

@@ -10,7 +10,6 @@ Unknown paths and unpairable sides: one line, exit code 2.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -19,8 +18,9 @@ import pandas as pd
 
 from harness import analysis
 from harness.budget import format_budget
-from harness.cli import UsageError
 from harness.curves import BAND, CUT, MIN_STEPS, OVER, PINNED_SHARE, THRASH_REPEATS, THRASH_REREAD
+from harness.errors import UsageError
+from harness.records import corruption_notes
 
 PLOTS = ("sawtooth.png", "cumulative_input.png", "pareto.png", "reread_cache.png")
 TERMINAL_WIDTH = 120
@@ -28,11 +28,6 @@ REPORTS_ROOT = Path("results") / "reports"  # where a report of several runs goe
 OUTCOME_HEADERS = {"submitted": "submitted", "step_limit": "step_limit", "context_overflow": "overflow",
                    "model_error": "model_err", "strategy_error": "strat_err"}
 REASON_CHARS = 200
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2 (via UsageError)
-        raise UsageError(f"{self.prog}: {message}")
 
 
 def _load(paths: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -64,7 +59,7 @@ def output_dir(paths: list[str], out: str | None) -> Path:
 
 def write_report(paths: list[str], out: Path) -> tuple[pd.DataFrame, Path]:
     """Write summary.md, summary.csv and the plots of the runs under ``paths`` into ``out``."""
-    from harness import plots
+    from harness import plots  # matplotlib, slow to load: imported only when plots are drawn
 
     trials, steps = _load(paths)
     out = Path(out)
@@ -129,19 +124,13 @@ def render_markdown(trials: pd.DataFrame, summary: pd.DataFrame, by_config: pd.D
     return "\n".join(lines)
 
 
-def cmd_report(args: list[str]) -> int:
-    """``report RUN... [--out DIR]``."""
-    parser = _Parser(prog="report", add_help=True)
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--out", default=None)
-    ns = parser.parse_args(args)
-    out = output_dir(ns.runs, ns.out)
-    summary, md = write_report(ns.runs, out)
-    trials = analysis.load_trials(ns.runs)
+def cmd_report(runs: list[str], out_arg: str | None = None) -> int:
+    """``report RUN... [--out DIR]``: write the report, print the per-configuration table and where it went."""
+    out = output_dir(runs, out_arg)
+    summary, md = write_report(runs, out)
+    trials = analysis.load_trials(runs)
     print("\n".join(end_of_run_lines(trials)))
-    from harness.records import corruption_notes
-
-    for note in corruption_notes(analysis.run_dirs(ns.runs)):  # lines of the records that are not in the report
+    for note in corruption_notes(analysis.run_dirs(runs)):  # lines of the records that are not in the report
         print(note)
     print(f"\nwrote {md} (per configuration x family, every column) and {out / 'plots'}/")
     if summary["reference_agent"].all():
@@ -240,24 +229,18 @@ def format_comparison(cmp: analysis.Comparison) -> str:
     return "\n".join(lines)
 
 
-def cmd_compare(args: list[str]) -> int:
-    """``compare BASE CAND [--fail-on-regression] [--tolerance T] [--alpha A]``."""
-    parser = _Parser(prog="compare")
-    parser.add_argument("base")
-    parser.add_argument("cand")
-    parser.add_argument("--fail-on-regression", action="store_true")
-    parser.add_argument("--tolerance", type=float, default=0.10)
-    parser.add_argument("--alpha", type=float, default=0.05)
-    ns = parser.parse_args(args)
-    if not 0 <= ns.tolerance < 1:
-        raise UsageError(f"compare: --tolerance {ns.tolerance:g} must be at least 0 and below 1 (a success-rate drop)")
-    if not 0 < ns.alpha < 1:
-        raise UsageError(f"compare: --alpha {ns.alpha:g} must be between 0 and 1")
-    base, _ = _load([ns.base])
-    cand, _ = _load([ns.cand])
+def cmd_compare(base_path: str, cand_path: str, fail_on_regression: bool = False, tolerance: float = 0.10,
+                alpha: float = 0.05) -> int:
+    """``compare BASE CAND``: print the paired comparison; 1 when ``fail_on_regression`` and the candidate regresses."""
+    if not 0 <= tolerance < 1:
+        raise UsageError(f"compare: --tolerance {tolerance:g} must be at least 0 and below 1 (a success-rate drop)")
+    if not 0 < alpha < 1:
+        raise UsageError(f"compare: --alpha {alpha:g} must be between 0 and 1")
+    base, _ = _load([base_path])
+    cand, _ = _load([cand_path])
     try:
-        cmp = analysis.paired(base, cand, tolerance=ns.tolerance, alpha=ns.alpha)
+        cmp = analysis.paired(base, cand, tolerance=tolerance, alpha=alpha)
     except analysis.CompareError as exc:
         raise UsageError(str(exc)) from None
     print(format_comparison(cmp))
-    return 1 if (ns.fail_on_regression and cmp.regression) else 0
+    return 1 if (fail_on_regression and cmp.regression) else 0

@@ -20,7 +20,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.budget import BudgetError, format_budget, parse_budget
-from harness.config import SettingError, check_settings
+from harness.config import CONFIG_DIR, SettingError, check_settings
 from harness.errors import ConfigError
 from harness.cache_sim import get_profile
 from harness.hooks import Hooks
@@ -152,8 +152,6 @@ def recorded_strategy_name(spec: dict) -> str:
     name = spec.get("name")
     if not name:
         return target
-    from harness.cli import CONFIG_DIR
-
     path = CONFIG_DIR / "strategy" / f"{name}.yaml"
     if path.exists():
         own = OmegaConf.load(path).get("_target_")

@@ -22,6 +22,7 @@ from html import escape
 from pathlib import Path
 from typing import Iterable
 
+from harness.errors import UsageError
 from harness.view_data import CUT, KEPT, Slot, StepView, TrialView, load_run
 from harness.view_svg import token_curve
 
@@ -313,32 +314,8 @@ def write_pages(run_dir: Path, trials: list[TrialView], out: Path | None = None)
     return out, pages
 
 
-def parse_args(args: list[str]) -> tuple[Path, str | None, Path | None]:
-    """``RUN [TRIAL] [--out FILE]``; ``UsageError`` otherwise."""
-    from harness.cli import UsageError
-
-    out, positional, rest = None, [], list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--out" or arg.startswith("--out="):
-            value = arg.split("=", 1)[1] if "=" in arg else (rest.pop(0) if rest else None)
-            if not value:
-                raise UsageError("view: --out needs a file name")
-            out = Path(value)
-        elif arg.startswith("-"):
-            raise UsageError(f"view: unknown option {arg!r} (usage: view RUN [TRIAL] [--out FILE])")
-        else:
-            positional.append(arg)
-    if not 1 <= len(positional) <= 2:
-        raise UsageError("usage: python -m harness view RUN [TRIAL] [--out FILE]")
-    return Path(positional[0]), (positional[1] if len(positional) == 2 else None), out
-
-
-def cmd_view(args: list[str]) -> int:
+def cmd_view(run_dir: Path, trial: str | None = None, out: Path | None = None) -> int:
     """The ``view`` command: write the HTML (the index and the trial pages, or one trial's page) and say where."""
-    from harness.cli import UsageError
-
-    run_dir, trial, out = parse_args(args)
     try:
         if trial is not None:
             path = write_view(run_dir, trial, out)

@@ -66,9 +66,9 @@ def compose(*overrides: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from harness.cli import CONFIG_DIR, _register_resolvers
+    from harness.config import CONFIG_DIR, register_resolvers
 
-    _register_resolvers()
+    register_resolvers()
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         return hydra_compose(config_name="config", overrides=list(overrides))
 

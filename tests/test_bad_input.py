@@ -72,7 +72,7 @@ def test_compare_refuses_a_tolerance_or_alpha_out_of_range(tmp_path, flag, value
 def test_every_declared_setting_is_in_the_main_config():
     from omegaconf import OmegaConf
 
-    from harness.cli import CONFIG_DIR
+    from harness.config import CONFIG_DIR
 
     config = OmegaConf.load(CONFIG_DIR / "config.yaml")
     assert set(SETTINGS) <= set(config), "a declared setting the config does not have"

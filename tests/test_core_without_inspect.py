@@ -46,11 +46,11 @@ SCRIPT = textwrap.dedent('''
         assert row["steps"] == 12 and row["compactions"] > 0, row
         csv = Path(tmp) / "r.csv"
         csv.write_text("config,instance,outcome\\na,i1,1\\nb,i1,0\\n", encoding="utf-8")
-        from harness.importer import cmd_import
-        assert cmd_import([str(csv), "--format", "csv", "--out", str(Path(tmp) / "o")]) == 0
-        from harness.cli import UsageError
+        from harness.cli import dispatch
+        from harness.errors import UsageError
+        assert dispatch(["import", str(csv), "--format", "csv", "--out", str(Path(tmp) / "o")]) == 0
         try:
-            cmd_import([str(csv), "--format", "inspect-log", "--out", str(Path(tmp) / "o2")])
+            dispatch(["import", str(csv), "--format", "inspect-log", "--out", str(Path(tmp) / "o2")])
         except UsageError as exc:
             assert "needs the inspect extra" in str(exc), exc
         else:

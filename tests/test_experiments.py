@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
-from harness.cli import CONFIG_DIR, _register_resolvers, _sweep_values, options
+from harness.config import CONFIG_DIR, options, register_resolvers, sweep_values
 from harness.records import read_jsonl
 from harness.runner import _node, build, families_from, settings_from
 
@@ -26,13 +26,13 @@ def test_the_issue_presets_exist():
 
 def sweep_points(name: str) -> list[list[str]]:
     """The override lists of every job the preset's sweep launches (cartesian over its params)."""
-    _register_resolvers()
+    register_resolvers()
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose("config", overrides=[f"experiment={name}"], return_hydra_config=True)
     params = OmegaConf.to_container(cfg.hydra.sweeper.params) or {}
     points = [[]]
     for key, value in params.items():
-        points = [p + [f"{key}={v}"] for p in points for v in _sweep_values(str(value))]
+        points = [p + [f"{key}={v}"] for p in points for v in sweep_values(str(value))]
     return points
 
 

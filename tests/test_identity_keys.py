@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness.cli import CONFIG_DIR, _compose
+from harness.config import CONFIG_DIR, compose
 from harness.identity import NOT_CONFIG, RUN_TIME_KEYS, folder_name_exclusions
 from harness.runner import NOT_IDENTITY
 
@@ -27,6 +27,6 @@ def test_a_job_folder_name_leaves_out_every_run_time_key(preset):
                                                     ("plots", "false"), ("latency_s", 0), ("max_cost", 5),
                                                     ("cache_responses", "true"), ("response_cache", "x.sqlite")]]
     assert len(run_time) == len(RUN_TIME_KEYS)
-    cfg = _compose([*([f"experiment={preset}"] if preset else []), "budget=8k", *run_time])
+    cfg = compose([*([f"experiment={preset}"] if preset else []), "budget=8k", *run_time])
     assert cfg.hydra.job.override_dirname == "budget=8k"
     assert folder_name_exclusions("experiment")[0] == "experiment"

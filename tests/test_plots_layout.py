@@ -25,7 +25,7 @@ def _run_small(name: str, results: Path) -> Path:
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 
-    from harness.cli import CONFIG_DIR
+    from harness.config import CONFIG_DIR
     from harness.runner import execute
 
     for point in sweep_points(name):

@@ -16,6 +16,7 @@ it with ``current_request_options()``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol
@@ -104,8 +105,6 @@ def session_for(model: Any, instance: Any, trial: int = 0) -> Any:
 
 def takes_trial(factory: Any) -> bool:
     """Whether ``factory`` accepts a ``trial`` argument after the instance."""
-    import inspect
-
     try:
         parameters = list(inspect.signature(factory).parameters.values())
     except (TypeError, ValueError):

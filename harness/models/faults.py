@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.models.base import Completion, Usage, session_for
 from harness.models.retry import call_with_retries, policy_from
+from harness.subagent import subagent_session
 
 GARBAGE = '```json\n{"name": "get_'  # a tool call cut off mid-way, as a flaky stream delivers it
 GARBAGE_ERROR = "the reply was cut off: it holds an unfinished tool call and no complete one"
@@ -81,8 +82,6 @@ class FaultInjecting:
 
     def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "FaultInjecting":
         """Sub-agents see faults too."""
-        from harness.subagent import subagent_session
-
         return self._session(subagent_session(self.inner, instance, task, trial, run), f"{instance.id}:{task}")
 
     def preflight(self) -> None:

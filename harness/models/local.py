@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import ctypes
 import hashlib
 import importlib.util
 import json
@@ -207,8 +208,6 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except Exception:
         pass

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.models.base import Completion, Usage, current_request_options, session_for
+from harness.subagent import subagent_session
 
 DEFAULT_PATH = Path("results") / "cache" / "responses.sqlite"
 TRANSPORT_KEYS = ("retry", "timeout", "api_key_env", "max_concurrency", "cache_profile", "startup_timeout")
@@ -166,8 +167,6 @@ class Cached:
 
     def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "Cached":
         """A sub-agent's session: keyed by the instance, trial, sub-task and run."""
-        from harness.subagent import subagent_session
-
         sample = [str(getattr(instance, "id", instance)), int(trial), "subtask", task, int(run)]
         return Cached(subagent_session(self.inner, instance, task, trial, run), self.store, self.settings, sample)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.models.base import Completion, session_for
 from harness.models.retry import RateGate, gate_scope
+from harness.subagent import subagent_session
 
 
 class Delayed:
@@ -104,8 +105,6 @@ class Throttled:
 
     def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "Throttled":
         """A sub-agent's session, under the same limits."""
-        from harness.subagent import subagent_session
-
         return Throttled(subagent_session(self.inner, instance, task, trial, run), self.limits)
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
