@@ -719,7 +719,8 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
                          "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances")
         reasons = []
         if worse_success:
-            reasons.append(f"success {int(sc.sum())}/{len(g)} vs {int(sb.sum())}/{len(g)} (McNemar p={p:.3g})")
+            reasons.append(f"successes base {int(sb.sum())}/{len(g)}, candidate {int(sc.sum())}/{len(g)} "
+                           f"(McNemar p={p:.3g})")
         if costlier_tokens:
             reasons.append(f"input tokens x{tok:.2f} [{tlo:.2f}, {thi:.2f}]")
         if costlier_cost:

@@ -94,9 +94,10 @@ def _compare(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("cand", metavar="CAND", help="the candidate run folder")
     parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when the candidate regresses")
     parser.add_argument("--tolerance", type=float, default=0.10, metavar="T",
-                        help="the ratio above 1 a token or cost increase may reach (default 0.10)")
+                        help="how far above 1 the input-token or cost ratio may go (default 0.10)")
     parser.add_argument("--alpha", type=float, default=0.05, metavar="A", help="McNemar's level (default 0.05)")
-    return lambda ns: report.cmd_compare(ns.base, ns.cand, ns.fail_on_regression, ns.tolerance, ns.alpha)
+    parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    return lambda ns: report.cmd_compare(ns.base, ns.cand, ns.fail_on_regression, ns.tolerance, ns.alpha, ns.json)
 
 
 @subcommand("view", "static HTML: RUN/view/index.html and a page per trial (token curve, requests marked)")
@@ -112,9 +113,13 @@ def _import(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--format", required=True, choices=FORMATS)
     parser.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN|FILE.yaml")
-    parser.add_argument("--experiment", default=None, help="the experiment name when no column holds it")
+    parser.add_argument("--experiment", default=None, metavar="NAME",
+                        help="the experiment of every row (a column named experiment is then not read)")
+    parser.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
+                        help="import only the rows whose COLUMN holds VALUE (repeatable: values of one column are "
+                             "alternatives, different columns must all match)")
     parser.add_argument("--out", default=str(DEFAULT_OUT), metavar="DIR")
-    return lambda ns: importer.cmd_import(ns.files, ns.format, ns.map, ns.experiment, ns.out)
+    return lambda ns: importer.cmd_import(ns.files, ns.format, ns.map, ns.experiment, ns.out, ns.where)
 
 
 @subcommand("export", "runs and sweeps as inspect_ai eval logs, one per run folder, for inspect view")
@@ -127,7 +132,7 @@ def _export(parser: argparse.ArgumentParser) -> Handler:
 def _cmd_export(runs: list[str], fmt: str, out_dir: str) -> int:
     """``export``: imported here, as it needs the inspect extra (inspect_ai), which the core never imports."""
     try:
-        from harness.integrations.inspect_export import cmd_export
+        from harness.integrations.inspect_export import cmd_export  # inspect_ai, an optional extra: imported only here
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith("inspect_ai"):
             raise

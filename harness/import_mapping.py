@@ -9,6 +9,12 @@ A mapping is given as ``--map field=column`` (repeatable, or comma-separated:
 ``--map config=strategy,instance=id``) or as a small YAML file (``--map mapping.yaml``) holding
 ``field: column`` lines. Unknown fields, mapped columns the file lacks and required fields with no
 column are ``MappingError``\\ s: one line, exit code 2.
+
+A field a flag sets (``--experiment NAME`` sets ``experiment``) is not read from a column of its
+own name: the flag wins, and naming a column for it too (``--map experiment=...``) is an error.
+``mapping_lines`` says, one line per field, where each one comes from. ``--where column=value``
+(repeatable) keeps the rows whose column holds the value: several values of one column are
+alternatives, different columns must all match.
 """
 from __future__ import annotations
 
@@ -62,13 +68,20 @@ def _from_yaml(path: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
-def resolve(mapping: dict[str, str], columns: list[str], source: str) -> dict[str, str]:
-    """``field -> column`` for every field that has a column; a ``MappingError`` for a missing one."""
+def resolve(mapping: dict[str, str], columns: list[str], source: str, fixed: Iterable[str] = ()) -> dict[str, str]:
+    """``field -> column`` for every field that has a column; a ``MappingError`` for a missing one.
+
+    ``fixed``: fields a flag sets (never read from a column of their own name)."""
+    for field in fixed:
+        if field in mapping:
+            raise MappingError(f"--{field} and --map {field}={mapping[field]} both set the {field}: give one")
     for field, column in mapping.items():  # what was asked for explicitly is checked first
         if column not in columns:
             raise MappingError(f"column {column!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})")
     resolved: dict[str, str] = {}
     for field in FIELDS:
+        if field in fixed:
+            continue
         column = mapping.get(field, field if field in columns else None)
         if column is None:
             if field in REQUIRED:
@@ -126,3 +139,55 @@ def parse_text(value: Any, field: str, where: str) -> str:
         raise MappingError(f"{where}: {field} is empty")
     text = str(value).strip()
     return text[:-2] if text.endswith(".0") and text[:-2].isdigit() else text
+
+
+def mapping_lines(source: str, fields: dict[str, str], mapping: dict[str, str], experiment: str | None,
+                  default_experiment: str) -> list[str]:
+    """What ``import`` read from ``source``: one line per field, saying where its value comes from."""
+    lines = [f"mapping of {source}:"]
+    for field in FIELDS:
+        if field in fields:
+            how = "--map" if field in mapping else "same name"
+            lines.append(f"  {field:<13} <- column {fields[field]!r} ({how})")
+        elif field == "experiment":
+            why = "--experiment" if experiment else "the file's name: no --experiment and no experiment column"
+            lines.append(f"  {field:<13} = {experiment or default_experiment!r} ({why})")
+        elif field == "trial":
+            lines.append(f"  {field:<13} = the row's occurrence of its instance in its configuration, from 0 "
+                         "(no trial column)")
+    zero = [f for f in OPTIONAL if f not in fields and f not in ("experiment", "trial")]
+    if zero:
+        lines.append(f"  0 in every row (no column): {', '.join(zero)}")
+    return lines
+
+
+def parse_where(values: Iterable[str]) -> dict[str, set[str]]:
+    """``column -> the values a kept row may hold`` from ``--where column=value`` arguments."""
+    where: dict[str, set[str]] = {}
+    for value in values:
+        column, sep, wanted = value.partition("=")
+        if not sep or not column.strip():
+            raise MappingError(f"--where {value!r}: write COLUMN=VALUE")
+        where.setdefault(column.strip(), set()).add(wanted.strip())
+    return where
+
+
+def check_where(where: dict[str, set[str]], columns: list[str], source: str) -> None:
+    """A ``MappingError`` when a ``--where`` column is not in ``source``."""
+    for column in where:
+        if column not in columns:
+            raise MappingError(f"--where column {column!r} is not in {source} (columns: {', '.join(columns)})")
+
+
+def matches(raw: dict, where: dict[str, set[str]]) -> bool:
+    """Whether a source row holds one of the wanted values in every ``--where`` column."""
+    return all(cell_text(raw.get(column)) in wanted for column, wanted in where.items())
+
+
+def cell_text(value: Any) -> str:
+    """A cell as the text ``--where`` compares (``True`` -> ``true``, ``3.0`` -> ``3``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None else str(value).strip()

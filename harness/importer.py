@@ -1,4 +1,4 @@
-"""``python -m harness import FILE... --format csv|jsonl|inspect-log [--map ...] [--out DIR]``.
+"""``python -m harness import FILE... --format csv|jsonl|inspect-log [--map ...] [--experiment NAME] [--where ...] [--out DIR]``.
 
 Per-instance results from another harness become ctxbench trial rows, so that ``report`` and
 ``compare --fail-on-regression`` work on them. One run folder is written per (experiment,
@@ -14,23 +14,30 @@ harness did not record is not invented: ``budget`` is 0, ``outcome`` is ``import
 and compactions are 0 and ``curve_shape`` is ``n/a``; every row has ``imported: true`` and its
 source row (``source``, ``source_row``, ``source_values``).
 
+``--experiment NAME`` names the experiment of every row, and wins over a column named
+``experiment`` (which is then not read); ``--where COLUMN=VALUE`` (repeatable) imports only the
+rows that hold the value (harness/import_mapping.py). The output says first, per file and one line
+per field, which column (or flag, or default) each field came from, and how many rows ``--where`` kept.
+
 Nothing is written unless every row imports: the first bad value is one line naming the row,
-exit 2. Rows are never dropped: after writing, one line per configuration says how many of its
-instances every other configuration of the experiment also has, and how many lack a partner
-(``compare`` leaves those out and says how many). Existing run folders are not overwritten.
+exit 2. No row that ``--where`` keeps is dropped: after writing, one line per configuration says
+how many of its instances every other configuration of the experiment also has, and how many lack
+a partner (``compare`` leaves those out and says how many). Existing run folders are not overwritten.
 """
 from __future__ import annotations
 
 import csv
 import json
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from harness.curves import CURVE_RULES
 from harness.errors import UsageError
 from harness.identity import IDENTITY_FILE, slug
-from harness.import_mapping import MappingError, parse_map, parse_number, parse_outcome, parse_text, resolve
+from harness.import_mapping import (MappingError, check_where, mapping_lines, matches, parse_map, parse_number,
+                                    parse_outcome, parse_text, parse_where, resolve)
 from harness.records import TRIALS, dumps
 
 FORMATS = ("csv", "jsonl", "inspect-log")
@@ -84,10 +91,37 @@ def _read_jsonl(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
 
 # ---------------------------------------------------------------- rows
 
-def trial_rows(path: Path, fmt: str, mapping: dict[str, str], experiment: str | None) -> list[dict]:
-    """Every row of ``path`` as a ctxbench trial row; a ``MappingError`` on the first bad one."""
+@dataclass
+class FileImport:
+    """The trial rows of one results file, the ``field -> column`` mapping they were read with, and the row counts."""
+
+    path: Path
+    fields: dict[str, str]
+    rows: list[dict]
+    read: int
+    """Rows in the file (before ``--where``)."""
+
+
+def import_file(path: Path, fmt: str, mapping: dict[str, str], experiment: str | None,
+                where: dict[str, set[str]] | None = None) -> FileImport:
+    """The rows of ``path`` that match ``where``, as ctxbench trial rows; a ``MappingError`` on the first bad one.
+
+    ``experiment`` (``--experiment``) wins over a column named ``experiment``: that column is then not read."""
+    where = where or {}
     columns, rows = read_table(path, fmt)
-    fields = resolve(mapping, columns, str(path))
+    fields = resolve(mapping, columns, str(path), fixed=("experiment",) if experiment else ())
+    check_where(where, columns, str(path))
+    source = list(rows)
+    kept = [(number, raw) for number, raw in source if matches(raw, where)]
+    if source and not kept:
+        wanted = "; ".join(f"{c} in {sorted(v)}" for c, v in where.items())
+        raise MappingError(f"no row of {path} matches --where ({wanted})")
+    return FileImport(path, fields, trial_rows(path, fmt, fields, experiment, kept), len(source))
+
+
+def trial_rows(path: Path, fmt: str, fields: dict[str, str], experiment: str | None,
+               rows: list[tuple[int, dict]]) -> list[dict]:
+    """The numbered source ``rows`` of ``path`` as ctxbench trial rows; a ``MappingError`` on the first bad one."""
     occurrences: Counter = Counter()
     out = []
     for number, raw in rows:
@@ -207,16 +241,24 @@ def pairing_lines(rows: list[dict]) -> list[str]:
 
 
 def cmd_import(files: list[str], fmt: str, maps: Iterable[str] = (), experiment: str | None = None,
-               out: str = str(DEFAULT_OUT)) -> int:
-    """``import FILE... --format F [--map ...] [--experiment NAME] [--out DIR]``: write the run folders, say what."""
+               out: str = str(DEFAULT_OUT), where: Iterable[str] = ()) -> int:
+    """``import FILE... --format F [--map ...] [--experiment NAME] [--where COLUMN=VALUE ...] [--out DIR]``:
+    write the run folders, and say what was mapped, kept and written."""
     try:
         mapping = parse_map(maps)
-        rows = [row for name in files for row in trial_rows(Path(name), fmt, mapping, experiment)]
+        wanted = parse_where(where)
+        imports = [import_file(Path(name), fmt, mapping, experiment, wanted) for name in files]
+        rows = [row for imported in imports for row in imported.rows]
         folders = run_folders(rows, Path(out))
         check_duplicates(folders)
         write_runs(folders)
     except MappingError as exc:
         raise UsageError(str(exc)) from None
+    for imported in imports:
+        print("\n".join(mapping_lines(str(imported.path), imported.fields, mapping, experiment, imported.path.stem)))
+        if wanted:
+            print(f"  --where {' and '.join(f'{c} in {sorted(v)}' for c, v in wanted.items())}: "
+                  f"kept {len(imported.rows)} of {imported.read} rows")
     print(f"imported {len(rows)} rows from {', '.join(files)} into {len(folders)} run folders under {out}:")
     for folder, group in folders.items():
         print(f"  {folder}  ({len(group)} trials)")

@@ -4,12 +4,16 @@
 into the folder given when there is one path (a run folder or a sweep folder), into the
 deepest common parent folder of the paths when there are several, or into ``--out``.
 
-``compare BASE CAND [--fail-on-regression] [--tolerance 0.10] [--alpha 0.05]`` prints the
-paired comparison; with ``--fail-on-regression`` it exits 1 when the candidate regresses.
+``compare BASE CAND [--fail-on-regression] [--tolerance 0.10] [--alpha 0.05] [--json]`` prints the
+paired comparison, base first: the successes of each side, the pairs only one side solved, McNemar's
+p, the success difference (candidate - base, three decimals) with its paired-bootstrap interval,
+and the input-token and cost ratios; ``--json``: the same figures as one JSON object. With
+``--fail-on-regression`` it exits 1 when the candidate regresses.
 Unknown paths and unpairable sides: one line, exit code 2.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -212,9 +216,10 @@ def format_comparison(cmp: analysis.Comparison) -> str:
     for _, r in cmp.table.iterrows():
         stratum = str(r["stratum"]) if "stratum" in cmp.strata_keys else ""
         head = f"[{stratum}] " if stratum else ""
-        lines.append(f"{head}{r['pairs']} pairs: success {r['cand_successes']} vs {r['base_successes']} "
-                     f"(candidate-only {r['cand_only']}, base-only {r['base_only']}; McNemar exact p={r['mcnemar_p']:.3g}); "
-                     f"success diff {r['success_diff']:+.2f} [{r['success_diff_ci_low']:+.2f}, {r['success_diff_ci_high']:+.2f}]")
+        lines.append(f"{head}{r['pairs']} pairs: successes base {r['base_successes']}, candidate {r['cand_successes']} "
+                     f"(base-only {r['base_only']}, candidate-only {r['cand_only']}; McNemar exact p={r['mcnemar_p']:.3g}); "
+                     f"success diff (candidate - base) {r['success_diff']:+.3f} "
+                     f"[{r['success_diff_ci_low']:+.3f}, {r['success_diff_ci_high']:+.3f}]")
         tok = "n/a" if pd.isna(r["input_ratio"]) else \
             f"x{r['input_ratio']:.3f} [{r['input_ratio_ci_low']:.3f}, {r['input_ratio_ci_high']:.3f}]"
         cost = "n/a (base cost 0)" if pd.isna(r["cost_ratio"]) else \
@@ -229,9 +234,27 @@ def format_comparison(cmp: analysis.Comparison) -> str:
     return "\n".join(lines)
 
 
+def comparison_json(cmp: analysis.Comparison) -> dict:
+    """What ``compare --json`` prints: the sides, the rule, one object per stratum (every figure), notes, verdict."""
+    strata = [{key: json_value(value) for key, value in row.items()} for row in cmp.table.to_dict("records")]
+    return {"base": cmp.base_label, "candidate": cmp.cand_label, "alpha": cmp.alpha, "tolerance": cmp.tolerance,
+            "strata_keys": list(cmp.strata_keys), "strata": strata, "notes": list(cmp.notes),
+            "regression": cmp.regression, "verdict": "REGRESSION" if cmp.regression else "OK"}
+
+
+def json_value(value: object) -> object:
+    """A table cell as JSON holds it: numpy numbers as Python ones, NaN as null."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
 def cmd_compare(base_path: str, cand_path: str, fail_on_regression: bool = False, tolerance: float = 0.10,
-                alpha: float = 0.05) -> int:
-    """``compare BASE CAND``: print the paired comparison; 1 when ``fail_on_regression`` and the candidate regresses."""
+                alpha: float = 0.05, as_json: bool = False) -> int:
+    """``compare BASE CAND``: print the paired comparison (``as_json``: one JSON object); exit code 1 when
+    ``fail_on_regression`` and the candidate regresses."""
     if not 0 <= tolerance < 1:
         raise UsageError(f"compare: --tolerance {tolerance:g} must be at least 0 and below 1 (a success-rate drop)")
     if not 0 < alpha < 1:
@@ -242,5 +265,5 @@ def cmd_compare(base_path: str, cand_path: str, fail_on_regression: bool = False
         cmp = analysis.paired(base, cand, tolerance=tolerance, alpha=alpha)
     except analysis.CompareError as exc:
         raise UsageError(str(exc)) from None
-    print(format_comparison(cmp))
+    print(json.dumps(comparison_json(cmp), indent=1) if as_json else format_comparison(cmp))
     return 1 if (fail_on_regression and cmp.regression) else 0

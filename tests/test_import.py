@@ -86,8 +86,8 @@ def test_compare_gives_paired_difference_and_cost_ratio_with_intervals(imported)
     result = harness("compare", out / "study" / "raw_agent", out / "study" / "observation_masking",
                      "--fail-on-regression", cwd=out)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "500 pairs: success 280 vs 272" in result.stdout
-    assert "success diff +0.02 [" in result.stdout and "cost x0.476 [" in result.stdout
+    assert "500 pairs: successes base 272, candidate 280 (base-only 19, candidate-only 27;" in result.stdout
+    assert "success diff (candidate - base) +0.016 [" in result.stdout and "cost x0.476 [" in result.stdout
     worse = harness("compare", out / "study" / "llm_summary", out / "study" / "raw_agent", "--fail-on-regression", cwd=out)
     assert worse.returncode == 1 and "REGRESSION: input tokens x1.89" in worse.stdout
 
@@ -181,3 +181,96 @@ def test_jsonl_format(tmp_path):
     rows = read_jsonl(tmp_path / "o" / "demo" / "x" / "trials.jsonl")
     assert [(r["instance_id"], r["success"], r["steps"]) for r in rows] == [("0", True, 7), ("1", False, 7),
                                                                             ("2", True, 7), ("3", False, 7)]
+
+
+# ---------------------------------------------------------------- a table of many configurations (The Complexity Trap's shape)
+
+CT_MODELS = ("qwen-coder-big", "gemini-flash")
+CT_STRATEGIES = {"Raw Agent": "baseline_raw", "Observation Masking": "baseline_N_1_M_10", "LLM-Summary": "summaries"}
+
+
+def ct_shaped_csv(path: Path, instances: int = 20) -> Path:
+    """Rows shaped like The Complexity Trap's per-instance CSV: one ``experiment`` per (model, strategy)."""
+    rows = [{"experiment": f"local-{model}-{tag}.0-verified-{instances}", "strategy": strategy,
+             "instance_id": f"repo__repo-{n}", "cost": f"{0.1 + n / 100:.3f}", "turn_count": str(10 + n),
+             "outcome": str(int((n + i) % 3 != 0))}
+            for model in CT_MODELS for i, (strategy, tag) in enumerate(CT_STRATEGIES.items()) for n in range(instances)]
+    return write_csv(path, rows)
+
+
+CT_MAP = ["--map", "config=strategy,instance=instance_id,turns=turn_count"]
+
+
+def test_an_automatically_mapped_experiment_column_is_said(tmp_path):
+    path = ct_shaped_csv(tmp_path / "ct.csv")
+    result = harness("import", path, "--format", "csv", *CT_MAP, "--out", tmp_path / "o", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "  experiment    <- column 'experiment' (same name)" in result.stdout
+    assert result.stdout.count("nothing to pair with") == 6  # six experiments of one configuration each
+
+
+def test_an_explicit_experiment_wins_over_the_column(tmp_path):
+    path = ct_shaped_csv(tmp_path / "ct.csv")
+    result = harness("import", path, "--format", "csv", *CT_MAP, "--experiment", "ct", "--out", tmp_path / "o",
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "  experiment    = 'ct' (--experiment)" in result.stdout
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["ct"]
+    rows = read_jsonl(tmp_path / "o" / "ct" / "Raw_Agent" / "trials.jsonl")
+    assert {r["family"] for r in rows} == {"ct"} and len(rows) == 40  # both models' rows: filter with --where
+
+
+def test_experiment_flag_and_experiment_mapping_together_is_one_line(tmp_path):
+    path = ct_shaped_csv(tmp_path / "ct.csv")
+    result = harness("import", path, "--format", "csv", "--map", "experiment=experiment", *CT_MAP,
+                     "--experiment", "ct", "--out", tmp_path / "o", cwd=tmp_path)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "--experiment and --map experiment=experiment both set the experiment: give one" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_every_field_has_a_mapping_line(tmp_path):
+    path = ct_shaped_csv(tmp_path / "ct.csv")
+    result = harness("import", path, "--format", "csv", *CT_MAP, "--out", tmp_path / "o", cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"mapping of {path}:"
+    assert "  config        <- column 'strategy' (--map)" in lines
+    assert "  outcome       <- column 'outcome' (same name)" in lines
+    assert "  turns         <- column 'turn_count' (--map)" in lines
+    assert "  trial         = the row's occurrence of its instance in its configuration, from 0 (no trial column)" in lines
+    assert "  0 in every row (no column): tokens, output_tokens" in lines
+
+
+def test_where_keeps_the_pair_of_one_model_and_compare_pairs_it(tmp_path):
+    path = ct_shaped_csv(tmp_path / "ct.csv")
+    raw, masked = (f"local-qwen-coder-big-{tag}.0-verified-20" for tag in ("baseline_raw", "baseline_N_1_M_10"))
+    result = harness("import", path, "--format", "csv", *CT_MAP, "--where", f"experiment={raw}",
+                     "--where", f"experiment={masked}", "--experiment", "ct", "--out", tmp_path / "o", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"  --where experiment in {sorted([raw, masked])}: kept 40 of 120 rows" in result.stdout
+    assert "ct / Raw Agent: 20 trials, 20 paired across all 2 configurations, all paired" in result.stdout
+    compare = harness("compare", tmp_path / "o" / "ct" / "Raw_Agent", tmp_path / "o" / "ct" / "Observation_Masking",
+                      "--json", cwd=tmp_path)
+    assert compare.returncode == 0, compare.stderr
+    stratum = json.loads(compare.stdout)["strata"][0]
+    assert stratum["pairs"] == 20 and (stratum["base_successes"], stratum["cand_successes"]) == (13, 14)
+
+
+def test_where_on_two_columns_must_match_both(tmp_path):
+    path = ct_shaped_csv(tmp_path / "ct.csv")
+    result = harness("import", path, "--format", "csv", *CT_MAP, "--where", "strategy=Raw Agent",
+                     "--where", "instance_id=repo__repo-3", "--out", tmp_path / "o", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "kept 2 of 120 rows" in result.stdout  # one per model
+
+
+@pytest.mark.parametrize("where,needle", [
+    ("model=qwen", "--where column 'model' is not in"),
+    ("strategy=Nothing", "no row of"),
+    ("strategy", "--where 'strategy': write COLUMN=VALUE"),
+])
+def test_a_bad_where_is_one_line_and_writes_nothing(tmp_path, where, needle):
+    path = ct_shaped_csv(tmp_path / "ct.csv")
+    result = harness("import", path, "--format", "csv", *CT_MAP, "--where", where, "--out", tmp_path / "o", cwd=tmp_path)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and needle in result.stderr
+    assert not (tmp_path / "o").exists()

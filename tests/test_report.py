@@ -1,5 +1,7 @@
 """``python -m harness report`` / ``compare`` in subprocesses, and the notebooks executed by nbclient."""
+import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -91,3 +93,27 @@ def test_plots_false_writes_records_and_summary_but_no_plots(tmp_path):
                 folder, echo=lambda _: None)
         assert (folder / "summary.csv").exists() and (folder / "trials.jsonl").exists()
         assert (folder / "plots" / "token_curve.png").exists() == plots
+
+
+def test_compare_labels_the_counts_base_first_with_three_decimals(tmp_path):
+    result = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if " pairs: " in line)
+    assert re.search(r"pairs: successes base \d+, candidate \d+ \(base-only \d+, candidate-only \d+; McNemar", line), line
+    assert re.search(r"success diff \(candidate - base\) [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]$", line), line
+
+
+def test_compare_json_holds_every_figure_and_keeps_the_exit_code(tmp_path):
+    text = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), cwd=tmp_path).stdout
+    result = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), "--json",
+                     "--fail-on-regression", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "REGRESSION" and data["regression"] is True and data["alpha"] == 0.05
+    assert data["base"] in text and data["candidate"] in text
+    stratum = data["strata"][0]
+    assert f"successes base {stratum['base_successes']}, candidate {stratum['cand_successes']}" in text
+    assert f"{stratum['success_diff']:+.3f} [{stratum['success_diff_ci_low']:+.3f}" in text
+    assert {"pairs", "mcnemar_p", "input_ratio", "cost_ratio", "reasons"} <= set(stratum)
+    same = harness("compare", str(FIXTURE / "headtail"), str(FIXTURE / "headtail"), "--json", cwd=tmp_path)
+    assert same.returncode == 0 and json.loads(same.stdout)["verdict"] == "OK"
