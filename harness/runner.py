@@ -1,7 +1,9 @@
 """Run orchestration: build the objects from a config, run the pending trials, write the records.
 
-``execute(cfg, run_dir)`` is what ``python -m harness run`` calls inside each Hydra job.
-Config problems raise ``ConfigError`` before anything is written.
+``execute(cfg, run_dir)`` is what ``python -m harness run`` calls inside each Hydra job. It reads
+the Hydra config once, into a frozen ``RunConfig`` (``run_config``: the trial settings, the specs,
+the plan and the run's own switches); below it nothing reads the raw config. Config problems
+raise ``ConfigError`` before anything is written.
 """
 from __future__ import annotations
 
@@ -165,9 +167,30 @@ def strategy_params(spec: dict) -> dict:
     return {k: v for k, v in spec.items() if k not in ("name", "_target_")}
 
 
+@dataclass(frozen=True)
+class PlanSpec:
+    """What decides a run's trials: the task families' specs, the instances of each, the first seed, the trials."""
+
+    families: dict[str, dict]
+    instances: int
+    seed: int
+    trials: int
+
+
+def plan_spec(cfg: DictConfig) -> PlanSpec:
+    """The run's ``PlanSpec``: ``task`` alone if set, else the suite's families (``trials`` is checked by
+    ``settings_from``)."""
+    specs = {cfg.task.name: _node(cfg.task)} if cfg.get("task") else _node(cfg.suite.families)
+    return PlanSpec(specs, int(cfg.suite.get("instances", 1)), int(cfg.seed), int(cfg.trials))
+
+
 def families_from(cfg: DictConfig) -> dict[str, TaskFamily]:
     """The task families of the run: ``task`` alone if set, else the suite's."""
-    specs = {cfg.task.name: _node(cfg.task)} if cfg.get("task") else _node(cfg.suite.families)
+    return build_families(plan_spec(cfg).families)
+
+
+def build_families(specs: dict[str, dict]) -> dict[str, TaskFamily]:
+    """The task families built from their specs (a bad knob: ``ConfigError`` naming it)."""
     families = {}
     for name, spec in specs.items():
         try:
@@ -204,37 +227,41 @@ def check_identity(run_dir: Path, ident: dict) -> None:
 
 
 def plan(cfg: DictConfig) -> tuple[list[TrialJob], dict[str, TaskFamily]]:
-    """Every trial of the run, in a fixed order."""
-    families = families_from(cfg)
-    trials = int(cfg.trials)  # checked by settings_from (harness/config.py)
-    instances = int(cfg.suite.get("instances", 1))
+    """Every trial of the run, in a fixed order, and its task families."""
+    spec = plan_spec(cfg)
+    families = build_families(spec.families)
+    return plan_jobs(spec, families), families
+
+
+def plan_jobs(spec: PlanSpec, families: dict[str, TaskFamily]) -> list[TrialJob]:
+    """Every trial of ``spec`` over ``families``, in a fixed order (each instance generated once, for its first trial)."""
     jobs: list[TrialJob] = []
     for name, family in families.items():
-        for i in range(instances):
+        for i in range(spec.instances):
             try:
-                instance = family.generate(int(cfg.seed) + i)
+                instance = family.generate(spec.seed + i)
             except KnobError as exc:
                 raise ConfigError(str(exc)) from None
-            for t in range(trials):
-                jobs.append(TrialJob(f"{instance.id}-t{t}", name, family, int(cfg.seed) + i, t,
+            for t in range(spec.trials):
+                jobs.append(TrialJob(f"{instance.id}-t{t}", name, family, spec.seed + i, t,
                                      instance if t == 0 else None))
-    return jobs, families
+    return jobs
 
 
 PLAN_FILE = "plan.json"
 
 
-def plan_in(cfg: DictConfig, run_dir: Path) -> list[TrialJob]:
+def plan_in(spec: PlanSpec, run_dir: Path) -> list[TrialJob]:
     """The run's trials, as ``plan`` makes them, read back from the run folder's ``plan.json`` when it has one.
 
     The folder holds one config (``check_identity``), and generation is deterministic, so the
     recorded plan is the plan: a rerun generates an instance only for a trial it runs
     (``TrialJob.take_instance``), and a no-op rerun generates none.
     """
-    families = families_from(cfg)
+    families = build_families(spec.families)
     saved = read_plan(Path(run_dir) / PLAN_FILE)
     if saved is None or {family for family, *_ in saved} - set(families):
-        return plan(cfg)[0]
+        return plan_jobs(spec, families)
     return [TrialJob(trial_id, family, families[family], seed, trial) for family, seed, trial, trial_id in saved]
 
 
@@ -288,7 +315,45 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
     return settings, strategy_spec, model_spec
 
 
-def wrap_model(model: Any, cfg: DictConfig, spec: dict | None = None, store: Any = None) -> Any:
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a run reads of its config, read and checked once, at the edge (``run_config``): below
+    ``execute`` nothing reads the raw config."""
+
+    settings: TrialSettings
+    strategy_spec: dict
+    model_spec: dict
+    summarizer_spec: dict | None
+    plan: PlanSpec
+    identity: dict
+    text: str
+    """The config as YAML, for ctxbench.log."""
+    max_cost: float | None
+    latency_s: float
+    faults: dict | None
+    cache_responses: bool
+    response_cache: str | None
+    workers: int
+    progress: bool
+    plots: bool
+
+
+def run_config(cfg: DictConfig, run_dir: Path) -> RunConfig:
+    """The run's ``RunConfig`` (a bad setting: ``ConfigError``, before anything is written)."""
+    settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
+    return RunConfig(
+        settings=settings, strategy_spec=strategy_spec, model_spec=model_spec,
+        summarizer_spec=_node(cfg.summarizer) if cfg.get("summarizer") else None,
+        plan=plan_spec(cfg), identity=identity(cfg), text=OmegaConf.to_yaml(cfg).rstrip(),
+        max_cost=max_cost_from(cfg), latency_s=float(cfg.get("latency_s") or 0),
+        faults=_node(cfg.faults) if cfg.get("faults") else None,
+        cache_responses=bool(cfg.get("cache_responses")), response_cache=cfg.get("response_cache"),
+        workers=max(1, int(cfg.get("workers", 1))), progress=bool(cfg.get("progress", True)),
+        plots=bool(cfg.get("plots", True)),
+    )
+
+
+def wrap_model(model: Any, run: RunConfig, store: Any = None) -> Any:
     """Apply the wrappers, innermost first: ``latency_s``, the response cache (``Cached``, when ``store``
     is given), ``faults`` (fault injection), then the model's limits (``Throttled``: ``max_concurrency``
     and the shared rate-limit pause) outermost.
@@ -300,18 +365,17 @@ def wrap_model(model: Any, cfg: DictConfig, spec: dict | None = None, store: Any
 
     Preflight and lifecycle (``check``, ``__enter__``) run on the bare model before this.
     """
-    spec = spec or {}
-    latency = float(cfg.get("latency_s") or 0)
-    if latency:
+    spec = run.model_spec
+    if run.latency_s:
         from harness.models.wrappers import Delayed
 
-        model = Delayed(model, latency)
+        model = Delayed(model, run.latency_s)
     model = cache(model, spec, store)
-    if cfg.get("faults"):
+    if run.faults:
         from harness.models.faults import FaultInjecting
 
         try:
-            model = FaultInjecting(model, **_node(cfg.faults))
+            model = FaultInjecting(model, **run.faults)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"faults: {exc}") from None
     return limit(model, spec)
@@ -341,13 +405,13 @@ def cache(model: Any, spec: dict, store: Any = None) -> Any:
     return Cached(model, store, request_settings(spec))
 
 
-def response_store(cfg: DictConfig) -> Any:
+def response_store(run: RunConfig) -> Any:
     """The shared ``ResponseStore`` when ``cache_responses`` is true (``response_cache``: its file), else None."""
-    if not cfg.get("cache_responses"):
+    if not run.cache_responses:
         return None
     from harness.models.response_cache import DEFAULT_PATH, ResponseStore
 
-    path = cfg.get("response_cache") or DEFAULT_PATH
+    path = run.response_cache or DEFAULT_PATH
     try:
         return ResponseStore(path)
     except (OSError, sqlite3.Error) as exc:
@@ -382,14 +446,12 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
 
 def _execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print) -> list[dict]:
     run_dir = Path(run_dir)
-    settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
-    max_cost_from(cfg)  # a bad max_cost: one line before anything is written
-    model = build_model(model_spec)
-    summarizer = build_model(_node(cfg.summarizer), "summarizer") if cfg.get("summarizer") else None
-    check_server_side(build(strategy_spec, "strategy"), model, settings.strategy_name)  # bad parameters fail here too
-    ident = identity(cfg)
-    check_identity(run_dir, ident)
-    jobs = plan_in(cfg, run_dir)
+    run = run_config(cfg, run_dir)  # the one reading of the config: below here, nothing reads cfg
+    model = build_model(run.model_spec)
+    summarizer = build_model(run.summarizer_spec, "summarizer") if run.summarizer_spec is not None else None
+    check_server_side(build(run.strategy_spec, "strategy"), model, run.settings.strategy_name)  # bad parameters too
+    check_identity(run_dir, run.identity)
+    jobs = plan_in(run.plan, run_dir)
     models = [m for i, m in enumerate((model, summarizer)) if m is not None and (i == 0 or m is not model)]
     preflight(models)
     with contextlib.ExitStack() as stack:
@@ -399,12 +461,12 @@ def _execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print
                     stack.enter_context(m)
                 except (PreflightError, ModelError) as exc:
                     raise ConfigError(f"model {getattr(m, 'name', '?')}: {exc}") from None
-        store = response_store(cfg)
+        store = response_store(run)
         if store is not None:
             stack.callback(store.close)
-        summarizer = limit_and_cache(summarizer, _node(cfg.summarizer), store) if summarizer is not None else None
-        return _run(cfg, run_dir, settings, strategy_spec, wrap_model(model, cfg, model_spec, store), summarizer, jobs,
-                    ident, echo)
+        if summarizer is not None and run.summarizer_spec is not None:
+            summarizer = limit_and_cache(summarizer, run.summarizer_spec, store)
+        return _run(run, run_dir, wrap_model(model, run, store), summarizer, jobs, echo)
 
 
 def check_server_side(strategy: Any, model: Model, strategy_name: str) -> None:
@@ -438,33 +500,34 @@ def preflight(models: list[Any]) -> None:
                 raise ConfigError(str(exc)) from None
 
 
-def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec: dict, model: Any, summarizer: Any,
-         jobs: list[TrialJob], ident: dict, echo: Callable[[str], None]) -> list[dict]:
+def _run(run: RunConfig, run_dir: Path, model: Model, summarizer: Model | None, jobs: list[TrialJob],
+         echo: Callable[[str], None]) -> list[dict]:
+    settings = run.settings
     writer = RunWriter(run_dir)
     for line in writer.recovered:  # corrupt lines of the records, kept aside (harness/records.py)
         echo(line)
         log.warning("%s", line)
     if not (run_dir / IDENTITY_FILE).exists():  # the first spelling of the config stays
-        (run_dir / IDENTITY_FILE).write_text(json.dumps(ident, indent=1, sort_keys=True))
+        (run_dir / IDENTITY_FILE).write_text(json.dumps(run.identity, indent=1, sort_keys=True))
     if not (run_dir / PLAN_FILE).exists():
         write_plan(run_dir / PLAN_FILE, jobs)
     pending = [job for job in jobs if job.trial_id not in writer.done]
     head = banner(model, settings, len(pending), len(jobs) - len(pending), run_dir)
     echo(head)
-    log.info("config:\n%s", OmegaConf.to_yaml(cfg).rstrip())
+    log.info("config:\n%s", run.text)
     log.info("%s", head)
     text_cache: dict[str, int] = {}
     rows: list[dict] = []
 
     def one(job: TrialJob, out: Any) -> dict:
-        strategy = build(strategy_spec, "strategy")
+        strategy = build(run.strategy_spec, "strategy")
         return run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.take_instance(),
                          strategy=strategy, model=model, summarizer=summarizer, settings=settings,
                          writer=out, text_cache=text_cache)
 
-    progress = _progress(len(pending), bool(cfg.get("progress", True)))
-    workers = max(1, int(cfg.get("workers", 1)))
-    spend = CostLimit(max_cost_from(cfg), *recorded_cost(run_dir, {job.trial_id for job in jobs}))
+    progress = _progress(len(pending), run.progress)
+    workers = run.workers
+    spend = CostLimit(run.max_cost, *recorded_cost(run_dir, {job.trial_id for job in jobs}))
 
     def commit(row: dict, steps: list[dict]) -> None:
         for step in steps:  # a worker process's steps: written here, before the row that commits them
@@ -472,7 +535,7 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
         rows.append(_commit(writer, row, progress))
         spend.add(row)
 
-    shared = bool(cfg.get("cache_responses")) or cfg.model.get("max_concurrency") is not None  # one process holds them
+    shared = run.cache_responses or run.model_spec.get("max_concurrency") is not None  # one process holds them
     processes = uses_processes(model, workers, shared_state=shared)
     log.info("workers: %d %s", workers, "processes" if processes else "threads" if workers > 1 else "")
     try:
@@ -487,7 +550,7 @@ def _run(cfg: DictConfig, run_dir: Path, settings: TrialSettings, strategy_spec:
     from harness.report import end_of_run_lines  # late import: pandas/matplotlib are slow to load
     from harness.reporting import write_run_outputs
 
-    trials = write_run_outputs(run_dir, settings, plots=bool(cfg.get("plots", True)))
+    trials = write_run_outputs(run_dir, settings, plots=run.plots)
     successes = int(trials["success"].astype(bool).sum()) if len(trials) else 0
     lines = [f"done: {len(trials)} trials, {successes} succeeded; records in {run_dir}", *end_of_run_lines(trials)]
     if model.is_reference:
