@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.accounting import BudgetTracker
-from harness.agent_loop import AgentLoop, CallResult, Prepared, Session, TaskEnvironment
+from harness.agent_loop import AgentLoop, CallResult, Prepared, Session
 from harness.models.base import ModelError, session_for, takes_trial
 from harness.trial_context import TrialContext
 from strategies.base import ToolError, tool_name
