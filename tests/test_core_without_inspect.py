@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent('''
     sys.meta_path.insert(0, Block())
     import harness, strategies
     skipped = {"harness.integrations.inspect", "harness.integrations.inspect_messages",
-               "harness.integrations.inspect_log", "harness.__main__"}
+               "harness.integrations.inspect_log", "harness.integrations.inspect_export", "harness.__main__"}
     for package in (harness, strategies):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if info.name not in skipped:

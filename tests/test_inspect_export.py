@@ -185,10 +185,10 @@ def test_export_command(folders, tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["RUN"], "--to inspect DIR"),
+    (["RUN"], "--to"),
     (["RUN", "--to", "csv", "out"], "unknown format 'csv' (valid: inspect)"),
     (["NOWHERE", "--to", "inspect", "out"], "not a run or sweep folder"),
-    (["RUN", "--to", "inspect", "out", "--bogus"], "unknown option --bogus"),
+    (["RUN", "--to", "inspect", "out", "--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_export_usage_errors_are_one_line(folders, tmp_path, args, needle):
     args = [str(folders["limit"]) if a == "RUN" else str(tmp_path / "nowhere") if a == "NOWHERE" else a for a in args]

@@ -36,7 +36,6 @@ Times: a trial's events are stamped from its ``started_at`` plus the recorded la
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
@@ -55,6 +54,7 @@ from inspect_ai.tool import ToolCallError, ToolInfo, ToolParams
 from pydantic import ValidationError
 
 from harness.budget import format_budget
+from harness.errors import UsageError
 from harness.integrations.inspect_messages import from_dict
 from harness.records import STEPS, TRIALS, read_jsonl, read_transcript, trial_files
 
@@ -575,33 +575,12 @@ def export_runs(targets: Iterable[Path], out_dir: Path) -> list[tuple[Path, Eval
     return written
 
 
-def parse_args(args: list[str]) -> tuple[list[Path], Path]:
-    """``RUN... --to inspect DIR``: the run or sweep folders and the log folder (``UsageError`` otherwise)."""
-    from harness.cli import UsageError  # the CLI's error type; harness.cli imports no integration
-
-    parser = argparse.ArgumentParser(prog="python -m harness export", add_help=False, exit_on_error=False)
-    parser.add_argument("runs", nargs="*")
-    parser.add_argument("--to", nargs=2, metavar=("FORMAT", "DIR"))
+def cmd_export(runs: Iterable[str | Path], fmt: str, out_dir: str | Path) -> int:
+    """The ``export RUN... --to inspect DIR`` command: write the logs and say where, with their samples and sizes."""
+    if fmt != FORMAT:
+        raise UsageError(f"export: unknown format {fmt!r} (valid: {FORMAT})")
     try:
-        parsed, unknown = parser.parse_known_args(args)
-    except argparse.ArgumentError as exc:
-        raise UsageError(f"export: {exc}") from None
-    if unknown:
-        raise UsageError(f"export: unknown option {unknown[0]} (usage: export RUN... --to inspect DIR)")
-    if not parsed.runs or parsed.to is None:
-        raise UsageError("export: give run or sweep folders and --to inspect DIR")
-    if parsed.to[0] != FORMAT:
-        raise UsageError(f"export: unknown format {parsed.to[0]!r} (valid: {FORMAT})")
-    return [Path(run) for run in parsed.runs], Path(parsed.to[1])
-
-
-def cmd_export(args: list[str]) -> int:
-    """The ``export`` command: write the logs and say where, with their samples and sizes."""
-    from harness.cli import UsageError  # the CLI's error type
-
-    runs, out_dir = parse_args(args)
-    try:
-        written = export_runs(runs, out_dir)
+        written = export_runs([Path(run) for run in runs], Path(out_dir))
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
     for path, log in written:
