@@ -703,7 +703,7 @@ def _lim_trials(results: Path):
 
 def _lim_expected(g) -> float:
     """The realistic attention model's chance of seeing the fact, averaged over the cell's instances."""
-    from harness.models.profiles import REALISTIC
+    from reference_agent.profiles import REALISTIC
     from tasks.needle import Needle
 
     chances = []
@@ -734,7 +734,7 @@ def lost_in_middle(results: Path) -> str:
         "\n\nReference agent (scripted, not an LLM): one search returns 20 documents, the answer is one line of "
         "document N; the agent answers from what it sees (task family `needle`). Cells: successes / trials; "
         "\"model\" = 1 - miss(place, length) of the realistic profile's attention model at the fact's place in "
-        "the final request (harness/models/profiles.py), the rate the trials estimate. `perfect` reads every "
+        "the final request (reference_agent/profiles.py), the rate the trials estimate. `perfect` reads every "
         "visible line, so it is flat by construction; `realistic` is a MODEL of the effect, not a measurement.")
 
 

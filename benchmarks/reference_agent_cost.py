@@ -14,7 +14,7 @@ the output): a per-step ratio of at most 1.5 for every family.
 A trial stops at ``--max-steps`` (marked ``*``): under ``realistic`` a history of millions of tokens
 makes the attention model miss about half of every file (``cap``), and ``code_review`` then re-reads
 its files until the step limit. Each size runs once: a second run in one process would find the
-policies' text caches (``tasks/kit/incremental.py``) warm. The figures move by about 20-40% between
+policies' text caches (``reference_agent/kit/incremental.py``) warm. The figures move by about 20-40% between
 runs on a shared machine.
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Meter:
         self.calls = 0
 
     def __enter__(self) -> "Meter":
-        from harness.models.scripted import ScriptedSession
+        from reference_agent.scripted import ScriptedSession
 
         self.original = ScriptedSession.complete
         meter, original = self, self.original
@@ -73,7 +73,7 @@ class Meter:
         return self
 
     def __exit__(self, *exc) -> None:
-        from harness.models.scripted import ScriptedSession
+        from reference_agent.scripted import ScriptedSession
 
         ScriptedSession.complete = self.original
 

@@ -111,7 +111,7 @@ def job_folder(job_cfg: DictConfig, sweep_dir: Path | None, overrides: list[str]
 def is_reference(cfg: DictConfig) -> bool:
     """True when the configured model is the reference agent (no API is called)."""
     target = str(OmegaConf.select(cfg, "model._target_") or "")
-    return target.startswith("harness.models.scripted")
+    return target.startswith("reference_agent.scripted")
 
 
 def reference_config(cfg: DictConfig, cache_profile: str) -> DictConfig:

@@ -3,7 +3,7 @@
 The model trusts a status bar almost unconditionally, so it is computed by CODE from the
 full history, never by a model (seed 002 §2.6, 维护要点 1). It is appended as the last
 message, in the user slot next to the generation position; the system message is not
-touched. Format (parsed by ``tasks.policy_kit.status_counts``; documented in
+touched. Format (parsed by ``reference_agent.policy_kit.status_counts``; documented in
 strategies/README.md)::
 
     [status bar] computed by the harness from the full history; not a message from the user

@@ -2,8 +2,9 @@
 
 A *family* (``TaskFamily``) is configured with size knobs and turns a seed into a
 ``TaskInstance``. The instance carries the prompts, the tool schemas, the tool
-implementations (``call``), the grader (``grade``) and the reference policy that
-the scripted agent (``model=scripted``) follows.
+implementations (``call``) and the grader (``grade``). The reference agent that
+``model=scripted`` runs lives apart, in ``reference_agent/``: it reads tasks, and
+nothing in ``tasks`` reads it.
 
 Rules every family obeys (see ../shared/DESIGN.md):
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 
 class KnobError(ValueError):
@@ -46,20 +47,6 @@ class Grade:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-class Policy(Protocol):
-    """A reference policy for the scripted agent.
-
-    It must act only on the messages it is given (the prepared request), never on the
-    instance's hidden state beyond what a competent agent would know from its prompt.
-    """
-
-    def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Return the next assistant message (``content`` and/or ``tool_calls``)."""
-
-    def summarize(self, history_text: str) -> str:
-        """Summarize a rendered history in the seed's four-part template."""
-
-
 def tool_schema(name: str, description: str, properties: dict[str, Any], required: list[str] | None = None) -> dict:
     """Build an OpenAI function-tool schema."""
     return {
@@ -76,14 +63,18 @@ def tool_schema(name: str, description: str, properties: dict[str, Any], require
     }
 
 
+RATE_LIMITED = "ERROR: rate limited"
+"""How the result of a call beyond a task's per-turn limit starts (``rate_limited_message``)."""
+
+
 def rate_limited_message(limit: int) -> str:
-    """The result of a call beyond a task's per-turn limit (starts with ``harness.models.profiles.RATE_LIMITED``)."""
-    return (f"ERROR: rate limited: at most {limit} tool calls per turn; this call was not executed. "
+    """The result of a call beyond a task's per-turn limit (it starts with ``RATE_LIMITED``)."""
+    return (f"{RATE_LIMITED}: at most {limit} tool calls per turn; this call was not executed. "
             "Retry it in a later turn.")
 
 
 class TaskInstance(ABC):
-    """One generated task: prompts, tools, grader and reference policy.
+    """One generated task: prompts, tools and grader.
 
     An instance serves exactly one trial (the runner generates a fresh one per trial), so
     its tools may keep per-trial state (calls made so far, a failed login) and ``grade``
@@ -110,10 +101,6 @@ class TaskInstance(ABC):
     @abstractmethod
     def grade(self, answer: dict) -> Grade:
         """Grade the arguments of the agent's ``submit`` call."""
-
-    @abstractmethod
-    def reference_policy(self) -> Policy:
-        """A fresh reference policy for one trial of the scripted agent."""
 
     def trial_metrics(self, tool_log: list[dict]) -> dict[str, Any]:
         """Extra per-trial metrics computed from the trial's tool log.

@@ -11,13 +11,9 @@ at a chosen position of a context of a chosen length.
 
 Answer: ``submit(code="NNNN-NNNN")``. Grade: exact code (success and score alike).
 
-Reference policy: one search, then it answers from what it sees, as a single-pass QA model
-does: it takes no notes and does not search again (a second search would hide the position
-effect the family exists to measure). Under the ``perfect`` profile it always sees the fact,
-so success is flat by construction; under ``realistic`` the attention model
-(``harness/models/profiles.py``) may hide the fact's line, with a chance that grows with the
-request's length and peaks in its middle. ``trial_metrics`` records the fact's document and its
-relative place in the documents (``fact_position``: 0 = start, 1 = end).
+The reference policy (``reference_agent/policies/needle.py``) searches once and answers from
+what it sees. ``trial_metrics`` records the fact's document and its relative place in the
+documents (``fact_position``: 0 = start, 1 = end).
 """
 from __future__ import annotations
 
@@ -25,8 +21,6 @@ import random
 import re
 
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
-from tasks.policy_kit import (failed_attempts, format_summary, latest_results, make_call, reply, submit, texts, tool_texts,
-                              tools_used)
 
 TOPICS = ["facility maintenance", "badge access", "courier schedules", "archive retention", "fire drills",
           "network closets", "visitor logs", "cold storage", "generator tests", "loading docks"]
@@ -37,7 +31,7 @@ VAULTS = ["Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Granite", "Har
           "Lumen", "Marble", "Nimbus", "Onyx", "Pewter", "Quartz", "Russet", "Slate", "Tundra", "Umber", "Vesper"]
 CODE = re.compile(r"access code of the (\w+) vault is (\d{4}-\d{4})")
 QUESTION = re.compile(r"What is the access code of the (\w+) vault\?")
-SEARCH_REPLY = "I will search the bulletins."
+SEARCH_REPLY = "I will search the bulletins."  # the reference agent's search reply (``fact_place`` counts it)
 LINE_CHARS = 96  # a filler line's length in characters
 LINE_TOKENS = 20  # and about its length in cl100k tokens (doc_tokens / LINE_TOKENS lines make a document)
 
@@ -135,10 +129,6 @@ class NeedleInstance(TaskInstance):
         right = given == self.code
         return Grade(right, 1.0 if right else 0.0, {"expected": self.code, "given": given})
 
-    def reference_policy(self) -> "NeedlePolicy":
-        """Search once, answer from what is visible."""
-        return NeedlePolicy()
-
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """Where the fact sat: its document, the document count and its relative place (0 = first, 1 = last)."""
         place = (self.position - 1) / (self.count - 1) if self.count > 1 else 0.5
@@ -154,43 +144,3 @@ class NeedleInstance(TaskInstance):
     def data_fingerprint(self) -> list:
         """The documents and the answer."""
         return [self.vault, self.code, self.documents]
-
-
-class NeedlePolicy:
-    """Searches once, then submits the asked vault's code if a visible line gives it (``"unknown"`` if not).
-
-    The asked vault is read from the visible task statement, like everything else it knows."""
-
-    def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Search if no result is in view; otherwise answer from the visible results."""
-        vault = self._asked(messages)
-        if not tool_texts(messages):
-            return reply(SEARCH_REPLY, make_call("search_documents", query=f"{vault or 'vault'} vault access code"))
-        code = self._visible_code(messages, vault)
-        if code is None:
-            return submit(f"The results do not give the {vault} vault's code.", code="unknown")
-        return submit(f"The {vault} vault's access code is {code}.", code=code)
-
-    @staticmethod
-    def _asked(messages: list[dict]) -> str | None:
-        for text in texts(messages, roles=("user",)):
-            match = QUESTION.search(text)
-            if match:
-                return match.group(1)
-        return None
-
-    @staticmethod
-    def _visible_code(messages: list[dict], vault: str | None) -> str | None:
-        for text in latest_results(messages) + tool_texts(messages):
-            for name, code in CODE.findall(text):
-                if name == vault:
-                    return code
-        return None
-
-    def summarize(self, history_text: str) -> str:
-        """The code if the history shows it."""
-        match = QUESTION.search(history_text)
-        vault = match.group(1) if match else None
-        found = [f"{vault} vault code: {code}" for name, code in CODE.findall(history_text) if name == vault]
-        return format_summary(found[:1], tools_used(history_text), failed_attempts(history_text),
-                              ["searched; submit the code next" if found else "search the bulletins"])

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.loop import TrialSettings, run_trial
-from harness.models.profiles import RATE_LIMITED
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter
+from reference_agent.profiles import RATE_LIMITED
+from reference_agent.scripted import ScriptedModel
 from strategies.none import NoManagement
 
 

@@ -5,8 +5,9 @@ import json
 from typing import Iterator
 
 from harness.loop import TrialSettings, run_trial
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter
+from reference_agent.policies import reference_policy
+from reference_agent.scripted import ScriptedModel
 from strategies.none import NoManagement
 
 
@@ -35,7 +36,7 @@ def _run(directory, instance, strategy, budget, max_steps, trial_id, model=None)
 
 def unmanaged_requests(instance, max_steps: int = 80) -> Iterator[list[dict]]:
     """Each request the reference agent sees in an unmanaged run (the whole history), until it submits."""
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
     for step in range(max_steps):
         yield list(messages)

@@ -4,9 +4,9 @@ from __future__ import annotations
 from harness.hooks import Hooks
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter, read_jsonl, read_transcript
 from harness.runner import execute, recorded_strategy_name
+from reference_agent.scripted import ScriptedModel
 from strategies.clear_tool_results import ClearToolResults
 from strategies.headtail import HeadTail
 from strategies.none import NoManagement

@@ -13,12 +13,12 @@ from harness.loop import TrialSettings, run_trial  # noqa: E402
 from harness.models import retry as retry_module  # noqa: E402
 from harness.models.anthropic_backend import AnthropicModel, http_module, normalize_usage, place_breakpoints  # noqa: E402
 from harness.models.base import ContextOverflowError, ModelError, PreflightError  # noqa: E402
+from harness.models.faults import FaultInjecting  # noqa: E402
 from harness.models.messages_format import to_messages  # noqa: E402
+from harness.models.wrappers import Delayed  # noqa: E402
 from harness.pricing import Pricing  # noqa: E402
 from harness.records import RunWriter, read_jsonl, read_transcript  # noqa: E402
 from harness.runner import ConfigError, check_server_side  # noqa: E402
-from harness.models.faults import FaultInjecting  # noqa: E402
-from harness.models.wrappers import Delayed  # noqa: E402
 from strategies.memory_tool import MemoryTool  # noqa: E402
 from strategies.none import NoManagement  # noqa: E402
 from strategies.server_side import ServerClearToolUses, ServerCompaction  # noqa: E402
@@ -334,7 +334,7 @@ def test_the_cli_refuses_a_server_strategy_on_another_backend(tmp_path):
 
 def test_a_simulated_anthropic_cache_also_simulates_the_writes(tmp_path):
     """The reference agent priced as if on Anthropic: what the simulator does not read is written."""
-    from harness.models.scripted import ScriptedModel
+    from reference_agent.scripted import ScriptedModel
 
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=100_000, max_steps=20, strategy_name="none", strategy_params={}, model_name="scripted",

@@ -15,14 +15,18 @@ import pytest
 
 from harness.conversation import render_history
 from harness.loop import TrialSettings, run_trial
-from harness.models.profiles import RATE_LIMITED, ProfiledPolicy, make_profile
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter
+from reference_agent.policies import reference_policy
+from reference_agent.policies.call_budget import CallBudgetPolicy
+from reference_agent.policies.failure_memory import FailureMemoryPolicy
+from reference_agent.policy_kit import is_rate_limited, make_call
+from reference_agent.profiles import ProfiledPolicy, make_profile
+from reference_agent.scripted import ScriptedModel
 from strategies.headtail import HeadTail
 from strategies.none import NoManagement
-from tasks.call_budget import MAX_CALLS, CallBudget, CallBudgetPolicy
-from tasks.failure_memory import FailureMemory, FailureMemoryPolicy
-from tasks.policy_kit import make_call, is_rate_limited
+from tasks.base import RATE_LIMITED
+from tasks.call_budget import MAX_CALLS, CallBudget
+from tasks.failure_memory import FailureMemory
 
 CB_SMOKE = dict(merchants=4, noise=2)
 FM_SMOKE = dict(tickets=3, ticket_messages=2, rows=12, page_rows=6)
@@ -146,7 +150,7 @@ def test_call_budget_rate_limited_calls_are_made_again_and_not_counted():
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_call_budget_under_a_rate_limit_succeeds_without_a_fourth_call(seed):
     instance = CallBudget(**CB_SMOKE).generate(seed)
-    answer, _ = drive(instance, ProfiledPolicy(instance.reference_policy(), STEADY), limit=2)
+    answer, _ = drive(instance, ProfiledPolicy(reference_policy(instance), STEADY), limit=2)
     assert instance.grade(answer).success and not instance.violations
     assert max(instance.calls.values()) <= MAX_CALLS
 
@@ -227,7 +231,7 @@ def test_failure_memory_rate_limited_query_is_not_a_failure():
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_failure_memory_under_a_rate_limit_succeeds_without_a_repeated_failure(seed):
     instance = FailureMemory(**FM_SMOKE).generate(seed)
-    answer, _ = drive(instance, ProfiledPolicy(instance.reference_policy(), STEADY), limit=2)
+    answer, _ = drive(instance, ProfiledPolicy(reference_policy(instance), STEADY), limit=2)
     graded = instance.grade(answer)
     assert graded.success and graded.detail["repeated_failed_calls"] == 0, graded.detail
     assert sum(1 for name, _, _ in instance.log if name == "query_api") == 1

@@ -15,15 +15,17 @@ from pathlib import Path
 import pytest
 
 from harness.loop import TrialSettings, run_trial
-from harness.models.profiles import REALISTIC, ProfiledPolicy
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter
+from reference_agent.policies import reference_policy
+from reference_agent.policy_kit import latest_results, make_call, next_page, pending_pages
+from reference_agent.profiles import REALISTIC, ProfiledPolicy
+from reference_agent.scripted import ScriptedModel
 from strategies.none import NoManagement
+from tasks.base import RATE_LIMITED
 from tasks.brand_report import BrandReport
 from tasks.code_review import LISTING_LINE, CodeReview
 from tasks.invoice_audit import InvoiceAudit
 from tasks.kit.cursors import next_cursor
-from tasks.policy_kit import RATE_LIMITED, latest_results, make_call, next_page, pending_pages
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "calibration"
 SMALL = {
@@ -100,7 +102,7 @@ def test_cursor_readers_offer_only_pages_whose_cursor_is_in_view(family):
     """A batching agent cannot fetch a page before the page before it named its cursor: one read per turn,
     plus the pages it must read again (their cursors are in its own visible calls)."""
     instance, tool = SMALL[family]().generate(0), CURSOR_READERS[family]
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = start(instance)
     first = policy.act(messages, instance.tools)["tool_calls"][0]
     assert (name_of(first), args_of(first)) == (tool, {"cursor": ""})
@@ -122,8 +124,8 @@ def test_a_lost_cursor_is_found_by_walking_from_the_first_page(family):
     """Notes say pages 1-2 were done but no cursor is in view: the agent re-reads page 1, then page 2, to
     find page 3's cursor (the honest cost of losing it), never guessing one."""
     instance, tool = SMALL[family]().generate(0), CURSOR_READERS[family]
-    policy = instance.reference_policy()
-    _, replies, _, _ = drive(instance, instance.reference_policy(), batch=8)
+    policy = reference_policy(instance)
+    _, replies, _, _ = drive(instance, reference_policy(instance), batch=8)
     notes = [r["content"] for r in replies[1:3]]  # the notes written on pages 1 and 2
     messages = start(instance) + [{"role": "assistant", "content": "\n".join(
         line for line in note.splitlines() if "next_cursor" not in line)} for note in notes]
@@ -137,10 +139,10 @@ def test_a_lost_cursor_is_found_by_walking_from_the_first_page(family):
 def test_code_review_searches_first_then_reads_the_candidates_the_searches_name():
     """The first turn lists the files and starts the searches (batched up to the stated limit); the reads come
     from the searches' matching lines, and the helper modules are read before their calls are searched."""
-    from tasks.code_review.ledger_review import HELPER_SEARCH, SEARCHES, review_state
+    from reference_agent.policies.code_review_ledger import HELPER_SEARCH, SEARCHES, review_state
 
     instance = CodeReview(files=10, bugs=3).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = start(instance)
     first = policy.act(messages, instance.tools)["tool_calls"][0]
     batch = [first, *policy.parallel_calls(messages, instance.tools, first)]
@@ -170,8 +172,8 @@ def test_code_review_searches_first_then_reads_the_candidates_the_searches_name(
 @pytest.mark.parametrize("family", sorted(CURSOR_READERS))
 def test_batched_cursor_run_is_one_round_per_page(family):
     instance = SMALL[family]().generate(0)
-    one, one_replies, one_exec, _ = drive(instance, instance.reference_policy(), batch=1)
-    many, replies, executed, _ = drive(instance, instance.reference_policy(), batch=1000)
+    one, one_replies, one_exec, _ = drive(instance, reference_policy(instance), batch=1)
+    many, replies, executed, _ = drive(instance, reference_policy(instance), batch=1000)
     assert instance.grade(one).success and instance.grade(many).success
     assert len(replies) == len(one_replies) == instance.pages + 1 and executed == one_exec
 
@@ -179,8 +181,8 @@ def test_batched_cursor_run_is_one_round_per_page(family):
 def test_batched_run_succeeds_in_fewer_steps_and_notes_every_result():
     family = "code_review"
     instance = SMALL[family]().generate(0)
-    one, one_replies, one_exec, _ = drive(instance, instance.reference_policy(), batch=1)
-    many, replies, executed, _ = drive(instance, instance.reference_policy(), batch=8)
+    one, one_replies, one_exec, _ = drive(instance, reference_policy(instance), batch=1)
+    many, replies, executed, _ = drive(instance, reference_policy(instance), batch=8)
     assert instance.grade(one).success and instance.grade(many).success
     assert len(replies) < len(one_replies)
     assert len(set(map(json.dumps, (a for _, a in executed)))) == len(executed)  # nothing read twice
@@ -192,7 +194,7 @@ def test_batched_run_succeeds_in_fewer_steps_and_notes_every_result():
 
 def test_act_notes_every_result_of_a_round_and_reads_its_notes_back():
     instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     cursors = [instance.listing.cursor_for(p) for p in (3, 1, 2)]
     calls = [{**make_call("get_invoice_page", cursor=c), "id": f"c{n}"} for n, c in enumerate(cursors)]
     messages = start(instance) + [{"role": "assistant", "content": "Duplicates so far: none", "tool_calls": calls}]
@@ -217,7 +219,7 @@ def test_act_notes_every_result_of_a_round_and_reads_its_notes_back():
 @pytest.mark.parametrize("family", sorted(CURSOR_READERS))
 def test_cursor_readers_issue_a_rate_limited_page_again(family):
     instance, tool = SMALL[family]().generate(0), CURSOR_READERS[family]
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     page1 = instance.call(tool, {"cursor": ""}).content
     page2 = instance.call(tool, {"cursor": _cursor_of(page1)}).content
     limited = f"{RATE_LIMITED}: at most 1 tool calls per turn; this call was not executed. Retry it in a later turn."
@@ -246,7 +248,7 @@ def test_pending_pages_agrees_with_next_page_and_retries_rate_limited_pages():
 @pytest.mark.parametrize("family", ["code_review"])  # the cursor readers never batch more than one new page
 def test_rate_limited_calls_are_issued_again_and_never_counted_as_done(family):
     instance = SMALL[family]().generate(0)
-    answer, replies, executed, rejected = drive(instance, instance.reference_policy(), batch=5, limit=2)
+    answer, replies, executed, rejected = drive(instance, reference_policy(instance), batch=5, limit=2)
     assert rejected and instance.grade(answer).success
     for call in rejected:
         assert call in executed  # every rejected call was issued again and done
@@ -255,9 +257,9 @@ def test_rate_limited_calls_are_issued_again_and_never_counted_as_done(family):
 
 def test_sub_agents_batch_their_range_and_retry_rate_limited_calls():
     instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
-    task = instance.reference_policy().delegate_plan(start(instance) + [])
+    task = reference_policy(instance).delegate_plan(start(instance) + [])
     assert task and 'Audit pages 1-10 of ? of the invoice history with get_invoice_page, starting with cursor ""' in task
-    sub = instance.reference_policy().subagent_policy(task)
+    sub = reference_policy(instance).subagent_policy(task)
     sub_start = [{"role": "system", "content": "sub-agent"}, {"role": "user", "content": task}]
     first = sub.act(sub_start, instance.tools)["tool_calls"][0]
     assert args_of(first) == {"cursor": ""} and sub.parallel_calls(sub_start, instance.tools, first) == []
@@ -266,8 +268,8 @@ def test_sub_agents_batch_their_range_and_retry_rate_limited_calls():
     review = CodeReview(files=10, bugs=3).generate(0)
     listing = [{"role": "assistant", "content": "", "tool_calls": [{**make_call("list_files"), "id": "c1"}]},
                {"role": "tool", "tool_call_id": "c1", "content": review.call("list_files", {}).content}]
-    review_task = review.reference_policy().delegate_plan(start(review) + listing)
-    sub = review.reference_policy().subagent_policy(review_task)
+    review_task = reference_policy(review).delegate_plan(start(review) + listing)
+    sub = reference_policy(review).subagent_policy(review_task)
     sub_start = [{"role": "system", "content": "sub-agent"}, {"role": "user", "content": review_task}]
     first = sub.act(sub_start, review.tools)["tool_calls"][0]
     files = review_task.split("): ", 1)[1].split("\n")[0].split(", ")
@@ -277,8 +279,8 @@ def test_sub_agents_batch_their_range_and_retry_rate_limited_calls():
 
 def test_invoice_sub_agent_reads_its_range_by_cursor_and_reports_where_to_go_on():
     instance = InvoiceAudit(pages=12, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
-    task = instance.reference_policy().delegate_plan(start(instance))
-    sub = instance.reference_policy().subagent_policy(task)
+    task = reference_policy(instance).delegate_plan(start(instance))
+    sub = reference_policy(instance).subagent_policy(task)
 
     class SubInstance:  # the sub-agent's context: its task as the first user message
         tools = instance.tools
@@ -294,13 +296,13 @@ def test_invoice_sub_agent_reads_its_range_by_cursor_and_reports_where_to_go_on(
 def test_sub_agent_reissues_rate_limited_reads(factory):
     if factory == "invoice":
         instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
-        task = instance.reference_policy().delegate_plan(start(instance))
+        task = reference_policy(instance).delegate_plan(start(instance))
     else:
         instance = CodeReview(files=10, bugs=3).generate(0)
         listing = [{"role": "assistant", "content": "", "tool_calls": [{**make_call("list_files"), "id": "c1"}]},
                    {"role": "tool", "tool_call_id": "c1", "content": instance.call("list_files", {}).content}]
-        task = instance.reference_policy().delegate_plan(start(instance) + listing)
-    sub = instance.reference_policy().subagent_policy(task)
+        task = reference_policy(instance).delegate_plan(start(instance) + listing)
+    sub = reference_policy(instance).subagent_policy(task)
 
     class SubInstance:  # the sub-agent's context: its task as the first user message
         tools = instance.tools
@@ -316,7 +318,7 @@ def test_sub_agent_reissues_rate_limited_reads(factory):
 @pytest.mark.parametrize("family", sorted(SMALL))
 def test_early_answer_is_none_before_any_result_then_what_is_visible(family):
     instance = SMALL[family]().generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     assert policy.early_answer(start(instance)) is None
     answer, replies, _, _ = drive(instance, policy, batch=8)
     assert instance.grade(answer).success
@@ -355,7 +357,7 @@ def test_realistic_profile_on_the_calibration_size_of_invoice_audit(tmp_path):
 
 def test_realistic_profile_batches_through_the_wrapper_only_what_it_can_name():
     instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
-    wrapped = ProfiledPolicy(instance.reference_policy(), REALISTIC, seed=0, trial=0)
+    wrapped = ProfiledPolicy(reference_policy(instance), REALISTIC, seed=0, trial=0)
     message = wrapped.act(start(instance), instance.tools)
     assert [args_of(c) for c in message["tool_calls"]] == [{"cursor": ""}]
 

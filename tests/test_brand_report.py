@@ -2,11 +2,11 @@ import re
 
 import pytest
 
+from reference_agent.policies.brand_report import BrandPolicy
 from strategies.isolate import Isolate
 from strategies.sliding_window import SlidingWindow
 from tasks.base import KnobError
 from tasks.brand_report import BrandReport, negative_counts, shifted_windows
-from tasks.brand_report.policy import BrandPolicy
 from tasks.brand_report.tools import name_pattern
 from tasks.brand_report.world import AD_LINES, CATEGORIES, FILLER, NEGATIVE, NEUTRAL, POSITIVE
 from tasks.kit.cursors import next_cursor

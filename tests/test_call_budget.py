@@ -3,6 +3,7 @@ import re
 
 import pytest
 
+from reference_agent.policies import reference_policy
 from tasks.base import KnobError
 from tasks.call_budget import MAX_CALLS, CallBudget
 from tests.family_helpers import run_reference
@@ -110,7 +111,7 @@ def test_a_cut_call_note_carries_the_running_count():
     """Only the notes of the first calls survive (a notes block); the second call's message and result are
     visible: its note says call #2, not call #1 again (the count carries forward from the notes)."""
     instance = CallBudget(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     head = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
     notes = {"role": "user", "content": "[notes] Your notes so far (written with write_note):\n" + "\n".join(
         f"- Call note: {m} call #1 of 3: CALL BACK LATER" for m in sorted(instance.merchants))}

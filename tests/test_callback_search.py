@@ -4,9 +4,11 @@ import re
 
 import pytest
 
+from reference_agent.policies import reference_policy
+from reference_agent.policies.callback_search import DEF_GREP
+from reference_agent.policy_kit import make_call, reply
 from tasks.base import KnobError
-from tasks.callback_search import DEF_GREP, CallbackSearch
-from tasks.policy_kit import make_call, reply
+from tasks.callback_search import CallbackSearch
 from tests.family_helpers import run_reference, unmanaged_requests
 
 SMOKE = dict(files=24, functions_per_file=2)
@@ -89,7 +91,7 @@ def test_restated_candidates_survive_a_cut_and_the_listing_is_not_rerun():
     """The listing and the grep are cut; the candidates and which are checked survive in a notes block
     (or the latest reply): the policy reads the next unchecked candidate, without listing or grepping again."""
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     grep = instance.call("grep", {"pattern": DEF_GREP}).content
     candidates = sorted({line.split(":", 1)[0] for line in grep.splitlines()[1:] if line.startswith("src/")})
     assert len(candidates) >= 2
@@ -101,11 +103,11 @@ def test_restated_candidates_survive_a_cut_and_the_listing_is_not_rerun():
 
 
 def test_every_reply_restates_the_working_set():
-    """Each reply holds the whole ledger (tasks/kit/ledger.py): the task's rules (its scope among them), and in
+    """Each reply holds the whole ledger (reference_agent/kit/ledger.py): the task's rules (its scope among them), and in
     the search phase the candidates and which are checked; in the verify phase the target, the files to verify and
     which are verified, and the call sites."""
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     replies = [policy.act(messages, instance.tools)["content"] for messages in unmanaged_requests(instance)]
     searching = [r for r in replies if "Search phase: reading candidate" in r]
     verifying = [r for r in replies if "Verify phase: reading" in r]
@@ -121,7 +123,7 @@ def test_every_reply_restates_the_working_set():
 def test_a_lost_listing_is_not_rerun():
     """A read of the search is visible but neither the listing nor any note: grep again, do not list again."""
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     path = sorted(instance.files)[0]
     read = instance.call("read_file", {"path": path}).content
     messages = [*_head(instance), reply("", {**make_call("read_file", path=path), "id": "c1"}),
@@ -163,7 +165,7 @@ def test_parallel_calls_are_the_known_independent_calls_of_each_phase():
     from tests.batch_helpers import answer_round, start
 
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = start(instance)
     first = policy.act(messages, instance.tools)
     assert _names(first) == ["list_files"]
@@ -191,11 +193,11 @@ def test_verify_phase_greps_the_alias_then_batches_the_unverified_files_only():
     """After the use grep (which shows the facade's ``import TARGET as ALIAS``) comes a grep for the alias;
     then, in one batch, every unverified src file in which a line of either grep calls it (a mention in a
     comment or a string is judged from the grep line, as the LLM did, and not read)."""
-    from tasks.callback_search.policy import _calls
+    from reference_agent.policies.callback_search import _calls
     from tests.batch_helpers import batched_run
 
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     requests, _ = batched_run(instance, policy)
     name, alias = instance.target["function"], _alias(instance)
     use = f"grep \\b{name}\\b"
@@ -222,23 +224,23 @@ def test_a_batched_run_succeeds_in_seven_rounds_at_most_and_notes_every_result()
 
     for seed in range(4):
         instance = CallbackSearch(**SMOKE).generate(seed)
-        requests, final = batched_run(instance, instance.reference_policy())
+        requests, final = batched_run(instance, reference_policy(instance))
         answer = json.loads(final["tool_calls"][0]["function"]["arguments"])
         assert instance.grade(answer).success and len(requests) <= 7, (seed, len(requests))
         for messages in requests[1:]:
             last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
             reads = [m for m in messages[last + 1:] if str(m.get("content", "")).startswith("=== ")]
-            text = instance.reference_policy().act(messages, instance.tools)["content"]
+            text = reference_policy(instance).act(messages, instance.tools)["content"]
             for read in reads:
                 assert f" {read['content'].split(' ', 2)[1]}: " in text, "each result of the round is noted"
 
 
 def test_rate_limited_calls_are_reissued_not_taken_as_done():
-    from harness.models.profiles import RATE_LIMITED
+    from tasks.base import RATE_LIMITED
     from tests.batch_helpers import answer_round, batched_run, start
 
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = start(instance)
     first = policy.act(messages, instance.tools)
     messages = answer_round(instance, messages, first, [first["tool_calls"][0], make_call("grep", pattern=DEF_GREP)])
@@ -255,7 +257,7 @@ def test_rate_limited_calls_are_reissued_not_taken_as_done():
     assert f"Not done (rate limited): grep {pattern}" in action["content"]
     summary = policy.summarize("[tool read_file]: " + RATE_LIMITED + ": at most 2 calls per turn")
     assert "rate limited" not in summary, "a deferred call is not a failed attempt"
-    requests, final = batched_run(instance, instance.reference_policy(), limit=1)
+    requests, final = batched_run(instance, reference_policy(instance), limit=1)
     assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
 
 
@@ -264,7 +266,7 @@ def test_a_rate_limited_first_round_is_still_the_first_move():
     from tests.batch_helpers import answer_round, start
 
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = start(instance)
     first = policy.act(messages, instance.tools)
     messages = answer_round(instance, messages, first, [first["tool_calls"][0], make_call("grep", pattern=DEF_GREP)],
@@ -273,11 +275,11 @@ def test_a_rate_limited_first_round_is_still_the_first_move():
 
 
 def test_early_answer_and_sub_agent_hooks():
-    from tasks.callback_search import CallbackSubPolicy
+    from reference_agent.policies.callback_search import CallbackSubPolicy
     from tests.batch_helpers import batched_run, start
 
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     assert policy.early_answer(start(instance)) is None, "no target in view: nothing to submit"
     requests, final = batched_run(instance, policy)
     assert policy.early_answer(requests[-1]) == json.loads(final["tool_calls"][0]["function"]["arguments"])
@@ -311,7 +313,7 @@ def test_realistic_smoke_run_takes_few_steps(tmp_path):
 def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
     """Profile realistic may hide a line of a file (attention): a hidden closing quote of an earlier docstring
     must not turn the rest of the file into docstring and hide the call site."""
-    from tasks.callback_search import _call_sites
+    from reference_agent.policies.callback_search import _call_sites
 
     instance = CallbackSearch().generate(0)
     site = instance.sites[0]
@@ -448,7 +450,7 @@ def test_tests_and_docs_call_or_name_the_target_but_are_outside_the_scope_rule()
 def test_without_the_task_statement_the_agent_counts_test_callers():
     """The scope rule is stated once, in the task: the use grep's test files are verified only when it is lost."""
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
     target = f"TARGET: {instance.target['file']}:{instance.target['function']}"
     with_task = policy._knowledge([{"role": "user", "content": instance.user_prompt},
@@ -462,7 +464,7 @@ def test_summary_keeps_the_target_the_alias_and_the_call_sites():
     """The reference summary is lossy about which files were checked, not about the alias (a summary that kept
     the target but not the alias would lose the aliased call site)."""
     instance = CallbackSearch(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     name = instance.target["function"]
     grep = instance.call("grep", {"pattern": rf"\b{name}\b"}).content
     history = (f"[user]: {instance.user_prompt}\n[assistant]: TARGET: {instance.target['file']}:{name}\n"

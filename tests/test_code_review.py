@@ -5,9 +5,11 @@ from decimal import Decimal
 
 import pytest
 
+from reference_agent.policies import reference_policy
+from reference_agent.policies.code_review_patterns import detect
 from strategies.headtail import HeadTail
 from tasks.base import KnobError
-from tasks.code_review import HELPERS, CodeReview, detect
+from tasks.code_review import HELPERS, CodeReview
 from tests.family_helpers import run
 
 SMOKE = dict(files=8, bugs=3)
@@ -87,7 +89,7 @@ def test_the_ledger_survives_a_tight_headtail_budget(tmp_path):
 
 def test_summary_keeps_findings_and_progress_but_not_file_texts():
     instance = CodeReview(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     path = next(iter(instance.files))
     history = (f"[user]: {instance.user_prompt}\n[tool_call] list_files {{}}\n[tool list_files]: {instance.listing()}\n"
                f"[assistant]: Reviewed {path}: clean\nFindings so far: none\nProgress: last reviewed: {path} (1 of 8 files)")
@@ -306,7 +308,7 @@ def test_without_the_task_statement_the_reviewer_reports_out_of_scope_bugs():
 
     instance = CodeReview(**SMOKE).generate(0)
     assert SCOPE.search(instance.user_prompt)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     listing = instance.call("list_files", {}).content
     with_task = policy._state([listing], [instance.user_prompt])[1]
     without = policy._state([listing], [])[1]
@@ -317,7 +319,7 @@ def test_a_summary_s_remaining_files_are_filtered_by_the_visible_scope():
     """A summary written without the task lists every remaining file; with the task in view (the head) the
     reviewer still skips the out-of-scope ones."""
     instance = CodeReview().generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     listed = list(instance.files)
     summary = f"Progress: last reviewed: {listed[0]}; remaining files: {', '.join(listed[1:])}"
     order = policy._state([], [instance.user_prompt, summary])[1]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from harness.records import read_jsonl, read_transcript
+from reference_agent.policies.callback_search import CallbackSearchPolicy
+from reference_agent.policies.code_review import ReviewPolicy
+from reference_agent.policy_kit import make_call, reply
 from strategies.isolate import Isolate
-from tasks.callback_search import CallbackSearch, CallbackSearchPolicy
-from tasks.code_review import CodeReview, ReviewPolicy
+from tasks.callback_search import CallbackSearch
+from tasks.code_review import CodeReview
 from tasks.people_tracker import PeopleTracker
-from tasks.policy_kit import make_call, reply
 from tests.family_helpers import run
 
 

@@ -3,6 +3,7 @@ import re
 
 import pytest
 
+from reference_agent.policies import reference_policy
 from tasks.base import KnobError
 from tasks.failure_memory import FailureMemory
 from tests.family_helpers import run_reference
@@ -104,7 +105,7 @@ def test_compacting_the_failure_away_leads_to_a_repeated_failed_call(tmp_path):
 def test_summary_keeps_the_failed_attempt():
     from harness.conversation import render_history
     instance = FailureMemory(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
     for _ in range(3):
         message = policy.act(messages, instance.tools)
@@ -126,7 +127,7 @@ def test_the_policy_recognises_each_line_it_writes_about_the_failure():
     from strategies.notes import NOTES_HEADER
 
     instance = FailureMemory(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     head = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
     first = policy.act(head, instance.tools)
     call = first["tool_calls"][0]

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from harness.records import dumps
 from harness.runner import build
+from reference_agent.policies import reference_policy
 from tasks.base import Grade, TaskInstance, ToolResult
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "task"
@@ -62,7 +63,7 @@ def small_instance(family: str) -> TaskInstance:
 
 def play_reference(instance: TaskInstance, max_steps: int = 200) -> tuple[list[tuple[str, dict]], dict, list[str]]:
     """One unmanaged trial of the reference agent on ``instance``: its task calls, its answer, the results' texts."""
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
     calls: list[tuple[str, dict]] = []
     texts = [instance.user_prompt]

@@ -3,8 +3,9 @@
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks
 from harness.loop import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter, read_jsonl, read_transcript
+from reference_agent.policies import reference_policy
+from reference_agent.scripted import ScriptedModel
 from strategies.headtail import HeadTail
 from strategies.none import NoManagement
 from tasks.code_review import CodeReview
@@ -52,7 +53,7 @@ def test_a_refusal_sends_the_reviewer_back_to_the_files_it_names():
     messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt},
                 {"role": "assistant", "content": "done", "tool_calls": [submit_call]},
                 {"role": "tool", "tool_call_id": "c1", "content": refusal}]
-    reply = instance.reference_policy().act(messages, instance.tools)
+    reply = reference_policy(instance).act(messages, instance.tools)
     assert [c["function"]["name"] for c in reply["tool_calls"]] == ["read_file"]
     assert path in reply["tool_calls"][0]["function"]["arguments"]
 

@@ -4,8 +4,8 @@ import re
 import pytest
 
 from harness.loop import TrialSettings, run_trial
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter, read_jsonl, read_transcript, transcript_path
+from reference_agent.scripted import ScriptedModel
 from strategies.headtail import HeadTail
 from strategies.none import NoManagement
 from tasks.invoice_audit import InvoiceAudit

@@ -1,8 +1,9 @@
 """The ``needle`` family (seed 003, Lost in the Middle): one fact at a chosen document among many."""
 import pytest
 
-from harness.models.profiles import REALISTIC, LineDraws, attend
-from harness.models.scripted import ScriptedModel
+from reference_agent.policies import reference_policy
+from reference_agent.profiles import REALISTIC, LineDraws, attend
+from reference_agent.scripted import ScriptedModel
 from tasks.base import KnobError
 from tasks.needle import Needle
 from tests.family_helpers import run, run_reference
@@ -46,7 +47,7 @@ def test_the_perfect_agent_always_finds_the_fact(tmp_path, position):
 
 def test_the_agent_answers_unknown_when_the_fact_is_out_of_view(tmp_path):
     instance = Needle(doc_tokens=200, position=3).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     result = instance.call("search_documents", {"query": "x"}).content
     hidden = result.replace(f"the {instance.vault} vault is {instance.code}", "the vault is (smudged)")
     messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt},

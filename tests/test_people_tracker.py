@@ -1,12 +1,12 @@
 import json
 
-from tasks.people_tracker.policy import relevant
-
 import pytest
 
+from reference_agent.policies import reference_policy
+from reference_agent.policies.people_tracker import page_denials, page_moves, relevant, without_denied
 from strategies.headtail import HeadTail
 from tasks.base import KnobError
-from tasks.people_tracker import BROWSER_CALLS, PeopleTracker, page_denials, page_moves, without_denied
+from tasks.people_tracker import BROWSER_CALLS, PeopleTracker
 from tests.family_helpers import run
 
 SMOKE = dict(people=2, moves=2, roundups=1, noise=3)
@@ -93,7 +93,7 @@ class ForgetFacts:
 
 def test_summary_keeps_noted_moves_with_dates():
     instance = PeopleTracker(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     m = instance.moves[0]
     history = (f"[user]: {instance.user_prompt}\n[assistant]: Notes on https://x.example/a: {m.person} {m.month} {m.to}\n"
                f"Moves so far: {m.person} {m.month} {m.to}\nProgress: done: none; current: {m.person}; opened: "
@@ -121,7 +121,7 @@ def _calls(action):
 
 def _urls(instance, person):
     """The result URLs of a search for ``person``, in order."""
-    from tasks.people_tracker import RESULT_URL
+    from reference_agent.policies.people_tracker import RESULT_URL
 
     return RESULT_URL.findall(instance.call("search", {"query": person}).content)
 
@@ -135,7 +135,7 @@ def test_parallel_calls_search_everyone_known_then_open_every_known_page():
     from tests.batch_helpers import answer_round, start
 
     instance = PeopleTracker(people=3, moves=2, roundups=1, noise=3).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = start(instance)
     action, batch = _batch(policy, messages, instance)
     assert _calls({"tool_calls": batch}) == [("search", {"query": name}) for name in instance.names]
@@ -160,7 +160,7 @@ def test_a_multi_result_round_is_noted_page_by_page():
     from tests.batch_helpers import batched_run
 
     instance = PeopleTracker(**SMOKE).generate(1)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     requests, final = batched_run(instance, policy)
     assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
     pages = len({u for name in instance.names for u in _urls(instance, name)})
@@ -176,11 +176,11 @@ def test_a_multi_result_round_is_noted_page_by_page():
 def test_rate_limited_calls_are_reissued_and_the_run_still_succeeds(limit):
     """A rate-limited open_page of the current person is re-issued even though the previous progress line
     listed it as opened; a rate-limited search is run again; neither is a failed attempt or a page."""
-    from harness.models.profiles import RATE_LIMITED
+    from tasks.base import RATE_LIMITED
     from tests.batch_helpers import answer_round, batched_run, start
 
     instance = PeopleTracker(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     messages = start(instance)
     action, batch = _batch(policy, messages, instance)
     messages = answer_round(instance, messages, action, batch, limit=1)  # the second search is rate limited
@@ -196,16 +196,16 @@ def test_rate_limited_calls_are_reissued_and_the_run_still_succeeds(limit):
     action, batch = _batch(policy, messages, instance)
     assert current_first["function"] in [c["function"] for c in batch], "the rate-limited page is opened again"
     assert RATE_LIMITED not in policy.summarize(f"[tool open_page]: {RATE_LIMITED}: at most 1 call per turn")
-    requests, final = batched_run(instance, instance.reference_policy(), limit=limit)
+    requests, final = batched_run(instance, reference_policy(instance), limit=limit)
     assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
 
 
 def test_early_answer_and_sub_agent_hooks():
-    from tasks.people_tracker import TrackerSubPolicy
+    from reference_agent.policies.people_tracker import TrackerSubPolicy
     from tests.batch_helpers import batched_run, start
 
     instance = PeopleTracker(**SMOKE).generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     assert policy.early_answer(start(instance)) is None
     requests, final = batched_run(instance, policy)
     assert policy.early_answer(requests[-1]) == json.loads(final["tool_calls"][0]["function"]["arguments"])

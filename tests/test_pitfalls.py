@@ -5,8 +5,8 @@ import pytest
 
 from harness.conversation import InvalidConversation, check_tool_order, validate_projection
 from harness.loop import TrialSettings, run_trial
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter, read_transcript
+from reference_agent.scripted import ScriptedModel
 from strategies.pitfalls import FlattenedTranscript, FrequencyOrderedTools, LastRounds, TimestampedSystem
 from tasks.code_review import CodeReview
 from tasks.invoice_audit import InvoiceAudit

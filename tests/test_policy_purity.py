@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from harness.conversation import strip_private
-from harness.models.scripted import ScriptedModel
+from reference_agent.scripted import ScriptedModel
 from harness.records import read_jsonl, read_transcript
 from strategies.headtail import HeadTail
 from tests.family_helpers import run_reference

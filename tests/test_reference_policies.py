@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from reference_agent.policies import reference_policy
 from strategies.notes import NOTES_HEADER
 from strategies.status_bar import StatusBar
 from tasks.brand_report import BrandReport
@@ -39,7 +40,7 @@ def test_a_message_after_the_newest_result_does_not_stop_the_notes(family, injec
     """Policies note the newest tool results wherever they sit: a status bar or notes block after them
     (strategies status_bar and notes) leaves the reply as it is without it."""
     instance = FAMILIES[family]().generate(0)
-    policy = instance.reference_policy()
+    policy = reference_policy(instance)
     steps = 0
     for messages in unmanaged_requests(instance):
         plain = policy.act(messages, instance.tools)

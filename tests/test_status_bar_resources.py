@@ -1,6 +1,6 @@
 """status_bar ``resource_args`` (count a tool's calls per named argument) and call_budget reading it."""
+from reference_agent.policies.call_budget import CallBudgetPolicy
 from strategies.status_bar import StatusBar
-from tasks.call_budget import CallBudgetPolicy
 from tests.helpers import SYSTEM, FakeContext, call
 
 

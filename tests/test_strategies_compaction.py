@@ -217,7 +217,7 @@ def merchant_history():
 
 
 def test_status_bar_counts_by_code_and_policies_can_read_it():
-    from tasks.policy_kit import status_calls, status_counts
+    from reference_agent.policy_kit import status_calls, status_counts
 
     messages = merchant_history()
     strategy, _ = bound(lambda: StatusBar(limits={"call_merchant": 3}, max_steps=20), 10_000)
@@ -275,7 +275,7 @@ def test_status_bar_wraps_a_base_within_budget():
 
 def test_reference_agent_keeps_taking_notes_under_a_status_bar(tmp_path):
     from harness.loop import TrialSettings, run_trial
-    from harness.models.scripted import ScriptedModel
+    from reference_agent.scripted import ScriptedModel
     from harness.records import RunWriter
     from strategies.none import NoManagement
     from tasks.invoice_audit import InvoiceAudit

@@ -3,9 +3,9 @@ from hydra import compose, initialize_config_dir
 
 from harness.cli import CONFIG_DIR, UsageError, validate_overrides
 from harness.loop import TrialSettings, run_trial
-from harness.models.scripted import ScriptedModel
 from harness.records import RunWriter, read_jsonl
 from harness.runner import build
+from reference_agent.scripted import ScriptedModel
 from strategies.adaptive_window import AdaptiveWindow
 from strategies.summarize import Summarize
 from tasks.invoice_audit import InvoiceAudit

@@ -78,7 +78,7 @@ def test_notes_are_reinjected_last_and_saved():
 
 def test_reference_agent_uses_read_memory_and_write_note(tmp_path):
     from harness.loop import TrialSettings, run_trial
-    from harness.models.scripted import ScriptedModel
+    from reference_agent.scripted import ScriptedModel
     from harness.records import RunWriter
     from tasks.invoice_audit import InvoiceAudit
 
@@ -93,7 +93,7 @@ def test_reference_agent_uses_read_memory_and_write_note(tmp_path):
 
 
 def test_reference_agent_reads_memory_instead_of_repeating_an_offloaded_call():
-    from tasks.policy_kit import StrategyToolUse, make_call, reply
+    from reference_agent.policy_kit import StrategyToolUse, make_call, reply
 
     class RepeatsFirstCall:
         def act(self, messages, tools):
@@ -114,7 +114,7 @@ def test_reference_agent_reads_memory_instead_of_repeating_an_offloaded_call():
 
 def test_isolate_runs_subagents_billed_apart(tmp_path):
     from harness.loop import TrialSettings, run_trial
-    from harness.models.scripted import ScriptedModel
+    from reference_agent.scripted import ScriptedModel
     from harness.records import RunWriter, read_jsonl
     from strategies.isolate import Isolate
     from tasks.invoice_audit import InvoiceAudit

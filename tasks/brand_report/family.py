@@ -17,7 +17,6 @@ import random
 
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult
 from tasks.brand_report.grade import grade_counts
-from tasks.brand_report.policy import BrandPolicy
 from tasks.brand_report.tools import FeedTools, tool_schemas
 from tasks.brand_report.world import Feed, generate_feed, negative_counts
 
@@ -97,10 +96,6 @@ class BrandReportInstance(TaskInstance):
     def grade(self, answer: dict) -> Grade:
         """All three exact for success; mean per-brand closeness for the score."""
         return grade_counts(answer, self.truth)
-
-    def reference_policy(self) -> BrandPolicy:
-        """The careful page-by-page analyst."""
-        return BrandPolicy(notes_window=self.notes_window)
 
     def data_fingerprint(self) -> list:
         """The brands, the window and every item."""

@@ -18,8 +18,8 @@ only if its deal was closed in this trial) minus 0.25 per violation, floored at 
 ``trial_metrics``: ``call_violations`` (calls beyond the 3rd to a merchant) and
 ``max_calls_per_merchant``.
 
-Reference policy (context-faithful): it decides whether a merchant may be called again by
-COUNTING the visible evidence: visible ``call_merchant`` calls to it, its own per-call notes
+Reference policy (``reference_agent/policies/call_budget.py``, context-faithful): it decides
+whether a merchant may be called again by COUNTING the visible evidence: visible ``call_merchant`` calls to it, its own per-call notes
 (``Call note: M07 call #2 of 3: ...``), the number it gave a visible placed call in the
 message that placed it (``Calling M07 (call #2 of 3) ...``, itself counted from the notes
 then visible, so the running count carries forward when earlier calls were cut but their
@@ -40,7 +40,7 @@ round restates its counts (``M01, M02 have each used 2 of 3 calls``), and a batc
 calls other than the one its ``Calling`` line names are numbered from the notes before them.
 A rate-limited result (``ERROR: rate limited``) is a call not placed: not counted, made again.
 
-Memory pressure (issue 13 §1): the phone system has 4 outbound lines, a documented limit of
+Memory pressure: the phone system has 4 outbound lines, a documented limit of
 4 ``call_merchant`` calls per turn (``max_calls_per_turn``, said in the prompt), so a batching
 agent places a round of 24 merchants in 6 turns and a merchant's three calls are 6 turns apart.
 
@@ -49,18 +49,16 @@ given up) but not the per-merchant call counts: a summary states conclusions, no
 attempts each took. That loss is deliberate; it is what a status bar repairs.
 
 Layout: ``world.py`` merchants, scripts and the transcript's format, ``tools.py`` the instance
-(prompt, ``call_merchant``, transcripts), ``grade.py``, ``policy.py``. Rules of every template:
-tasks/README.md.
+(prompt, ``call_merchant``, transcripts), ``grade.py``. Rules of every template: tasks/README.md.
 """
 from __future__ import annotations
 
 from tasks.base import TaskFamily
-from tasks.call_budget.policy import CallBudgetPolicy
 from tasks.call_budget.tools import CallBudgetInstance
 from tasks.call_budget.world import (ACC, CB, CLOSABLE, CTR, DEC, DISPOSITION, HEADER, MAX_CALLS, PHONE_LINES, SCRIPTS,
                                      STANDARD_OFFER, generate_merchants)
 
-__all__ = ["ACC", "CB", "CLOSABLE", "CTR", "CallBudget", "CallBudgetInstance", "CallBudgetPolicy", "DEC", "DISPOSITION",
+__all__ = ["ACC", "CB", "CLOSABLE", "CTR", "CallBudget", "CallBudgetInstance", "DEC", "DISPOSITION",
            "HEADER", "MAX_CALLS", "PHONE_LINES", "SCRIPTS", "STANDARD_OFFER"]
 
 

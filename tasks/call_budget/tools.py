@@ -6,11 +6,10 @@ from collections import Counter
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.call_budget.grade import call_metrics, grade_accepted
-from tasks.call_budget.policy import CallBudgetPolicy
+from tasks.call_budget.world import (ACC, CB, CLOSABLE, CTR, DEC, IVR, MAX_CALLS, PHONE_LINES, SCRIPTS, SMALL_TALK,
+                                     SONGS, STANDARD_OFFER)
 from tasks.kit.args import digits
 from tasks.kit.limits import limit_sentence
-from tasks.call_budget.world import (ACC, CB, CLOSABLE, CTR, DEC, IVR, MAX_CALLS, PHONE_LINES, SCRIPTS, SMALL_TALK, SONGS,
-                                     STANDARD_OFFER)
 
 
 class CallBudgetInstance(TaskInstance):
@@ -172,10 +171,6 @@ class CallBudgetInstance(TaskInstance):
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """``call_violations`` and ``max_calls_per_merchant`` from the executed calls."""
         return call_metrics(tool_log)
-
-    def reference_policy(self) -> CallBudgetPolicy:
-        """The counting negotiator."""
-        return CallBudgetPolicy()
 
     def data_fingerprint(self) -> list:
         """Merchants, scripts and counter-offers."""

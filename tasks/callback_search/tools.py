@@ -1,4 +1,4 @@
-"""``callback_search`` tools: the prompts, ``list_files`` / ``read_file`` / ``grep`` and their rendering.
+"""``callback_search`` tools: the prompts and ``list_files`` / ``read_file`` / ``grep`` (their texts: ``formats``).
 
 Tools: ``list_files()``, ``read_file(path)`` (numbered lines, one file per call) and ``grep(pattern)``
 (a Python regex; a bad regex is a tool error; output capped at ``grep_cap`` lines with a note). The
@@ -7,23 +7,16 @@ large read) and its prompt says it (``kit.limits``).
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
+from tasks.callback_search.formats import file_result, grep_result
 from tasks.callback_search.grade import grade_answer, search_metrics
 from tasks.kit.limits import limit_sentence
 from tasks.kit.repo import grep_lines
 
 if TYPE_CHECKING:
-    from tasks.callback_search.policy import CallbackSearchPolicy
     from tasks.callback_search.world import CallbackSearch
-
-DEF = re.compile(r"^\s*def (\w+)\(", re.M)
-NUMBERED = re.compile(r"^\s*(\d+)  (.*)$")
-FILE_HEADER = re.compile(r"^=== (\S+) \((\d+) lines\) ===")
-GREP_LINE = re.compile(r"^(\S+?):(\d+): (.*)$", re.M)
-GREP_HEADER = re.compile(r"^grep (.+?) · (\d+) matches", re.M)
 
 
 class CallbackSearchInstance(TaskInstance):
@@ -84,19 +77,13 @@ class CallbackSearchInstance(TaskInstance):
             if not isinstance(path, str) or path not in self.files:
                 return ToolResult(f"ERROR: no such file {args.get('path')!r}; use list_files to see the paths",
                                   is_error=True)
-            lines = self.files[path].splitlines()
-            body = "\n".join(f"{i:5d}  {line}" for i, line in enumerate(lines, start=1))
-            return ToolResult(f"=== {path} ({len(lines)} lines) ===\n{body}", resource=f"file:{path}")
+            return ToolResult(file_result(path, self.files[path]), resource=f"file:{path}")
         if name == "grep":
             found = grep_lines(self.files, args)
             if isinstance(found, ToolResult):
                 return found
             pattern, hits = found
-            shown = hits[: self.grep_cap]
-            text = f"grep {pattern} · {len(hits)} matches\n" + "\n".join(shown)
-            if len(hits) > len(shown):
-                text += f"\n... {len(hits) - len(shown)} more matches not shown; narrow the pattern"
-            return ToolResult(text, resource=f"grep:{pattern}")
+            return ToolResult(grep_result(pattern, hits, self.grep_cap), resource=f"grep:{pattern}")
         return ToolResult(f"ERROR: unknown tool {name!r}; available: list_files, read_file, grep", is_error=True)
 
     def grade(self, answer: dict) -> Grade:
@@ -106,12 +93,6 @@ class CallbackSearchInstance(TaskInstance):
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """``files_read`` (distinct files read) and ``greps``."""
         return search_metrics(tool_log)
-
-    def reference_policy(self) -> CallbackSearchPolicy:
-        """Search phase, verify phase, submit."""
-        from tasks.callback_search.policy import CallbackSearchPolicy
-
-        return CallbackSearchPolicy()
 
     def data_fingerprint(self) -> list:
         """Every file and the answer."""

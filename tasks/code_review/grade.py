@@ -4,12 +4,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tasks.base import Grade
-from tasks.policy_kit import texts, tool_texts
+from tasks.code_review.formats import LISTING_HEADER, LISTING_LINE, VERDICT
+from tasks.kit.messages import texts, tool_texts
 
 if TYPE_CHECKING:
     from tasks.code_review.world import Bug
-
-LISTING_HEADER = "Repository listing"  # the first line of ``list_files`` (tools.py renders it)
 
 
 def grade_findings(bugs: list[Bug], answer: dict) -> Grade:
@@ -38,8 +37,6 @@ def missing_reviews(messages: list[dict], out_of_scope: tuple[str, ...]) -> str 
     like a checker reading the same context would, so after compaction it may send the
     agent back to files it did review (the seed's hook-induced re-reads).
     """
-    from tasks.code_review.tools import LISTING_LINE, VERDICT
-
     listed: list[str] = []
     for text in tool_texts(messages):
         if text.startswith(LISTING_HEADER):

@@ -1,4 +1,4 @@
-"""``code_review`` tools: the prompts, ``list_files`` / ``read_file`` / ``grep`` and their rendering.
+"""``code_review`` tools: the prompts and ``list_files`` / ``read_file`` / ``grep`` (their texts: ``formats``).
 
 Tools: ``list_files()``, ``read_file(path)`` (numbered lines, one file per call), ``grep(pattern)``
 (regex over every file, at most ``GREP_LIMIT`` lines shown). The instance declares the code host's
@@ -7,34 +7,16 @@ per-turn limit (``max_calls_per_turn``, default 4) and its prompt says it (``kit
 from __future__ import annotations
 
 import random
-import re
 from typing import TYPE_CHECKING
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.code_review import grade as grading
-from tasks.code_review.grade import LISTING_HEADER
+from tasks.code_review.formats import GREP_LIMIT, LISTING_HEADER, file_result, listing_line, scope_sentence
 from tasks.kit.limits import limit_sentence
 from tasks.kit.repo import grep_lines
 
 if TYPE_CHECKING:
-    from tasks.code_review.policy import ReviewPolicy
     from tasks.code_review.world import Bug, CodeReview
-
-GREP_LIMIT = 60
-HEADER = re.compile(r"^=== (\S+\.py) · (\d+) lines", re.M)
-LISTING_LINE = re.compile(r"^  (app/\S+\.py)\s", re.M)
-NUMBERED = re.compile(r"^ *(\d+)  ?(.*)$")
-VERDICT = re.compile(r"Reviewed (\S+\.py): (clean|bugs in [^\n]*)")
-SCOPE = re.compile(r"Out of scope: files under ((?:app/\w+/(?:, )?)+) belong to other teams")
-
-
-def _scope_sentence(out_of_scope: tuple[str, ...]) -> str:
-    """The prompt's scope rule (empty when every file is in scope); the policy reads it back with ``SCOPE``."""
-    if not out_of_scope:
-        return ""
-    folders = ", ".join(out_of_scope)
-    return (f"Out of scope: files under {folders} belong to other teams; do not review them and do not report "
-            "their bugs. ")
 
 
 class CodeReviewInstance(TaskInstance):
@@ -62,7 +44,7 @@ class CodeReviewInstance(TaskInstance):
             "Find every function with a real bug: wrong argument order in calls to helpers defined in other "
             "modules, off-by-one loop bounds, inverted comparisons, mutable default arguments, files opened and "
             "never closed, SQL built by string formatting from arguments, divisions without a zero guard. Some "
-            "code only looks suspicious; report real bugs only. " + _scope_sentence(self.out_of_scope)
+            "code only looks suspicious; report real bugs only. " + scope_sentence(self.out_of_scope)
             + "Submit every buggy function once with "
             "submit(findings=[{\"file\": path, \"function\": name}, ...]). "
             + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
@@ -86,7 +68,7 @@ class CodeReviewInstance(TaskInstance):
         """The ``list_files`` output."""
         lines = [f"{LISTING_HEADER} · {self.repo} · {len(self.files)} files"]
         for path, text in self.files.items():
-            lines.append(f"  {path:<34} {len(text.encode()) / 1024:5.1f} KB  {text.count(chr(10)):4d} lines")
+            lines.append(listing_line(path, text))
         lines.append("Hint: read_file(path) opens a file; grep(pattern) searches every file.")
         return "\n".join(lines)
 
@@ -102,10 +84,7 @@ class CodeReviewInstance(TaskInstance):
             if path not in self.files:
                 return ToolResult(f"ERROR: no such file {path!r}; call list_files to see the {len(self.files)} paths",
                                   is_error=True)
-            text = self.files[path]
-            body = [f"{n:4d}  {line}" for n, line in enumerate(text.splitlines(), 1)]
-            head = f"=== {path} · {len(body)} lines · {len(text.encode()) / 1024:.1f} KB ==="
-            return ToolResult("\n".join([head] + body), resource=f"file:{path}")
+            return ToolResult(file_result(path, self.files[path]), resource=f"file:{path}")
         if name == "grep":
             found = grep_lines(self.files, args)
             if isinstance(found, ToolResult):
@@ -129,12 +108,6 @@ class CodeReviewInstance(TaskInstance):
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """File coverage of the in-scope files (``grade.file_metrics``)."""
         return grading.file_metrics(tool_log, list(self.files), self.out_of_scope)
-
-    def reference_policy(self) -> ReviewPolicy:
-        """The careful reviewer."""
-        from tasks.code_review.policy import ReviewPolicy
-
-        return ReviewPolicy()
 
     def data_fingerprint(self) -> list:
         """Every file and the planted bugs."""

@@ -24,8 +24,8 @@ failed call.
 error (a retry of the known-broken approach, whatever the arguments). A call matching both
 counts once.
 
-Reference policy (context-faithful): to get a quarter's data it calls ``query_api`` unless it
-can see that the API failed: the error result, its own notes (``FAILED: query_api ...``,
+Reference policy (``reference_agent/policies/failure_memory.py``, context-faithful): to get a
+quarter's data it calls ``query_api`` unless it can see that the API failed: the error result, its own notes (``FAILED: query_api ...``,
 written once, right after the failure, and ``The billing API is known to fail ...``, its
 reason for each export it creates afterwards) or a summary's failed-attempts line naming
 ``query_api``. It then exports and reads the pages, noting the account's amounts per page;
@@ -39,7 +39,7 @@ the first quarter's query, the second quarter's export to the first's, and every
 of both exports to one page: the calibration LLM's four turns. At most one ``query_api`` per
 turn; no page of an export whose id is not visible; and at most 4 calls per turn in all: the
 support and reporting APIs document a limit of 4 calls per turn (``max_calls_per_turn``, said
-in the prompt; issue 13 §1), so the 22 tickets of the default size take 6-7 turns and the
+in the prompt), so the 22 tickets of the default size take 6-7 turns and the
 failure is 6-7 rounds back when the escalated ticket names the second quarter. A rate-limited result (``ERROR: rate
 limited``) is a call not done: made again, never taken for the API's failure.
 
@@ -48,19 +48,18 @@ the per-page amounts of an export still being read (that export is read again) n
 of tickets already reviewed (only the furthest one).
 
 Layout: ``world.py`` generation (account, tickets, exports and their text formats), ``tools.py``
-the instance (prompt, tools, the auth error, pages, threads), ``grade.py``, ``policy.py``.
+the instance (prompt, tools, the auth error, pages, threads), ``grade.py``.
 Rules of every template: tasks/README.md.
 """
 from __future__ import annotations
 
 from tasks.base import TaskFamily
-from tasks.failure_memory.policy import API_BROKEN, FailureMemoryPolicy
 from tasks.failure_memory.tools import FailureMemoryInstance
 from tasks.failure_memory.world import (CALLS_PER_TURN, DATASETS, EXPORT_HEADER, EXPORT_READY, PERIODS, ROW, World,
                                         generate_world)
 
-__all__ = ["API_BROKEN", "CALLS_PER_TURN", "DATASETS", "EXPORT_HEADER", "EXPORT_READY", "FailureMemory",
-           "FailureMemoryInstance", "FailureMemoryPolicy", "PERIODS", "ROW", "World"]
+__all__ = ["CALLS_PER_TURN", "DATASETS", "EXPORT_HEADER", "EXPORT_READY", "FailureMemory", "FailureMemoryInstance",
+           "PERIODS", "ROW", "World"]
 
 
 class FailureMemory(TaskFamily):

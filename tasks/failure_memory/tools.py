@@ -5,7 +5,6 @@ import hashlib
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.failure_memory.grade import canonical_args, grade_escalation, repeated_failed_calls
-from tasks.failure_memory.policy import FailureMemoryPolicy
 from tasks.failure_memory.world import CALLS_PER_TURN, DATASETS, PERIODS, World, total_refunds
 from tasks.kit.args import digits
 from tasks.kit.limits import limit_sentence
@@ -194,10 +193,6 @@ class FailureMemoryInstance(TaskInstance):
         """``repeated_failed_calls`` and ``api_calls`` from the executed calls."""
         calls = [(e["name"], canonical_args(e["args"]), bool(e["is_error"])) for e in tool_log]
         return {"repeated_failed_calls": repeated_failed_calls(calls), "api_calls": sum(1 for c in calls if c[0] == "query_api")}
-
-    def reference_policy(self) -> FailureMemoryPolicy:
-        """The agent who tries the API first, then the exports."""
-        return FailureMemoryPolicy()
 
     def data_fingerprint(self) -> list:
         """Tickets, exports and the expected answer."""

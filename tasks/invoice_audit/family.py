@@ -15,7 +15,6 @@ import random
 
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult
 from tasks.invoice_audit.grade import grade_ids
-from tasks.invoice_audit.policy import InvoicePolicy
 from tasks.invoice_audit.tools import call_tool, render_page, tool_schemas
 from tasks.invoice_audit.world import History, generate_history
 from tasks.kit.cursors import CursorPages
@@ -92,10 +91,6 @@ class InvoiceAuditInstance(TaskInstance):
     def grade(self, answer: dict) -> Grade:
         """Exact set for success, F1 for the score."""
         return grade_ids(answer, set(self.answer_ids))
-
-    def reference_policy(self) -> InvoicePolicy:
-        """The careful page-by-page auditor."""
-        return InvoicePolicy()
 
     def data_fingerprint(self) -> list:
         """Every invoice and the planted pairs."""

@@ -1,8 +1,13 @@
 """Pieces every task family shares: cursor pagination, the per-turn call limit, renderers.
 
 * ``cursors``: opaque, deterministic page cursors (each page names the next one), so an agent
-  cannot fetch page 7 before it has read page 6 (issue 13 §1).
+  cannot fetch page 7 before it has read page 6.
+* ``pages``: a tool result of one page of items, with its footer.
 * ``limits``: the per-turn tool-call limit a family declares, and the sentence its prompt says.
-* ``args``: ``digits``, the integer a string argument spells, never an exception (issue 22).
+* ``args``: ``digits``, the integer a string argument spells, never an exception.
 * ``repo``: ``grep`` over a generated repository (``code_review``, ``callback_search``).
+* ``messages``: the visible texts of a request, by role (``code_review``'s stop-hook check).
+
+The reference agent's own pieces (ledger, incremental readers, cursor reading) are in
+``reference_agent/kit/``.
 """

@@ -16,8 +16,8 @@ one entry per move (the company is the employer the person JOINED). Grade (``gra
 success = the exact set of (person, month, company), compared case- and space-insensitively;
 score = F1.
 
-Reference policy (``policy.py``): takes the people in the prompt's order; for each one it
-searches the full name, opens every result not yet opened (at most 4 calls a turn), and after
+Reference policy (``reference_agent/policies/people_tracker.py``): takes the people in the
+prompt's order; for each one it searches the full name, opens every result not yet opened (at most 4 calls a turn), and after
 each page writes ``Notes on URL: ...`` with the moves of tracked people found there (exact
 names only: a similar name is someone else) and the denials the page states (``denied: P
 joining C (not a move)``); it recites ``Moves so far`` (moves only, minus every denial it can
@@ -26,18 +26,16 @@ take the late round-up's report for a move (precision fails): sliding_window, he
 summarize (a summary keeps moves, not denials) and layered at 8k.
 
 Layout: ``world.py`` generation (templates, people, pages), ``tools.py`` the instance (prompts,
-tools, rendering), ``grade.py``, ``policy.py``. Rules of every template: tasks/README.md.
+tools, rendering), ``grade.py``. Rules of every template: tasks/README.md.
 """
 from __future__ import annotations
 
 from tasks.base import TaskFamily
-from tasks.people_tracker.policy import (RESULT_URL, TrackerPolicy, TrackerSubPolicy, page_denials, page_moves,
-                                         without_denied)
 from tasks.people_tracker.tools import PeopleTrackerInstance
 from tasks.people_tracker.world import BROWSER_CALLS, DENIAL, MOVE_TEMPLATES, SPOKE, Move, Page, generate_world
 
 __all__ = ["BROWSER_CALLS", "DENIAL", "MOVE_TEMPLATES", "Move", "Page", "PeopleTracker", "PeopleTrackerInstance",
-           "RESULT_URL", "SPOKE", "TrackerPolicy", "TrackerSubPolicy", "page_denials", "page_moves", "without_denied"]
+           "SPOKE"]
 
 
 class PeopleTracker(TaskFamily):

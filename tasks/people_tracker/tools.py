@@ -6,7 +6,6 @@ import re
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.kit.limits import limit_sentence
 from tasks.people_tracker.grade import grade_moves
-from tasks.people_tracker.policy import TrackerPolicy
 from tasks.people_tracker.world import BROWSER_CALLS, FILLER, Move, Page
 
 
@@ -88,10 +87,6 @@ class PeopleTrackerInstance(TaskInstance):
     def grade(self, answer: dict) -> Grade:
         """Exact set of (person, month, company) for success; F1 for the score (``grade.grade_moves``)."""
         return grade_moves(answer, self.moves)
-
-    def reference_policy(self) -> TrackerPolicy:
-        """The careful researcher."""
-        return TrackerPolicy()
 
     def data_fingerprint(self) -> list:
         """The people, their moves and every page."""

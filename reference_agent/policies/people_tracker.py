@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import re
 
-from tasks.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
-from tasks.kit.ledger import Ledger, quoted_rules
-from tasks.kit.limits import limit_sentence, within_limit
-from tasks.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary, latest_results,
-                              make_call, rate_limited_notes, real_failures, reply, submit, texts, tool_texts, tools_used)
+from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
+from reference_agent.kit.ledger import Ledger, quoted_rules
+from reference_agent.kit.limits import within_limit
+from reference_agent.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary,
+                                        latest_results, make_call, rate_limited_notes, real_failures, reply, submit,
+                                        texts, tool_texts, tools_used)
+from tasks.kit.limits import limit_sentence
 from tasks.people_tracker.world import BROWSER_CALLS, DENIAL_PATTERN, MOVE_PATTERNS, month_of
 
 PAGE_URL = re.compile(r'^<page url="([^"]+)">')
@@ -20,7 +22,7 @@ NOTE_LINE = re.compile(r"Notes on https://\S+: ([^\n]*)")
 DENIED_NOTE = re.compile(r"denied: ([A-Z][a-z]+ [A-Z][a-z]+) joining ([A-Z][\w ]+?) \(not a move\)")
 PROGRESS = re.compile(r"Progress: done: ([^;\n]*); current: ([^;\n]*); opened: ([^;\n]*); remaining: ([^\n]*)")
 PEOPLE_PROMPT = re.compile(r"Track these people: ([^.]*)\.")
-# the ledger (tasks/kit/ledger.py): the task's rules quoted, every page opened, the result pages still to open
+# the ledger (reference_agent/kit/ledger.py): the task's rules quoted, every page opened, the result pages still to open
 RULES = (PEOPLE_PROMPT, re.compile(r"For each one, find every employer change since 2018[^.]*\."),
          re.compile(r"Beware of people with similar names[^\n]*?even where another page reports it\)\."),
          re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))

@@ -5,12 +5,13 @@ import itertools
 import re
 from typing import Iterable
 
+from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
+from reference_agent.kit.ledger import Ledger
+from reference_agent.kit.limits import prompt_limit, within_limit
+from reference_agent.policy_kit import (exchanges, failed_attempts, format_summary, is_rate_limited, latest_results,
+                                        make_call, rate_limited_calls, reply, submit, tools_used)
+from tasks.base import RATE_LIMITED
 from tasks.failure_memory.world import ESCALATED, EXPORT_HEADER, EXPORT_READY, ROW, TICKET_HEADER
-from tasks.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
-from tasks.kit.ledger import Ledger
-from tasks.kit.limits import prompt_limit, within_limit
-from tasks.policy_kit import (RATE_LIMITED, exchanges, failed_attempts, format_summary, latest_results,
-                              make_call, is_rate_limited, rate_limited_calls, reply, submit, tools_used)
 
 API_BROKEN = "The billing API is known to fail (authentication)"  # the policy's reason for exporting
 # the API is known broken: its own notes (FAILED line, reason for exporting), a summary's failed attempt, the error
@@ -25,7 +26,7 @@ TICKETS_DONE = re.compile(r"tickets reviewed up to (T-\d+)")
 PROMPT_ACCOUNT = re.compile(r"account (ACC-\d{5})")
 PROMPT_FIRST = re.compile(r"total refunds in (\d{4}-Q\d)")
 PROMPT_TICKETS = re.compile(r"open tickets ((?:T-\d+(?:, )?)+)")
-# the task's sentences its ledger quotes (tasks/kit/ledger.py), so that they survive a cut of the task statement
+# the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they survive a cut of the task statement
 RULES = (re.compile(r"Escalation for account ACC-\d{5}[^.]*\."), re.compile(r"\(1\) Find the account's total refunds[^\n]*?voided refunds do not; chargebacks and credits are not refunds\)\."),
          re.compile(r"\(2\) Read the open tickets [^\n]*?\(read_ticket\)\."),
          re.compile(r"Exactly one of them is escalated to finance[^.]*\."), re.compile(r"\(3\) Find the account's total refunds in that quarter[^.]*\."),
@@ -35,15 +36,11 @@ RULES = (re.compile(r"Escalation for account ACC-\d{5}[^.]*\."), re.compile(r"\(
 class FailureMemoryPolicy:
     """Reference policy for ``failure_memory`` (see the module docstring).
 
-    ``running_notes`` (set by the ``realistic`` profile) changes nothing here any more: every reply
-    already restates the findings (``Findings: ...``), as the calibration LLM did, and the failure
-    is written where the LLM wrote it, in the replies right after it (``FAILED: query_api ...``) and
-    as the reason of each export (``The billing API is known to fail ...``), not in every reply. The
-    calibration LLM (shared/calibration/failure_memory_headtail_2k) said once that the API cannot
-    work and never again; restating it in every reply made the failure uncuttable (issue 13 §2).
+    Every reply restates the findings (``Findings: ...``), as the calibration LLM did. The failure
+    is written where that LLM wrote it (shared/calibration/failure_memory_headtail_2k): in the
+    replies right after it (``FAILED: query_api ...``) and as the reason of each export (``The
+    billing API is known to fail ...``), not in every reply, so a strategy can cut it.
     """
-
-    running_notes = False
 
     @per_request
     def _knowledge(self, messages: list[dict]) -> dict:

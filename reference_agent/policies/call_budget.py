@@ -7,12 +7,13 @@ from collections import Counter
 from typing import Any
 
 from harness.conversation import iter_calls, parse_arguments
+from reference_agent.kit.incremental import PrefixFold, TextMemo, per_request
+from reference_agent.kit.ledger import Ledger, newest_ledger, quoted_rules
+from reference_agent.kit.limits import within_limit
+from reference_agent.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results,
+                                        make_call, is_rate_limited, rate_limited_calls, reply, status_counts, submit,
+                                        tool_texts, tools_used)
 from tasks.call_budget.world import ACC, CB, CTR, DEC, DISPOSITION, HEADER, MAX_CALLS, STANDARD_OFFER
-from tasks.kit.incremental import PrefixFold, TextMemo, per_request
-from tasks.kit.ledger import Ledger, newest_ledger, quoted_rules
-from tasks.kit.limits import within_limit
-from tasks.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results, make_call,
-                              is_rate_limited, rate_limited_calls, reply, status_counts, submit, tool_texts, tools_used)
 
 CALL_NOTE = re.compile(r"Call note: (M\d{2}) call #(\d+) of \d+: (ACCEPTED|DECLINED|CALL BACK LATER|COUNTER-OFFER) ?(\d+)?")
 CALLING = re.compile(r"Calling (M\d{2}) \(call #(\d+) of \d+\)")
@@ -23,7 +24,7 @@ OPEN_ITEM = re.compile(r"(M\d{2}) \((CALL BACK LATER|COUNTER-OFFER) ?(\d+)?%?\)"
 MERCHANT_ID = re.compile(r"M\d{2}")
 ROUND_COUNT = re.compile(r"((?:M\d{2}, )*M\d{2}) ha(?:ve each|s) used (\d+) of \d+ calls")  # a batched round's counts
 PROMPT_MERCHANT = re.compile(r"^- (M\d{2}) ", re.M)
-# the ledger (tasks/kit/ledger.py): the task's rules quoted, the merchant list, each merchant's calls and answer
+# the ledger (reference_agent/kit/ledger.py): the task's rules quoted, the merchant list, each merchant's calls and answer
 RULES = (re.compile(r"Ask each of these \d+ merchants for a \d+% volume discount with call_merchant\([^)]*\)"),
          re.compile(r"Merchants answer ACCEPTED[^\n]*?offer=N\)\."), re.compile(r"At most \d+ calls per merchant in total\."),
          re.compile(r"When every merchant is settled or out of calls[^\n]*?\)\."),

@@ -31,14 +31,14 @@ from __future__ import annotations
 import copy
 import re
 
+from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
+from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
+from reference_agent.kit.ledger import Ledger, quoted_rules
+from reference_agent.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary,
+                                        latest_results, make_call, other_calls, parse_ranges, ranges, rate_limit_note,
+                                        reply, submit, texts, tool_texts, tools_used)
 from tasks.brand_report.tools import FEED, name_pattern
 from tasks.brand_report.world import NEGATIVE
-from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
-from tasks.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
-from tasks.kit.ledger import Ledger, quoted_rules
-from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, latest_results,
-                              make_call, other_calls, parse_ranges, ranges, rate_limit_note, reply, submit, texts,
-                              tool_texts, tools_used)
 
 PAGE_HEADER = re.compile(r"SocialPulse Monitor · .* · page (\d+) of (\d+)")
 WINDOW_PROMPT = re.compile(r"dated from (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})")
@@ -51,7 +51,7 @@ POSTS_NOTE = re.compile(r"Posts p(\d+) \((?:window [\d.-]+|all dates|last week)\
 SO_FAR = re.compile(r"Negative posts so far \((?:window [\d.-]+|all dates|last week)\): ([^\n]*)")
 REPORT = re.compile(r"pages counted: ([\d,\- none]+) of (\d+|\?) \([^)]*\); negative posts: ([^\n]*?)(?:; next_cursor|$)",
                     re.M)
-# the task's sentences its ledger quotes (tasks/kit/ledger.py), so that they survive a cut of the task statement
+# the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they survive a cut of the task statement
 RULES = (re.compile(r"Today is \d{4}-\d{2}-\d{2}\."), BRANDS_PROMPT, re.compile(r"Count only last week: [^.]*\."),
          re.compile(r"A negative mention is an original post[^.]*\."), re.compile(r"Sponsored posts and reposts are not mentions\."),
          re.compile(r"The feed can show the same post again[^\n]*?count each post once\."),

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from reference_agent.policy_kit import other_calls, reply, submit
+
 HEADER = "Ledger (my whole state, restated each turn):"
 SECTIONS = ("Rules", "Facts", "Checked", "Remaining")
 NONE = "(none)"
@@ -115,8 +117,6 @@ class LedgerPolicy:
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Reply with the whole ledger and the first planned call, or submit the answer."""
-        from tasks.policy_kit import reply, submit
-
         plan = self.planned(messages)
         text = "\n".join(part for part in (plan.note, plan.ledger.render()) if part)
         if plan.answer is not None or not plan.calls:
@@ -125,8 +125,6 @@ class LedgerPolicy:
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
         """The other planned calls, in order (independent of the first: the plan needs none's result)."""
-        from tasks.policy_kit import other_calls
-
         plan = self.planned(messages)
         return [] if plan.answer is not None else other_calls(plan.calls, first)
 

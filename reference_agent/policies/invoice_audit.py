@@ -15,27 +15,27 @@ from __future__ import annotations
 
 import re
 
+from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
+from reference_agent.kit.incremental import PrefixFold, TextMemo, per_request
+from reference_agent.kit.ledger import Ledger, quoted_rules
+from reference_agent.policy_kit import (
+                                        REPORT_PREFIX,
+                                        delegation_failed,
+                                        failed_attempts,
+                                        format_summary,
+                                        latest_results,
+                                        make_call,
+                                        other_calls,
+                                        parse_ranges,
+                                        ranges,
+                                        rate_limit_note,
+                                        reply,
+                                        submit,
+                                        texts,
+                                        tool_texts,
+                                        tools_used,
+                                        )
 from tasks.invoice_audit.tools import TOOL
-from tasks.kit.incremental import PrefixFold, TextMemo, per_request
-from tasks.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
-from tasks.kit.ledger import Ledger, quoted_rules
-from tasks.policy_kit import (
-    REPORT_PREFIX,
-    delegation_failed,
-    failed_attempts,
-    format_summary,
-    latest_results,
-    make_call,
-    other_calls,
-    parse_ranges,
-    ranges,
-    rate_limit_note,
-    reply,
-    submit,
-    texts,
-    tool_texts,
-    tools_used,
-)
 
 PAGE_HEADER = re.compile(r"=== Invoice history . customer (\S+) . page (\d+) of (\d+) ===")
 INVOICE_BLOCK = re.compile(

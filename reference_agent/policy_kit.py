@@ -15,7 +15,10 @@ from typing import Any, Iterable
 
 from harness.conversation import iter_calls, last_assistant_index, parse_arguments
 from harness.summarizer import SUMMARY_HEADINGS
-from tasks.kit.incremental import TextMemo
+from reference_agent.kit.incremental import TextMemo
+from strategies.status_bar import RESOURCES_HEADING, STATUS_HEADER
+from tasks.base import RATE_LIMITED
+from tasks.kit.messages import texts, tool_texts
 
 
 @dataclass(frozen=True)
@@ -211,16 +214,6 @@ def latest_results(messages: list[dict]) -> list[str]:
     return []
 
 
-def texts(messages: Iterable[dict], roles: tuple[str, ...] = ("user", "assistant")) -> list[str]:
-    """The string contents of visible messages of the given roles."""
-    return [str(m.get("content") or "") for m in messages if m.get("role") in roles and m.get("content")]
-
-
-def tool_texts(messages: Iterable[dict]) -> list[str]:
-    """The contents of visible tool results."""
-    return texts(messages, roles=("tool",))
-
-
 _TOOL_CALL_LINE = re.compile(r"^\[tool_call\] (\w+)", re.M)
 _TOOL_RESULT_ERROR = re.compile(r"^\[tool (\w+)\]: (ERROR[^\n]*)", re.M)
 
@@ -359,8 +352,6 @@ def status_counts(messages: Iterable[dict]) -> dict[str, dict[str, tuple[int, in
     message that starts with the status header, or ``None`` when no status bar is visible
     (the policy must then count from what it sees). Format: strategies/README.md.
     """
-    from strategies.status_bar import RESOURCES_HEADING
-
     latest = None
     for message in messages:
         if is_status_message(message):
@@ -382,8 +373,6 @@ def status_counts(messages: Iterable[dict]) -> dict[str, dict[str, tuple[int, in
 
 def is_status_message(message: dict) -> bool:
     """Whether ``message`` is a status bar injected by the ``status_bar`` strategy (not the user)."""
-    from strategies.status_bar import STATUS_HEADER
-
     content = message.get("content")
     return message.get("role") == "user" and isinstance(content, str) and content.startswith(STATUS_HEADER)
 
@@ -398,13 +387,10 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
 
 # ---------------------------------------------------------------------------------------------
 # Batched turns (profile ``realistic``): parallel calls, and results the task did not execute.
-# Helpers for a family policy's optional ``parallel_calls`` hook (harness/models/profiles.py) and for
+# Helpers for a family policy's optional ``parallel_calls`` hook (reference_agent/profiles.py) and for
 # rounds that hold several results, some of which a task may have rejected as rate limited. Under
 # the ``perfect`` profile no round holds more than one call and no result is rate limited.
 # ---------------------------------------------------------------------------------------------
-
-from harness.models.profiles import RATE_LIMITED, call_identity  # noqa: E402
-
 
 def is_rate_limited(text: str | None) -> bool:
     """Whether a tool result says its call was rate limited: not executed, to be made again later.
@@ -497,6 +483,12 @@ def pending_pages(messages: Iterable[dict], tool: str, covered: set[int], total:
     for page in range(frontier + 1, last + 1):
         plan.setdefault(page, "read")
     return [(plan[p], p) for p in sorted(plan)]
+
+
+def call_identity(call: dict) -> tuple[str, str]:
+    """A tool call's identity: its name and its arguments text (two identical calls are one)."""
+    function = call.get("function") or {}
+    return str(function.get("name")), str(function.get("arguments"))
 
 
 def other_calls(calls: Iterable[dict], first: dict) -> list[dict]:

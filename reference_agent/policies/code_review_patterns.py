@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.code_review.tools import NUMBERED
+from tasks.code_review.formats import NUMBERED
 
 UNREAD = "    # (line not read)"  # stands for a numbered line missing from what the agent attended to
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tasks.code_review.patterns import UNREAD, detect, helper_signatures, numbered_lines, source_of
-from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
-from tasks.kit.incremental import KeyedMemo, TextMemo
-from tasks.kit.ledger import Ledger, Plan, newest_ledger
-from tasks.policy_kit import Exchange, exchanges, make_call
+from reference_agent.kit.incremental import KeyedMemo, TextMemo
+from reference_agent.kit.ledger import Ledger, Plan, newest_ledger
+from reference_agent.policies.code_review_patterns import UNREAD, detect, helper_signatures, numbered_lines, source_of
+from reference_agent.policy_kit import Exchange, exchanges, make_call
+from tasks.code_review.formats import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
 
 # search id -> the pattern it greps (the planted kinds, and the lines that clear their decoys)
 SEARCHES = {

@@ -11,7 +11,7 @@ Two phases, as the calibration LLM worked:
   are read, and each call is attributed to its enclosing ``def`` (``Verified path: ...``);
 * submit.
 
-Every reply restates the whole ledger (``tasks/kit/ledger.py``): the task's rules quoted (the scope
+Every reply restates the whole ledger (``reference_agent/kit/ledger.py``): the task's rules quoted (the scope
 among them), the target, the alias, the call sites with their grep lines as evidence, the candidates
 and files checked, and what remains; so a cut loses nothing the ledger holds. It reads a file again
 when a line a grep pointed at (or one between a call and its ``def``) was not attended to. Summaries
@@ -23,10 +23,11 @@ import re
 from typing import Iterable
 
 from harness.conversation import parse_arguments
-from tasks.callback_search.tools import DEF, FILE_HEADER, GREP_HEADER, GREP_LINE, NUMBERED
-from tasks.kit.ledger import Ledger
-from tasks.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited, latest_results,
-                              make_call, rate_limited_notes, real_failures, reply, submit, tools_used)
+from reference_agent.kit.ledger import Ledger
+from reference_agent.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited,
+                                        latest_results, make_call, rate_limited_notes, real_failures, reply, submit,
+                                        tools_used)
+from tasks.callback_search.formats import DEF, FILE_HEADER, GREP_HEADER, GREP_LINE, NUMBERED
 
 TARGET_NOTE = re.compile(r"TARGET: (src/\S+\.py):(\w+)")
 ALIAS_NOTE = re.compile(r"Alias: (src/\S+\.py) re-exports (\w+) as (\w+)")  # noted once, after the use grep

@@ -3,7 +3,7 @@
 Its turns come from ``ledger_review.review_plan``: list the files and grep for every planted bug
 kind, clear decoys from the matching lines, read the shared helper modules and grep their
 positional calls, read the files whose lines stay suspicious, sweep, submit. Every reply restates
-the whole ledger (``tasks/kit/ledger.py``; its contents are in ``ledger_review``'s docstring and
+the whole ledger (``reference_agent/kit/ledger.py``; its contents are in ``ledger_review``'s docstring and
 tasks/README.md), so a cut loses nothing the ledger holds. The methods kept here serve the
 strategies that need more: sub-agents (``isolate``: chunks of files, merged from their reports),
 the reference summary and the stop hook's refusal.
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 
-from tasks.code_review.tools import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
-from tasks.code_review.ledger_review import review_plan, review_state
-from tasks.code_review.patterns import (UNREAD, _functions, detect, helper_imports, helper_signatures, numbered_lines,
-                                        source_of)
-from tasks.kit.ledger import LedgerPolicy, Plan
-from tasks.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
-                              other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
+from reference_agent.kit.ledger import LedgerPolicy, Plan
+from reference_agent.policies.code_review_ledger import review_plan, review_state
+from reference_agent.policies.code_review_patterns import (UNREAD, _functions, detect, helper_imports,
+                                                           helper_signatures, numbered_lines, source_of)
+from reference_agent.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
+                                        other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
+from tasks.code_review.formats import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
 
 # the reviewer's own notes and the delegation protocol (strategy ``isolate``), read back from visible messages
 FINDINGS = re.compile(r"Findings so far: ([^\n]*)")
@@ -39,7 +39,7 @@ REPO_NAME = re.compile(r"Review the Python repository (.+?) \(\d+ files")
 class ReviewPolicy(LedgerPolicy):
     """Reference policy for ``code_review``: the ledger reviewer of ``ledger_review`` (search, then read).
 
-    ``plan`` (``tasks/code_review/ledger_review.py``) decides every turn from the newest visible
+    ``plan`` (``reference_agent/policies/code_review_ledger.py``) decides every turn from the newest visible
     ledger and the visible results. The methods below serve the strategies that need more: the
     sub-agents of ``isolate`` (``delegate_plan``, ``subagent_policy``), the reference summary and
     the stop hook's refusal (a file it names is read and reviewed).

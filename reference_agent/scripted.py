@@ -1,6 +1,7 @@
 """``model=scripted``: the reference agent. Deterministic, no LLM, no cost.
 
-Each task family ships a policy that acts only on the messages of the prepared request.
+Each task family has a policy (``reference_agent/policies``) that acts only on the messages of the
+prepared request.
 Whatever a strategy removed, the reference agent no longer knows: it re-reads it or
 answers without it. It also writes the summaries that summarizing strategies ask for,
 from what is visible, in the seed's four-part template. It is an instrument for what a
@@ -12,8 +13,10 @@ import itertools
 from typing import Any
 
 from harness.models.base import Completion, ModelError, Usage
-from harness.models.profiles import AgentProfile, ProfiledPolicy, make_profile
 from harness.summarizer import is_summary_request
+from reference_agent.policies import Policy, reference_policy
+from reference_agent.policy_kit import StrategyToolUse
+from reference_agent.profiles import AgentProfile, ProfiledPolicy, make_profile
 
 REFERENCE_LABEL = "scripted reference agent (deterministic policy, not an LLM)"
 
@@ -33,7 +36,7 @@ class ScriptedModel:
         name: the name recorded in every row (default ``scripted``).
         context_window: the window a request may not exceed (default 131,072 tokens).
         profile: ``realistic`` (default: batching, seeded variation, attention model; calibrated on a
-            real LLM) or ``perfect`` (the noise-free instrument); see harness/models/profiles.py.
+            real LLM) or ``perfect`` (the noise-free instrument); see reference_agent/profiles.py.
         profile_params: overrides of the profile's parameters (``batch_cap``, ``batch_min_share``,
             ``shuffle``, ``early_submit``, ``attention: {base, rot, middle, ref_tokens, cap}``);
             ``None`` values keep the profile's own.
@@ -52,16 +55,12 @@ class ScriptedModel:
 
     def for_trial(self, instance: Any, trial: int = 0) -> "ScriptedSession":
         """A session following ``instance``'s reference policy under the profile (seeded by seed and trial)."""
-        from tasks.policy_kit import StrategyToolUse
-
-        policy = ProfiledPolicy(instance.reference_policy(), self.profile, instance.id, trial)
+        policy = ProfiledPolicy(_family_policy(instance), self.profile, instance.id, trial)
         return ScriptedSession(self, StrategyToolUse(policy))
 
     def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "ScriptedSession":
         """A sub-agent session: the family policy's ``subagent_policy(task)``, if it has one."""
-        from tasks.policy_kit import StrategyToolUse
-
-        base = instance.reference_policy()
+        base = _family_policy(instance)
         factory = getattr(base, "subagent_policy", None)
         if not callable(factory):
             raise ModelError(f"the {instance.family} reference policy cannot act as a sub-agent")
@@ -70,6 +69,14 @@ class ScriptedModel:
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:  # pragma: no cover
         raise ModelError("the scripted model needs a task: use for_trial(instance)")
+
+
+def _family_policy(instance: Any) -> Policy:
+    """A fresh reference policy for ``instance`` (``ModelError`` when its family has none)."""
+    try:
+        return reference_policy(instance)
+    except LookupError as exc:
+        raise ModelError(str(exc)) from None
 
 
 class ScriptedSession:

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from reference_agent.policy_kit import exchanges, make_call, other_calls
 from tasks.kit.cursors import CURSOR_PATTERN
-from tasks.policy_kit import exchanges, make_call, other_calls
 
 FOOTER = re.compile(rf"next_cursor: ({CURSOR_PATTERN}) \(page (\d+) of (\d+)\)")
 

@@ -31,7 +31,9 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-RATE_LIMITED = "ERROR: rate limited"  # how a task rejects the calls of a turn beyond its limit (tasks/base.py)
+from reference_agent.kit.limits import prompt_limit
+from reference_agent.policy_kit import call_identity, submit
+from tasks.base import RATE_LIMITED
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,9 @@ class AgentProfile:
         batch_cap: most calls in one turn (1 = one call per step).
         batch_min_share: a turn's batch size is drawn from ``[ceil(share * cap), cap]`` (1.0 = always the cap).
         shuffle: issue a batch's calls in a seeded random order.
-        running_notes: ask the family policy (``policy.running_notes``, where it has one) to restate
-            its running state in every reply, as the calibration LLM did.
+        running_notes: restate the running state in every reply, as the calibration LLM did. Every family
+            policy always does (its ledger, ``reference_agent/kit/ledger.py``), so the flag only marks the
+            profile as one that is not ``perfect``.
         early_submit: per-step chance of submitting what it has, when the family policy can say what that is.
         attention: the attention model (no misses by default).
     """
@@ -153,8 +156,6 @@ class ProfiledPolicy:
         self.seed, self.trial, self.stream = seed, trial, stream
         self.steps = 0
         self.draws = LineDraws(f"{seed}:{trial}:{stream}")
-        if profile.running_notes and hasattr(policy, "running_notes"):
-            policy.running_notes = True
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.policy, name)
@@ -188,8 +189,6 @@ class ProfiledPolicy:
         answer = answerer(view) if callable(answerer) else None
         if answer is None:
             return None
-        from tasks.policy_kit import submit
-
         return submit("I think I have enough to answer; submitting what I have.", **answer)
 
     def batch(self, view: list[dict], tools: list[dict], first: dict, rng: random.Random) -> list[dict]:
@@ -221,10 +220,8 @@ def turn_limit(messages: list[dict]) -> int | None:
     """The most calls to send this turn: what a rate-limited turn accepted, else the documented per-turn limit.
 
     The calibration LLM batched up to the limit its prompt stated and no further; after a cut it
-    read the limit from its own ledger (tasks/kit/ledger.py), which restates the task's sentence.
+    read the limit from its own ledger (reference_agent/kit/ledger.py), which restates the task's sentence.
     """
-    from tasks.kit.limits import prompt_limit
-
     accepted = rate_limit_cap(messages)
     return accepted if accepted is not None else prompt_limit(messages)
 
@@ -398,9 +395,3 @@ def _tool_names(tools: list[dict]) -> set[str]:
 
 def _name(call: dict) -> str:
     return str((call.get("function") or {}).get("name") or "")
-
-
-def call_identity(call: dict) -> tuple[str, str]:
-    """A tool call's identity: its name and its arguments text (two identical calls are one)."""
-    function = call.get("function") or {}
-    return str(function.get("name")), str(function.get("arguments"))

@@ -1,0 +1,1 @@
+"""Building blocks the family policies share: the ledger, cursor reading, incremental parsing, call limits."""
