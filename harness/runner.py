@@ -557,12 +557,28 @@ def _run(run: RunConfig, run_dir: Path, model: Model, summarizer: Model | None, 
         from harness.analysis import reference_note
 
         lines.append(f"note: these results come from the {reference_note(trials)}.")
+    lines.extend(no_server_edits_lines(run, model, trials))
     if started < len(pending):
         lines.append(spend.stop_line())
     for line in lines:
         echo(line)
         log.info("%s", line)
     return rows
+
+
+def no_server_edits_lines(run: RunConfig, model: Model, trials: Any) -> list[str]:
+    """One warning line when a server-side strategy ran and the server reported no edit in any trial.
+
+    A backend forced to send context management (``model.server_context_management=true``) to a server
+    that ignores it would otherwise report 0 compactions and say nothing.
+    """
+    if not len(trials) or not full_strategy(build(run.strategy_spec, "strategy")).server_side:
+        return []
+    if int(trials["compactions"].fillna(0).sum()) > 0:
+        return []
+    return [f"warning: strategy {run.settings.strategy_name}: model {run.settings.model_name} reported no server "
+            f"context edit in {len(trials)} trials (0 compactions); if the server ignores context_management, "
+            "the run measured the unmanaged history"]
 
 
 def max_cost_from(cfg: DictConfig) -> float | None:
