@@ -1,4 +1,5 @@
 """Shared helpers for the benchmark scripts: composing configs and running them."""
+
 from __future__ import annotations
 
 import sys

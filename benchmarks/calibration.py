@@ -21,6 +21,7 @@ Targets (issue 21; read off the output, asserted by tests/test_calibration.py): 
 at least 90% of cells; steps and input tokens within 1.5x of the LLM's; tau at least 0.8 in every
 group with three or more strategies.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,10 @@ from _common import ROOT, compose, suite_knobs  # noqa: E402  (puts the reposito
 FOLDERS = (ROOT / "calibration", ROOT.parent / "shared" / "calibration")
 CALIBRATION = FOLDERS[1]  # the shared folder (its README lists the older runs' overrides)
 NAMED = re.compile(r"^(?P<family>[a-z_]+)__(?P<strategy>[a-z_]+)__(?P<budget>\w+)__(?P<size>default|smoke)$")
-SIZE_OVERRIDES = {"default": ["max_steps=40", "model.context_window=131072"],
-                  "smoke": ["max_steps=20", "model.context_window=65536"]}
+SIZE_OVERRIDES = {
+    "default": ["max_steps=40", "model.context_window=131072"],
+    "smoke": ["max_steps=20", "model.context_window=65536"],
+}
 NOT_OURS = ("model", "model.", "plots", "progress", "hydra", "trials")  # overrides that belong to the recording
 TOLERANCE = 1.5
 # Two strategies whose input tokens differ by at most this share tie: one recorded LLM run per cell cannot order
@@ -47,8 +50,10 @@ TOLERANCE = 1.5
 TIE_SHARE = 0.10
 TAU_TARGET = 0.8
 # recorded runs whose task has changed since (shown, not counted in the targets), with the reason
-STALE = {"invoice_audit_none": "recorded before cursor pagination (issue 13): the LLM read pages 1-4 in one turn; "
-                               "now every agent needs one round per page"}
+STALE = {
+    "invoice_audit_none": "recorded before cursor pagination (issue 13): the LLM read pages 1-4 in one turn; "
+    "now every agent needs one round per page"
+}
 AGREEMENT_TARGET = 0.9
 
 
@@ -99,8 +104,15 @@ def named_cell(folder: Path) -> Cell | None:
     overrides = recorded_overrides(folder)
     if overrides is None:
         knobs = suite_knobs("smoke", family) if size == "smoke" else []
-        overrides = [f"task={family}", *knobs, f"strategy={strategy}", f"budget={budget}", "seed=0",
-                     "suite.instances=1", *SIZE_OVERRIDES[size]]
+        overrides = [
+            f"task={family}",
+            *knobs,
+            f"strategy={strategy}",
+            f"budget={budget}",
+            "seed=0",
+            "suite.instances=1",
+            *SIZE_OVERRIDES[size],
+        ]
     return Cell(folder, family, strategy, budget, size, overrides)
 
 
@@ -115,14 +127,20 @@ def readme_cells(directory: Path) -> list[Cell]:
     cells, previous = [], []
     for line in text.splitlines():
         parts = [c.strip() for c in line.strip().strip("|").split("|")]
-        if (len(parts) != 4 or not parts[0].startswith("`") or not parts[1].startswith(("`task=", "same"))
-                or not (directory / parts[0].strip("`")).is_dir()):
+        if (
+            len(parts) != 4
+            or not parts[0].startswith("`")
+            or not parts[1].startswith(("`task=", "same"))
+            or not (directory / parts[0].strip("`")).is_dir()
+        ):
             continue
         task = previous if parts[1] == "same" else parts[1].strip("`").split()
         previous = task
         strategy, budget = parts[2].strip("`"), parts[3].strip("`")
         family = next(o.split("=", 1)[1] for o in task if o.startswith("task="))
-        overrides = [o for o in base if not o.startswith("trials=")] + task + [f"strategy={strategy}", f"budget={budget}"]
+        overrides = (
+            [o for o in base if not o.startswith("trials=")] + task + [f"strategy={strategy}", f"budget={budget}"]
+        )
         cells.append(Cell(directory / parts[0].strip("`"), family, strategy, budget, "custom", overrides))
     return cells
 
@@ -199,8 +217,9 @@ def order(a: tuple[float, float], b: tuple[float, float], tie: float = TIE_SHARE
     return 1 if a[1] < b[1] else -1
 
 
-def kendall_tau_b(first: dict[str, tuple[float, float]], second: dict[str, tuple[float, float]],
-                  tie: float = TIE_SHARE) -> float:
+def kendall_tau_b(
+    first: dict[str, tuple[float, float]], second: dict[str, tuple[float, float]], tie: float = TIE_SHARE
+) -> float:
     """Kendall's tau-b between two scorings of the same items, with near-equal token counts as ties."""
     pairs = list(combinations(sorted(first), 2))
     signs = [(order(first[a], first[b], tie), order(second[a], second[b], tie)) for a, b in pairs]
@@ -222,8 +241,10 @@ def groups(found: list[Cell]) -> dict[tuple[str, str], list[Cell]]:
 def scores(members: list[Cell]) -> tuple[dict, dict]:
     """(LLM, reference agent): strategy -> (success, input tokens) of the group's cells."""
     label = lambda c: f"{c.strategy}@{c.budget}"  # noqa: E731
-    return ({label(c): (float(c.llm["success"]), float(c.llm["input_tokens"])) for c in members},
-            {label(c): (mean(c.ours, "success"), mean(c.ours, "input_tokens")) for c in members})
+    return (
+        {label(c): (float(c.llm["success"]), float(c.llm["input_tokens"])) for c in members},
+        {label(c): (mean(c.ours, "success"), mean(c.ours, "input_tokens")) for c in members},
+    )
 
 
 def group_tau(members: list[Cell]) -> float:
@@ -243,9 +264,18 @@ def cell_table(found: list[Cell]) -> str:
     head = ["run", "LLM steps", "ref steps", "ratio", "LLM input tok", "ref input tok", "ratio", "success (LLM vs ref)"]
     rows = []
     for c in found:
-        rows.append([c.name + ("" if c.counted else " (older task: not counted)"), f"{c.llm['steps']}", f"{mean(c.ours, 'steps'):.1f}", f"{ratio(c, 'steps'):.2f}",
-                     f"{c.llm['input_tokens']:,}", f"{mean(c.ours, 'input_tokens'):,.0f}", f"{ratio(c, 'input_tokens'):.2f}",
-                     f"{'yes' if c.llm['success'] else 'no'} vs {mean(c.ours, 'success'):.0%}"])
+        rows.append(
+            [
+                c.name + ("" if c.counted else " (older task: not counted)"),
+                f"{c.llm['steps']}",
+                f"{mean(c.ours, 'steps'):.1f}",
+                f"{ratio(c, 'steps'):.2f}",
+                f"{c.llm['input_tokens']:,}",
+                f"{mean(c.ours, 'input_tokens'):,.0f}",
+                f"{ratio(c, 'input_tokens'):.2f}",
+                f"{'yes' if c.llm['success'] else 'no'} vs {mean(c.ours, 'success'):.0%}",
+            ]
+        )
     return markdown(head, rows)
 
 
@@ -256,9 +286,17 @@ def group_table(found: list[Cell]) -> str:
     for (family, size), members in groups([c for c in found if c.counted]).items():
         pair = len(members) >= 2
         tau, strict = (group_tau(members), strict_tau(members)) if pair else (float("nan"), float("nan"))
-        rows.append([family, size, str(len(members)), f"{sum(map(agrees, members))}/{len(members)}",
-                     f"{sum(map(within, members))}/{len(members)}", f"{tau:+.2f}" if pair else "-",
-                     f"{strict:+.2f}" if pair else "-"])
+        rows.append(
+            [
+                family,
+                size,
+                str(len(members)),
+                f"{sum(map(agrees, members))}/{len(members)}",
+                f"{sum(map(within, members))}/{len(members)}",
+                f"{tau:+.2f}" if pair else "-",
+                f"{strict:+.2f}" if pair else "-",
+            ]
+        )
     return markdown(head, rows)
 
 
@@ -270,25 +308,32 @@ def verdict(found: list[Cell]) -> str:
     inside = sum(map(within, found))
     taus = [group_tau(m) for m in groups(found).values() if len(m) >= 3]
     lowest = min(taus) if taus else float("nan")
-    lines = [f"- success agrees in {agreement:.0%} of {len(found)} cells (target >= {AGREEMENT_TARGET:.0%}): "
-             f"{'met' if agreement >= AGREEMENT_TARGET else 'NOT met'}",
-             f"- steps and input tokens within {TOLERANCE}x in {inside} of {len(found)} cells (target: all): "
-             f"{'met' if inside == len(found) else 'NOT met'}"]
+    lines = [
+        f"- success agrees in {agreement:.0%} of {len(found)} cells (target >= {AGREEMENT_TARGET:.0%}): "
+        f"{'met' if agreement >= AGREEMENT_TARGET else 'NOT met'}",
+        f"- steps and input tokens within {TOLERANCE}x in {inside} of {len(found)} cells (target: all): "
+        f"{'met' if inside == len(found) else 'NOT met'}",
+    ]
     lines += [f"- not counted: {name} ({STALE[name]})" for name in stale]
     if taus:
-        lines.append(f"- lowest Kendall tau-b (ties: input tokens within {TIE_SHARE:.0%}) over the {len(taus)} groups "
-                     f"with 3+ strategies: {lowest:+.2f} (target >= {TAU_TARGET}): "
-                     f"{'met' if lowest >= TAU_TARGET else 'NOT met'}")
+        lines.append(
+            f"- lowest Kendall tau-b (ties: input tokens within {TIE_SHARE:.0%}) over the {len(taus)} groups "
+            f"with 3+ strategies: {lowest:+.2f} (target >= {TAU_TARGET}): "
+            f"{'met' if lowest >= TAU_TARGET else 'NOT met'}"
+        )
     return "\n".join(lines)
 
 
 def markdown(head: list[str], rows: list[list[str]]) -> str:
     """A markdown table."""
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows])
+    return "\n".join(
+        ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
+    )
 
 
-def calibrate(profile: str = "realistic", trials: int = 3, family: str | None = None,
-              folders: tuple[Path, ...] = FOLDERS) -> list[Cell]:
+def calibrate(
+    profile: str = "realistic", trials: int = 3, family: str | None = None, folders: tuple[Path, ...] = FOLDERS
+) -> list[Cell]:
     """Every cell, replayed on the reference agent under ``profile``."""
     found = cells(folders, family)
     with tempfile.TemporaryDirectory() as tmp:
@@ -299,9 +344,11 @@ def calibrate(profile: str = "realistic", trials: int = 3, family: str | None = 
 
 def report(found: list[Cell], profile: str, trials: int) -> str:
     """The block: per-cell table, per-group table and the verdict on the targets."""
-    return (f"Reference agent (scripted, not an LLM), profile `{profile}`, {trials} trials per cell, beside "
-            f"{len(found)} recorded runs of a frontier-class LLM (ratios are reference / LLM):\n\n"
-            f"{cell_table(found)}\n\n{group_table(found)}\n\n{verdict(found)}")
+    return (
+        f"Reference agent (scripted, not an LLM), profile `{profile}`, {trials} trials per cell, beside "
+        f"{len(found)} recorded runs of a frontier-class LLM (ratios are reference / LLM):\n\n"
+        f"{cell_table(found)}\n\n{group_table(found)}\n\n{verdict(found)}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

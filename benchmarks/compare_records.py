@@ -13,6 +13,7 @@ Prints one line per file that differs (with the first differing key) and a closi
 exits 1 when anything differs. This is how a refactor of the loop proves that records
 stay byte-identical.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,9 @@ def rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def first_difference(old: list[dict], new: list[dict], added: set[str],
-                     ignored: frozenset[str] = frozenset()) -> str | None:
+def first_difference(
+    old: list[dict], new: list[dict], added: set[str], ignored: frozenset[str] = frozenset()
+) -> str | None:
     """Where two row lists first differ (``None`` when they agree), ignoring ``ignored`` keys on both sides."""
     if len(old) != len(new):
         return f"{len(old)} rows vs {len(new)}"

@@ -9,6 +9,7 @@ success rate is below ``none``'s. A family discriminates when at least two strat
 ``none`` succeeds. Reference agent (scripted, not an LLM). The committed table of the default
 suite is generated from the strategy_zoo preset (strategies/README.md, block ``discrimination``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,19 +19,46 @@ from pathlib import Path
 
 from _common import compose, suite_knobs  # noqa: E402  (puts the repository on sys.path)
 
-ZOO = ["none", "sliding_window", "headtail", "clear_tool_results", "summarize", "layered", "offload",
-       "adaptive_window", "status_bar", "notes", "isolate"]
-FAMILIES = ["invoice_audit", "code_review", "brand_report", "people_tracker", "call_budget", "failure_memory",
-            "callback_search"]
+ZOO = [
+    "none",
+    "sliding_window",
+    "headtail",
+    "clear_tool_results",
+    "summarize",
+    "layered",
+    "offload",
+    "adaptive_window",
+    "status_bar",
+    "notes",
+    "isolate",
+]
+FAMILIES = [
+    "invoice_audit",
+    "code_review",
+    "brand_report",
+    "people_tracker",
+    "call_budget",
+    "failure_memory",
+    "callback_search",
+]
 
 
 def run_cell(family: str, strategy: str, budget: str, args: argparse.Namespace, out: Path) -> list[dict]:
     """Trial rows of one (family, strategy, budget) cell."""
     from harness.runner import execute
 
-    cfg = compose(f"suite={args.suite}", f"suite.instances={args.instances}", f"task={family}",
-                  *suite_knobs(args.suite, family), f"strategy={strategy}", f"budget={budget}",
-                  f"trials={args.trials}", f"model.profile={args.profile}", "progress=false", "plots=false")
+    cfg = compose(
+        f"suite={args.suite}",
+        f"suite.instances={args.instances}",
+        f"task={family}",
+        *suite_knobs(args.suite, family),
+        f"strategy={strategy}",
+        f"budget={budget}",
+        f"trials={args.trials}",
+        f"model.profile={args.profile}",
+        "progress=false",
+        "plots=false",
+    )
     execute(cfg, out, echo=lambda _: None)
     return [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
 
@@ -55,8 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", default="default")
     args = parser.parse_args(argv)
     strategies = args.strategies.split(",")
-    print(f"## discrimination: suite {args.suite}, {args.instances} instances x {args.trials} trials, profile "
-          f"{args.profile} (reference agent, not an LLM)\n")
+    print(
+        f"## discrimination: suite {args.suite}, {args.instances} instances x {args.trials} trials, profile "
+        f"{args.profile} (reference agent, not an LLM)\n"
+    )
     print("| family | budget | " + " | ".join(f"`{s}`" for s in strategies) + " | strategies below `none` |")
     print("|---|---|" + "---|" * len(strategies) + "---|")
     with tempfile.TemporaryDirectory() as tmp:

@@ -14,6 +14,7 @@ process, before inspect_ai is imported (the script checks it).
 With ``--strategy`` other than ``none``, ctxbench runs the strategy in its loop and inspect runs it
 through ``CtxbenchCompaction`` (harness/integrations/inspect.py). Needs ``pip install -e ".[inspect]"``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,13 @@ class TimedModel:
     def complete(self, messages, tools):
         start = time.perf_counter()
         n = len(self.spans) + 1
-        message = {"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{n}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {n}}}'}}]}
+        message = {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": f"c{n}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {n}}}'}}
+            ],
+        }
         self.spans.append((start, time.perf_counter()))
         return Completion(message, Usage(prompt_tokens=None, cached_tokens=None, output_tokens=None))
 
@@ -63,10 +69,19 @@ def run_ctxbench(steps: int, strategy: str, budget: int) -> tuple[list[float], l
     model = TimedModel()
     with tempfile.TemporaryDirectory() as tmp:
         writer = RunWriter(Path(tmp))
-        settings = TrialSettings(budget=budget, max_steps=steps, strategy_name=strategy, strategy_params={},
-                                 model_name="instant")
-        run_trial(trial_id="bench", trial_index=0, instance=GrowingTask(), strategy=STRATEGIES[strategy](),
-                  model=model, summarizer=None, settings=settings, writer=writer)
+        settings = TrialSettings(
+            budget=budget, max_steps=steps, strategy_name=strategy, strategy_params={}, model_name="instant"
+        )
+        run_trial(
+            trial_id="bench",
+            trial_index=0,
+            instance=GrowingTask(),
+            strategy=STRATEGIES[strategy](),
+            model=model,
+            summarizer=None,
+            settings=settings,
+            writer=writer,
+        )
         writer.close()
         history = [s["history_tokens"] for s in read_jsonl(Path(tmp) / "steps.jsonl")]
     return gaps_ms(model.spans), history
@@ -108,8 +123,9 @@ def run_inspect(steps: int, strategy: str, budget: int) -> list[float]:
     model = use_ctxbench_tokens(get_model("mockllm/model", custom_outputs=outputs))
     compaction = CtxbenchCompaction(STRATEGIES[strategy](), budget=budget) if strategy != "none" else None
     agent = react(prompt="You read chunks.", tools=[read()], model=model, compaction=compaction)
-    task = Task(dataset=[Sample(input="Read chunks until told to stop.")], solver=as_solver(agent),
-                message_limit=2 * steps + 1)
+    task = Task(
+        dataset=[Sample(input="Read chunks until told to stop.")], solver=as_solver(agent), message_limit=2 * steps + 1
+    )
     with tempfile.TemporaryDirectory() as tmp:
         inspect_eval(task, model=model, log_dir=tmp, display="none", score=False)
     return gaps_ms(spans)
@@ -119,7 +135,7 @@ def window(gaps: list[float], index: int) -> float | None:
     """The median gap of the ten steps around ``index`` (None past the end)."""
     if index + 5 > len(gaps):
         return None
-    return statistics.median(gaps[max(index - 5, 0): index + 5])
+    return statistics.median(gaps[max(index - 5, 0) : index + 5])
 
 
 def main() -> None:
@@ -132,8 +148,10 @@ def main() -> None:
     ours, history = run_ctxbench(args.steps, args.strategy, budget)
     assert "inspect_ai" not in sys.modules, "ctxbench's own run imported inspect_ai"
     theirs = run_inspect(args.steps, args.strategy, budget)
-    print(f"strategy {args.strategy}, budget {args.budget}, {args.steps} steps; overhead per step in ms "
-          "(median of the 10 steps around that history size; the model's own time excluded)")
+    print(
+        f"strategy {args.strategy}, budget {args.budget}, {args.steps} steps; overhead per step in ms "
+        "(median of the 10 steps around that history size; the model's own time excluded)"
+    )
     print(f"{'history tokens':>15} | {'ctxbench loop':>14} | {'inspect react':>14} | {'ratio':>6}")
     for target in TARGETS:
         index = next((i for i, t in enumerate(history) if t >= target), None)
@@ -143,8 +161,10 @@ def main() -> None:
         if a is None or b is None:
             continue
         print(f"{history[index]:>15,} | {a:>14.3f} | {b:>14.3f} | {b / a:>5.1f}x")
-    print(f"\nmedian over all steps: ctxbench {statistics.median(ours):.3f} ms, inspect react "
-          f"{statistics.median(theirs):.3f} ms ({len(ours) + 1} and {len(theirs) + 1} model calls)")
+    print(
+        f"\nmedian over all steps: ctxbench {statistics.median(ours):.3f} ms, inspect react "
+        f"{statistics.median(theirs):.3f} ms ({len(ours) + 1} and {len(theirs) + 1} model calls)"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ hit rates (cached / prompt) as well as on raw counts.
 
 Needs the local extra: pip install -e ".[local]". Asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,13 +36,24 @@ def default_other() -> str:
 
 
 def run(strategy: str, args: argparse.Namespace, out: Path) -> tuple[list[dict], dict, float]:
-    overrides = ["model=local", f"model.variant={args.variant}", "suite=smoke", "trials=1", f"strategy={strategy}",
-                 f"budget={args.budget}", f"max_steps={args.max_steps}", "cache_profile=llamacpp", "progress=false",
-                 f"hydra.run.dir={out}", *args.overrides]
+    overrides = [
+        "model=local",
+        f"model.variant={args.variant}",
+        "suite=smoke",
+        "trials=1",
+        f"strategy={strategy}",
+        f"budget={args.budget}",
+        f"max_steps={args.max_steps}",
+        "cache_profile=llamacpp",
+        "progress=false",
+        f"hydra.run.dir={out}",
+        *args.overrides,
+    ]
     started = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-m", "harness", "run", *overrides], cwd=ROOT, env=env,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "harness", "run", *overrides], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     wall = time.perf_counter() - started
     if result.returncode != 0:
         sys.exit(f"run failed ({strategy}): {result.stderr.strip()[-2000:]}")
@@ -54,19 +66,25 @@ def rate(part: int, whole: int) -> float:
 
 def report(strategy: str, steps: list[dict], trial: dict, wall: float) -> dict:
     print(f"\n== strategy={strategy}  outcome={trial['outcome']}  steps={trial['steps']}  wall={wall:.0f}s")
-    print(f"{'step':>4} {'req_tok':>8} {'prompt':>7} {'reported':>9} {'simulated':>9} {'rep_rate':>8} {'sim_rate':>8} "
-          f"{'lost':>6}  break")
+    print(
+        f"{'step':>4} {'req_tok':>8} {'prompt':>7} {'reported':>9} {'simulated':>9} {'rep_rate':>8} {'sim_rate':>8} "
+        f"{'lost':>6}  break"
+    )
     for s in steps:
         if s["kind"] != "agent":
             continue
-        print(f"{s['step']:>4} {s['request_tokens']:>8} {s['prompt_tokens']:>7} {s['cached_tokens']:>9} "
-              f"{s['sim_cached_tokens']:>9} {rate(s['cached_tokens'], s['prompt_tokens']):>8.2f} "
-              f"{rate(s['sim_cached_tokens'], s['request_tokens']):>8.2f} {s['cache_lost_tokens']:>6}  "
-              f"{s['cache_break'] or ''}")
+        print(
+            f"{s['step']:>4} {s['request_tokens']:>8} {s['prompt_tokens']:>7} {s['cached_tokens']:>9} "
+            f"{s['sim_cached_tokens']:>9} {rate(s['cached_tokens'], s['prompt_tokens']):>8.2f} "
+            f"{rate(s['sim_cached_tokens'], s['request_tokens']):>8.2f} {s['cache_lost_tokens']:>6}  "
+            f"{s['cache_break'] or ''}"
+        )
     agent = [s for s in steps if s["kind"] == "agent"]
     later = agent[1:]  # the first request has nothing to hit
-    diffs = [abs(rate(s["cached_tokens"], s["prompt_tokens"]) - rate(s["sim_cached_tokens"], s["request_tokens"]))
-             for s in later]
+    diffs = [
+        abs(rate(s["cached_tokens"], s["prompt_tokens"]) - rate(s["sim_cached_tokens"], s["request_tokens"]))
+        for s in later
+    ]
     hit_agree = [(s["cached_tokens"] > 0) == (s["sim_cached_tokens"] > 0) for s in later]
     summary = {
         "strategy": strategy,
@@ -80,10 +98,12 @@ def report(strategy: str, steps: list[dict], trial: dict, wall: float) -> dict:
         "hit_agreement": statistics.fmean(hit_agree) if hit_agree else 1.0,
         "breaks": sum(1 for s in agent if s["cache_break"]),
     }
-    print(f"   totals: reported cached {summary['reported_cached']:,} of {sum(s['prompt_tokens'] for s in agent):,} "
-          f"prompt tokens ({summary['reported_hit_rate']:.1%}); simulated {summary['simulated_cached']:,} of "
-          f"{sum(s['request_tokens'] for s in agent):,} ({summary['simulated_hit_rate']:.1%}); "
-          f"sources {summary['sources']}")
+    print(
+        f"   totals: reported cached {summary['reported_cached']:,} of {sum(s['prompt_tokens'] for s in agent):,} "
+        f"prompt tokens ({summary['reported_hit_rate']:.1%}); simulated {summary['simulated_cached']:,} of "
+        f"{sum(s['request_tokens'] for s in agent):,} ({summary['simulated_hit_rate']:.1%}); "
+        f"sources {summary['sources']}"
+    )
     return summary
 
 
@@ -105,8 +125,10 @@ def main() -> int:
     print("\n== agreement (steps after the first; rates = cached / prompt, each in its own tokenizer)")
     print(f"{'strategy':<20} {'rep_rate':>8} {'sim_rate':>8} {'mean|diff|':>10} {'hit/miss agree':>14} {'breaks':>6}")
     for s in summaries:
-        print(f"{s['strategy']:<20} {s['reported_hit_rate']:>8.1%} {s['simulated_hit_rate']:>8.1%} "
-              f"{s['mean_abs_rate_diff']:>10.3f} {s['hit_agreement']:>14.0%} {s['breaks']:>6}")
+        print(
+            f"{s['strategy']:<20} {s['reported_hit_rate']:>8.1%} {s['simulated_hit_rate']:>8.1%} "
+            f"{s['mean_abs_rate_diff']:>10.3f} {s['hit_agreement']:>14.0%} {s['breaks']:>6}"
+        )
     return 0
 
 

@@ -13,6 +13,7 @@ long size, across many rounds (largest round a small share of the final history)
 early-submit draw is off (``early_submit=0``): the table measures what the task demands, not an agent
 that stops early.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,18 @@ def run(suite: str, profile: str, instances: int, out: Path, family: str | None 
     from harness.runner import execute
 
     only = [f"task={family}", *suite_knobs(suite, family)] if family else []
-    cfg = compose(f"suite={suite}", f"suite.instances={instances}", "strategy=none", "budget=1M", "trials=1",
-                  f"model.profile={profile}", "progress=false", "model.context_window=10000000",
-                  "model.profile_params.early_submit=0", *only)
+    cfg = compose(
+        f"suite={suite}",
+        f"suite.instances={instances}",
+        "strategy=none",
+        "budget=1M",
+        "trials=1",
+        f"model.profile={profile}",
+        "progress=false",
+        "model.context_window=10000000",
+        "model.profile_params.early_submit=0",
+        *only,
+    )
     execute(cfg, out, echo=lambda _: None)
     steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
@@ -49,9 +59,11 @@ def table(rows_by_profile: dict[str, list[dict]]) -> str:
         for profile, rows in rows_by_profile.items():
             f = [r for r in rows if r["family"] == family]
             mean = lambda key: sum(r[key] for r in f) / len(f)  # noqa: E731
-            lines.append(f"| {family} | {profile} | {mean('steps'):.0f} | {mean('peak_context'):,.0f} | "
-                         f"{mean('final_history_tokens'):,.0f} | {mean('max_round_growth'):,.0f} | "
-                         f"{mean('max_round_growth') / max(1.0, mean('final_history_tokens')):.0%} |")
+            lines.append(
+                f"| {family} | {profile} | {mean('steps'):.0f} | {mean('peak_context'):,.0f} | "
+                f"{mean('final_history_tokens'):,.0f} | {mean('max_round_growth'):,.0f} | "
+                f"{mean('max_round_growth') / max(1.0, mean('final_history_tokens')):.0%} |"
+            )
     return "\n".join(lines)
 
 
@@ -60,14 +72,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="default")
     parser.add_argument("--instances", type=int, default=2)
-    parser.add_argument("--profiles", default="perfect,realistic,greedy", help="reference-agent profiles, comma-separated")
+    parser.add_argument(
+        "--profiles", default="perfect,realistic,greedy", help="reference-agent profiles, comma-separated"
+    )
     parser.add_argument("--family", help="one family alone (task=NAME), at the suite's size")
     args = parser.parse_args(argv)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for profile in args.profiles.split(","):
             results[profile] = run(args.suite, profile, args.instances, Path(tmp) / profile, args.family)
-    print(f"## strategy none, budget 1M, suite {args.suite} ({args.instances} instances; reference agent, not an LLM)\n")
+    print(
+        f"## strategy none, budget 1M, suite {args.suite} ({args.instances} instances; reference agent, not an LLM)\n"
+    )
     print(table(results))
     return 0
 

@@ -5,6 +5,7 @@ Also checks that the records are identical whatever the concurrency.
 
     python benchmarks/parallel_speedup.py [--trials 16] [--latency 0.2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,9 @@ def main() -> None:
     parallel, rows8 = timed_run(*common, "workers=8")
     calls = sum(r["steps"] for r in rows1)
     print(f"{len(rows1)} trials, {calls} model calls x {args.latency} s injected latency")
-    print(f"workers=1: {serial:.2f} s   workers=8: {parallel:.2f} s   speed-up: {serial / parallel:.1f}x (target >= 6x)")
+    print(
+        f"workers=1: {serial:.2f} s   workers=8: {parallel:.2f} s   speed-up: {serial / parallel:.1f}x (target >= 6x)"
+    )
     print("records identical across concurrency:", strip(rows1) == strip(rows8))
 
 

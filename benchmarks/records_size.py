@@ -11,6 +11,7 @@ sizes), and the total per trial. A ``view*`` file or folder in the run folder is
 not a record). Transcripts also show their size uncompressed, read back through ``read_transcript``'s
 file layer.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,8 +73,10 @@ def report(run_dir: Path) -> None:
     print(f"{'total':<16}{total:>14,}{total / trials:>12,.0f}")
     raw = uncompressed_transcripts(run_dir)
     if raw and by_kind.get(TRANSCRIPTS):
-        print(f"transcripts uncompressed: {raw:,} bytes ({raw / trials:,.0f} per trial; "
-              f"{raw / by_kind[TRANSCRIPTS]:.1f}x what is on disk)")
+        print(
+            f"transcripts uncompressed: {raw:,} bytes ({raw / trials:,.0f} per trial; "
+            f"{raw / by_kind[TRANSCRIPTS]:.1f}x what is on disk)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,8 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "harness", "run", *args.overrides, "progress=false",
-                        f"hydra.run.dir={run_dir}"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "harness", "run", *args.overrides, "progress=false", f"hydra.run.dir={run_dir}"],
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         print(f"ran `python -m harness run {' '.join(args.overrides)}` in {time.perf_counter() - start:.1f} s")
         report(run_dir)
     return 0

@@ -9,6 +9,7 @@ when the query names what it asks for (a person), and the table says which facts
 
     python benchmarks/semantic_filter.py        # prints the demo's figures
 """
+
 from __future__ import annotations
 
 import math
@@ -93,7 +94,7 @@ def search_batch(target_tokens: int = 37_312, seed: int = 0):
     pages = sorted(instance.pages.values(), key=lambda p: (person not in p.names, p.url))
     parts, tokens = [], 0
     for page in pages:
-        text = f"<page url=\"{page.url}\">\n{page.body}\n</page>"
+        text = f'<page url="{page.url}">\n{page.body}\n</page>'
         cost = count_text(text)
         if tokens + cost > target_tokens and parts:
             break
@@ -112,8 +113,16 @@ def run_demo(k: int = 3, seed: int = 0) -> FilterDemo:
     kept = "\n\n".join(top_chunks(chunks, query, k))
     found = sum(1 for m in moves if _states(kept, person, m))
     cut = head_tail(raw, count_text(kept))
-    return FilterDemo(len(raw), count_text(raw), len(chunks), count_text(kept), len(moves), found,
-                      sum(1 for m in moves if _states(cut, person, m)), query)
+    return FilterDemo(
+        len(raw),
+        count_text(raw),
+        len(chunks),
+        count_text(kept),
+        len(moves),
+        found,
+        sum(1 for m in moves if _states(cut, person, m)),
+        query,
+    )
 
 
 def head_tail(text: str, tokens: int) -> str:

@@ -17,6 +17,7 @@ Figures (wall seconds unless said; each command run by this interpreter with ``P
 Takes about 2-3 minutes without ``--suite`` (measured), plus the suite's own time with it. Read the
 figures from an idle machine: a loaded one stretches every wall time, the speed-ups most.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,14 @@ def timed(command: list[str], repo: Path, cwd: Path) -> tuple[float, float]:
     """Run ``command`` with ``PYTHONPATH=repo`` in ``cwd``: (wall seconds, CPU seconds of it and its children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, "PYTHONPATH": str(repo)})
+    subprocess.run(
+        command,
+        cwd=cwd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -66,8 +73,15 @@ def measure(repo: Path, only: set[str], suite: bool) -> list[tuple[str, str]]:
                 rows.append(("no-op rerun of the main job", f"{statistics.median(runs):.2f} s (median of 3)"))
         if "launcher" in only:
             basic, _ = harness(repo, work, "run", *SWEEP, f"hydra.sweep.dir={work / 's1'}")
-            joblib, _ = harness(repo, work, "run", *SWEEP, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
-                                f"hydra.sweep.dir={work / 's2'}")
+            joblib, _ = harness(
+                repo,
+                work,
+                "run",
+                *SWEEP,
+                "hydra/launcher=joblib",
+                "hydra.launcher.n_jobs=2",
+                f"hydra.sweep.dir={work / 's2'}",
+            )
             rows.append(("2-job sweep, 1 job at a time", f"{basic:.1f} s"))
             rows.append(("2-job sweep, joblib n_jobs=2", f"{joblib:.1f} s; speed-up {basic / joblib:.2f}x"))
     if suite:

@@ -8,6 +8,7 @@ token counts are memoized per message, it must stay flat as the history grows.
 
     python benchmarks/step_overhead.py [--steps 220] [--strategy headtail --budget 25k]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,8 +69,13 @@ class InstantModel:
     def complete(self, messages, tools):
         self.calls.append((time.perf_counter(), len(messages)))
         n = len(self.calls)
-        message = {"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{n}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {n}}}'}}]}
+        message = {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": f"c{n}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {n}}}'}}
+            ],
+        }
         return Completion(message, Usage(prompt_tokens=None, cached_tokens=None, output_tokens=None))
 
 
@@ -83,11 +89,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         writer = RunWriter(Path(tmp))
         strategy = STRATEGIES[args.strategy]()
-        settings = TrialSettings(budget=parse_budget(args.budget.replace("G", "000M")), max_steps=args.steps,
-                                 strategy_name=args.strategy, strategy_params={},
-                                 model_name="instant")
-        run_trial(trial_id="bench", trial_index=0, instance=GrowingTask(), strategy=strategy, model=model,
-                  summarizer=None, settings=settings, writer=writer)
+        settings = TrialSettings(
+            budget=parse_budget(args.budget.replace("G", "000M")),
+            max_steps=args.steps,
+            strategy_name=args.strategy,
+            strategy_params={},
+            model_name="instant",
+        )
+        run_trial(
+            trial_id="bench",
+            trial_index=0,
+            instance=GrowingTask(),
+            strategy=strategy,
+            model=model,
+            summarizer=None,
+            settings=settings,
+            writer=writer,
+        )
         writer.close()
         from harness.records import read_jsonl
 
@@ -99,12 +117,14 @@ def main() -> None:
         index = next((i for i, t in enumerate(tokens) if t >= target), None)
         if index is None or index + 10 > len(gaps):
             continue
-        window = gaps[max(index - 5, 0): index + 5]
+        window = gaps[max(index - 5, 0) : index + 5]
         print(f"{tokens[index]:>15,} | {statistics.median(window):>45.3f}")
     first, last = statistics.median(gaps[5:25]), statistics.median(gaps[-20:])
-    print(f"\nstrategy {args.strategy}, budget {args.budget}: {len(steps)} steps, history {tokens[-1]:,} tokens, "
-          f"last request {steps[-1]['request_tokens']:,} tokens; "
-          f"median overhead early {first:.3f} ms, late {last:.3f} ms (ratio {last / first:.2f})")
+    print(
+        f"\nstrategy {args.strategy}, budget {args.budget}: {len(steps)} steps, history {tokens[-1]:,} tokens, "
+        f"last request {steps[-1]['request_tokens']:,} tokens; "
+        f"median overhead early {first:.3f} ms, late {last:.3f} ms (ratio {last / first:.2f})"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ and enters the trial's totals. Agent, summarizer, sub-agent and stop-hook calls 
 through it, so no total can leave a kind of call out. Per kind it keeps a ``CallTotals``
 and its own prefix-cache simulator (each kind of call has its own cache history).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -74,7 +75,11 @@ def reject_invalid_usage(usage: Usage) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
             bad.append(f"{key}={value!r}"[:80])
             setattr(usage, key, None if key in USAGE_FIELDS[:3] else 0)
-    if usage.cached_tokens is not None and usage.prompt_tokens is not None and usage.cached_tokens > usage.prompt_tokens:
+    if (
+        usage.cached_tokens is not None
+        and usage.prompt_tokens is not None
+        and usage.cached_tokens > usage.prompt_tokens
+    ):
         bad.append(f"cached_tokens={usage.cached_tokens} > prompt_tokens={usage.prompt_tokens}")
         usage.cached_tokens = usage.prompt_tokens
     if usage.cached_tokens is None and usage.cached_source == "reported":
@@ -109,8 +114,14 @@ def reported_model(completion: Completion) -> str | None:
 class CallRecorder:
     """Turns each model call of one trial into a step row and adds it to the totals of its kind."""
 
-    def __init__(self, trial_id: str, counter: TokenCounter, pricing: Pricing | AutoPricing,
-                 cache_profile: CacheProfile, write_step: Any) -> None:
+    def __init__(
+        self,
+        trial_id: str,
+        counter: TokenCounter,
+        pricing: Pricing | AutoPricing,
+        cache_profile: CacheProfile,
+        write_step: Any,
+    ) -> None:
         self.trial_id = trial_id
         self.counter = counter
         self.pricing = pricing
@@ -120,37 +131,66 @@ class CallRecorder:
         self._sims = {kind: PrefixCacheSimulator(cache_profile, counter) for kind in CALL_KINDS}
         self.price_sources: set[str] = set()
 
-    def record(self, kind: str, step: int, request: list[dict], tools: list[dict], completion: Completion,
-               request_tokens: int, extra: dict | None = None, events: list[str] | None = None) -> None:
+    def record(
+        self,
+        kind: str,
+        step: int,
+        request: list[dict],
+        tools: list[dict],
+        completion: Completion,
+        request_tokens: int,
+        extra: dict | None = None,
+        events: list[str] | None = None,
+    ) -> None:
         """Record one call of ``kind`` made at ``step``: its usage, cost, simulated cache and step row."""
         sim = self._sims[kind].observe(request, tools)
         self._sims[kind].observe_reply(completion.message)
         invalid = reject_invalid_usage(completion.usage)
-        usage = fill_usage(completion.usage, request_tokens, self.counter.message(completion.message)
-                           if completion.usage.output_tokens is None else 0, sim.cached)
+        usage = fill_usage(
+            completion.usage,
+            request_tokens,
+            self.counter.message(completion.message) if completion.usage.output_tokens is None else 0,
+            sim.cached,
+        )
         if usage.cached_source == "simulated":  # the simulated cache writes as the profile's provider would
             usage.cache_write_tokens = self.cache_profile.simulated_writes(usage.prompt_tokens, usage.cached_tokens)
         price = self.pricing.price_for(kind, reported_model(completion))
         self.price_sources.add(price.source)
-        cost_uncached = price.cost(usage.prompt_tokens, usage.cached_tokens, usage.output_tokens,
-                                   usage.cache_write_tokens)
+        cost_uncached = price.cost(
+            usage.prompt_tokens, usage.cached_tokens, usage.output_tokens, usage.cache_write_tokens
+        )
         cost = 0.0 if completion.from_cache else cost_uncached
         self.totals[kind].add(usage, cost_uncached, sim.cached, sim.lost, completion.from_cache)
         cache_break = None
         if sim.lost and kind == "agent":
             cache_break = "+".join(dict.fromkeys(events or [])) or "strategy rewrite"
-        self._write_step({
-            "trial_id": self.trial_id, "step": step, "kind": kind, "request_tokens": request_tokens,
-            "prompt_tokens": usage.prompt_tokens, "cached_tokens": usage.cached_tokens,
-            "cached_source": usage.cached_source, "cache_write_tokens": usage.cache_write_tokens,
-            "output_tokens": usage.output_tokens,
-            "reasoning_tokens": usage.reasoning_tokens, "tokens_source": usage.tokens_source,
-            "request_messages": len(request), "latency_s": round(completion.latency_s, 6), "cost": cost,
-            "from_cache": completion.from_cache, "cost_uncached": cost_uncached,
-            "sim_cached_tokens": sim.cached, "cache_profile": self.cache_profile.name,
-            "cache_lost_tokens": sim.lost, "cache_break": cache_break, "pricing": self.pricing.name,
-            "usage_invalid": invalid, **(extra or {}),
-        })
+        self._write_step(
+            {
+                "trial_id": self.trial_id,
+                "step": step,
+                "kind": kind,
+                "request_tokens": request_tokens,
+                "prompt_tokens": usage.prompt_tokens,
+                "cached_tokens": usage.cached_tokens,
+                "cached_source": usage.cached_source,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "output_tokens": usage.output_tokens,
+                "reasoning_tokens": usage.reasoning_tokens,
+                "tokens_source": usage.tokens_source,
+                "request_messages": len(request),
+                "latency_s": round(completion.latency_s, 6),
+                "cost": cost,
+                "from_cache": completion.from_cache,
+                "cost_uncached": cost_uncached,
+                "sim_cached_tokens": sim.cached,
+                "cache_profile": self.cache_profile.name,
+                "cache_lost_tokens": sim.lost,
+                "cache_break": cache_break,
+                "pricing": self.pricing.name,
+                "usage_invalid": invalid,
+                **(extra or {}),
+            }
+        )
 
     def price_source(self) -> str:
         """Where the trial's prices came from: each source its calls were priced by, joined by ``+``

@@ -14,6 +14,7 @@ calls are recorded as; a subclass says where the rest of its records go: ``harne
 (the main agent: ``submit``, ``kind=agent``, a transcript and a trial row) and
 ``harness.subagent.Subagent`` (a sub-agent: ``report``, ``kind=subagent``, a conclusion).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from harness.accounting import BudgetTracker, CallRecorder
-from harness.conversation import (InvalidConversation, check_tool_order, check_tool_subset, escape_text, iter_calls,
-                                  parse_arguments, reply_problem, strip_private, validate_projection)
+from harness.conversation import (
+    InvalidConversation,
+    check_tool_order,
+    check_tool_subset,
+    escape_text,
+    iter_calls,
+    parse_arguments,
+    reply_problem,
+    strip_private,
+    validate_projection,
+)
 from harness.models.base import Completion, ContextOverflowError, ModelError, request_options
 from harness.models.toolparse import parse_error_message
 from harness.tokens import REPLY_PRIMER, TokenCounter
@@ -95,9 +105,20 @@ class AgentLoop(ABC):
     no_tool_call: str
     """What the agent is told after a reply without a tool call."""
 
-    def __init__(self, *, instance: TaskEnvironment, strategy: Any, session: Session, counter: TokenCounter,
-                 recorder: CallRecorder, ctx: TrialContext, budget: BudgetTracker, final_tool: dict, max_steps: int,
-                 history: list[dict]) -> None:
+    def __init__(
+        self,
+        *,
+        instance: TaskEnvironment,
+        strategy: Any,
+        session: Session,
+        counter: TokenCounter,
+        recorder: CallRecorder,
+        ctx: TrialContext,
+        budget: BudgetTracker,
+        final_tool: dict,
+        max_steps: int,
+        history: list[dict],
+    ) -> None:
         self.instance, self.agent, self.counter, self.recorder = instance, session, counter, recorder
         self.strategy: FullStrategy = full_strategy(strategy)
         self.ctx, self.budget, self.max_steps, self.history = ctx, budget, max_steps, history
@@ -190,8 +211,16 @@ class AgentLoop(ABC):
         reply = self.append_reply(completion)
         completion = replace(completion, message=self.stripped(reply))  # counted as the history keeps it
         calls = list(iter_calls(reply))
-        self.recorder.record(self.call_kind, self.record_step(), prepared.request, self.tools, completion,
-                             prepared.tokens, self.step_fields(prepared, calls), events=list(self.ctx.events_this_step))
+        self.recorder.record(
+            self.call_kind,
+            self.record_step(),
+            prepared.request,
+            self.tools,
+            completion,
+            prepared.tokens,
+            self.step_fields(prepared, calls),
+            events=list(self.ctx.events_this_step),
+        )
         if not calls:
             self.nudge(reply)
             return
@@ -214,8 +243,10 @@ class AgentLoop(ABC):
             self.end("strategy_error", f"invalid projection at step {self.steps}: {exc}")
             return None
         except ModelError as exc:  # the strategy's summarizer call failed: the model's fault, not the strategy's
-            self.end("context_overflow" if isinstance(exc, ContextOverflowError) else "model_error",
-                     f"the summarizer call failed at step {self.steps}: {exc}")
+            self.end(
+                "context_overflow" if isinstance(exc, ContextOverflowError) else "model_error",
+                f"the summarizer call failed at step {self.steps}: {exc}",
+            )
             return None
         except Exception as exc:
             self.end("strategy_error", f"strategy raised at step {self.steps}: {type(exc).__name__}: {exc}")
@@ -269,7 +300,7 @@ class AgentLoop(ABC):
         counted and logged for its new messages; the list comparison runs in C.
         """
         previous = self.previous.request
-        if previous and len(request) >= len(previous) and request[:len(previous)] == previous:
+        if previous and len(request) >= len(previous) and request[: len(previous)] == previous:
             return len(previous)
         return 0
 
@@ -279,7 +310,8 @@ class AgentLoop(ABC):
         tail = request[known:]
         message_tokens = base.message_tokens + self.counter.messages(tail)
         prepared = Prepared(
-            request=request, message_tokens=message_tokens,
+            request=request,
+            message_tokens=message_tokens,
             refs=base.refs + [self.ref(m) for m in tail],
             sent=base.sent + [self.stripped(m) for m in tail],
             tokens=message_tokens + self.counter.tools(self.tools) + REPLY_PRIMER,
@@ -305,8 +337,10 @@ class AgentLoop(ABC):
         """Whether the request fits the model's context window (else the run ends as ``context_overflow``)."""
         if prepared.tokens <= self.agent.context_window:
             return True
-        self.end("context_overflow", f"request of {prepared.tokens:,} tokens exceeds the "
-                                     f"{self.agent.context_window:,}-token context window")
+        self.end(
+            "context_overflow",
+            f"request of {prepared.tokens:,} tokens exceeds the {self.agent.context_window:,}-token context window",
+        )
         return False
 
     def call_model(self, prepared: Prepared) -> Completion | None:
@@ -315,7 +349,9 @@ class AgentLoop(ABC):
         try:
             options = dict(self.strategy.server_options() or {})
         except Exception as exc:
-            self.end("strategy_error", f"strategy server_options raised at step {self.steps}: {type(exc).__name__}: {exc}")
+            self.end(
+                "strategy_error", f"strategy server_options raised at step {self.steps}: {type(exc).__name__}: {exc}"
+            )
             return None
         try:
             with request_options(**options):
@@ -337,8 +373,10 @@ class AgentLoop(ABC):
         try:
             self.strategy.observe_server_edits(edits)
         except Exception as exc:
-            self.end("strategy_error", f"strategy observe_server_edits raised at step {self.steps}: "
-                                       f"{type(exc).__name__}: {exc}")
+            self.end(
+                "strategy_error",
+                f"strategy observe_server_edits raised at step {self.steps}: {type(exc).__name__}: {exc}",
+            )
             return False
         return True
 
@@ -376,8 +414,9 @@ class AgentLoop(ABC):
             try:
                 args = parse_arguments(raw)
             except ValueError as exc:
-                result = CallResult(f"ERROR: could not parse the arguments of {name}: {exc}. Fix the JSON and call again.",
-                                 True)
+                result = CallResult(
+                    f"ERROR: could not parse the arguments of {name}: {exc}. Fix the JSON and call again.", True
+                )
             else:
                 task_calls += self.is_task_call(name)
                 if self.is_task_call(name) and self.over_call_limit(task_calls):
@@ -417,8 +456,11 @@ class AgentLoop(ABC):
             result = self.instance.call(name, args)
         except Exception as exc:  # a task tool that raises on odd arguments: the model sees an error, the run goes on
             self.tool_exceptions += 1
-            return CallResult(f"ERROR: {name} failed on these arguments ({type(exc).__name__}: {str(exc)[:200]}); check "
-                           "them against the tool's schema and call again.", True)
+            return CallResult(
+                f"ERROR: {name} failed on these arguments ({type(exc).__name__}: {str(exc)[:200]}); check "
+                "them against the tool's schema and call again.",
+                True,
+            )
         return CallResult(result.content, result.is_error, result.resource)
 
     def is_unoffered(self, name: str) -> bool:
@@ -444,9 +486,16 @@ class AgentLoop(ABC):
 
     def append_result(self, call_id: str, name: str, args: dict, result: CallResult) -> None:
         """Append a tool result to the history (with the private keys strategies read) and log it."""
-        message = {"role": "tool", "tool_call_id": call_id, "content": result.content, "_step": self.steps,
-                   "_tool": name, "_args": args, "_error": result.is_error,
-                   "_resource": self.result_resource(result.resource, result.is_error)}
+        message = {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": result.content,
+            "_step": self.steps,
+            "_tool": name,
+            "_args": args,
+            "_error": result.is_error,
+            "_resource": self.result_resource(result.resource, result.is_error),
+        }
         self.append(message)
         self.log_result(message, name, args, result.is_error, result.resource)
 

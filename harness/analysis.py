@@ -12,6 +12,7 @@ re-implement them. Column names are documented in docs/analysis.md.
 All intervals are 95%. Bootstraps use a fixed seed on sorted data, so the same records give
 the same numbers whatever order the runs were loaded in.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,6 +61,7 @@ def reference_note(trials: pd.DataFrame) -> str:
 
 # ---------------------------------------------------------------- loading
 
+
 def run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     """Every run folder (one holding ``trials.jsonl``) at or below the given paths (sweeps included)."""
     found: list[Path] = []
@@ -98,8 +100,10 @@ def check_trial_rows(rows: list[dict], path: Path) -> None:
     for number, row in enumerate(rows, 1):
         missing = [k for k in TRIAL_ROW_KEYS if k not in row] if isinstance(row, dict) else list(TRIAL_ROW_KEYS)
         if missing:
-            raise ForeignRecords(f"{path}: row {number} is not a ctxbench trial row (no {', '.join(missing)}); "
-                                 "report reads the folders that `run` and `import` write")
+            raise ForeignRecords(
+                f"{path}: row {number} is not a ctxbench trial row (no {', '.join(missing)}); "
+                "report reads the folders that `run` and `import` write"
+            )
 
 
 def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFrame:
@@ -126,13 +130,25 @@ def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFram
         return pd.DataFrame()
     trials = pd.concat(frames, ignore_index=True)
     trials["params"] = trials["strategy_params"].map(_params_label) if "strategy_params" in trials else "-"
-    for col in ("summarizer_input_tokens", "cached_tokens", "output_tokens", "cost", "reads", "rereads",
-                "reread_rate", "compactions", "peak_context"):
+    for col in (
+        "summarizer_input_tokens",
+        "cached_tokens",
+        "output_tokens",
+        "cost",
+        "reads",
+        "rereads",
+        "reread_rate",
+        "compactions",
+        "peak_context",
+    ):
         if col not in trials:
             trials[col] = 0
     add_totals(trials)
-    trials["cache_hit_ratio"] = np.where(trials["input_tokens"] > 0,
-                                         trials["cached_tokens"] / trials["input_tokens"].where(trials["input_tokens"] > 0, 1), 0.0)
+    trials["cache_hit_ratio"] = np.where(
+        trials["input_tokens"] > 0,
+        trials["cached_tokens"] / trials["input_tokens"].where(trials["input_tokens"] > 0, 1),
+        0.0,
+    )
     if "reference_agent" not in trials:
         trials["reference_agent"] = False
     attach_configs(trials)
@@ -183,8 +199,11 @@ def add_totals(trials: pd.DataFrame) -> None:
     The row's own value when it carries one (records since the loop writes them), else the sum of
     the agent, summarizer, sub-agent and stop-hook parts the row has.
     """
-    for total, parts in (("total_input_tokens", INPUT_PARTS), ("total_cached_tokens", CACHED_PARTS),
-                         ("total_output_tokens", OUTPUT_PARTS)):
+    for total, parts in (
+        ("total_input_tokens", INPUT_PARTS),
+        ("total_cached_tokens", CACHED_PARTS),
+        ("total_output_tokens", OUTPUT_PARTS),
+    ):
         summed = _parts_sum(trials, parts)
         trials[total] = trials[total].where(trials[total].notna(), summed) if total in trials else summed
 
@@ -196,8 +215,12 @@ def _trial_identity(run: str, row: pd.Series, cache: dict) -> tuple[str, dict]:
         cache[run] = None if found is None else (ident.config_id(found), ident.flatten(ident.normalise(found)))
     if cache[run] is not None:
         return cache[run]
-    flat = {"strategy.name": row["strategy"], "strategy.params": row["params"], "budget": int(row["budget"]),
-            "model.name": row["model"]}
+    flat = {
+        "strategy.name": row["strategy"],
+        "strategy.params": row["params"],
+        "budget": int(row["budget"]),
+        "model.name": row["model"],
+    }
     return ident.legacy_id(row["strategy"], row["params"], row["budget"], row["model"]), flat
 
 
@@ -327,6 +350,7 @@ def cumulative_input(steps: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- statistics
 
+
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion (95% by default); (nan, nan) when n = 0."""
     if n <= 0:
@@ -338,8 +362,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def bootstrap_mean(values: Sequence[float], seed: int = BOOTSTRAP_SEED,
-                   resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+def bootstrap_mean(
+    values: Sequence[float], seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float, float]:
     """Percentile bootstrap 95% interval of the mean (deterministic: fixed seed, sorted data)."""
     data = np.sort(np.asarray(values, dtype=float))
     data = data[~np.isnan(data)]
@@ -368,12 +393,13 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(0, min(b, c) + 1)) / 2 ** n
+    tail = sum(math.comb(n, i) for i in range(0, min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
-def paired_bootstrap_ratio(base: Sequence[float], cand: Sequence[float], seed: int = BOOTSTRAP_SEED,
-                           resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float, float]:
+def paired_bootstrap_ratio(
+    base: Sequence[float], cand: Sequence[float], seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float, float, float]:
     """Ratio sum(cand)/sum(base) over pairs and its paired-bootstrap 95% interval (nan when base sums to 0)."""
     b = np.asarray(base, dtype=float)
     c = np.asarray(cand, dtype=float)
@@ -388,8 +414,9 @@ def paired_bootstrap_ratio(base: Sequence[float], cand: Sequence[float], seed: i
     return (ratio, float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5)))
 
 
-def paired_bootstrap_diff(base: Sequence[float], cand: Sequence[float], seed: int = BOOTSTRAP_SEED,
-                          resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float, float]:
+def paired_bootstrap_diff(
+    base: Sequence[float], cand: Sequence[float], seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float, float, float]:
     """Mean of (cand - base) over pairs and its paired-bootstrap 95% interval."""
     d = np.asarray(cand, dtype=float) - np.asarray(base, dtype=float)
     if d.size == 0:
@@ -401,6 +428,7 @@ def paired_bootstrap_diff(base: Sequence[float], cand: Sequence[float], seed: in
 
 
 # ---------------------------------------------------------------- aggregation
+
 
 def _group_row(group: pd.DataFrame) -> dict:
     n = len(group)
@@ -423,8 +451,13 @@ def _group_row(group: pd.DataFrame) -> dict:
         values = group[col].astype(float)
         row[f"mean_{col}"] = float(values.mean())
         row[f"{col}_ci_low"], row[f"{col}_ci_high"] = bootstrap_mean(values)
-    for col in ("total_cached_tokens", "total_output_tokens", "summarizer_input_tokens", "subagent_input_tokens",
-                "stop_hook_input_tokens"):
+    for col in (
+        "total_cached_tokens",
+        "total_output_tokens",
+        "summarizer_input_tokens",
+        "subagent_input_tokens",
+        "stop_hook_input_tokens",
+    ):
         row[f"mean_{col}"] = float(pd.to_numeric(group[col], errors="coerce").fillna(0).mean()) if col in group else 0.0
     total_input = float(group["input_tokens"].sum())
     row["cache_hit_ratio"] = float(group["cached_tokens"].sum()) / total_input if total_input else 0.0
@@ -462,8 +495,11 @@ def _response_cache_row(group: pd.DataFrame) -> dict:
     cost = group["cost"].astype(float)
     uncached = pd.to_numeric(group["cost_uncached"], errors="coerce").fillna(cost) if "cost_uncached" in group else cost
     replayed = pd.to_numeric(group["from_cache_calls"], errors="coerce").fillna(0) if "from_cache_calls" in group else 0
-    return {"mean_cost_uncached": float(uncached.mean()), "total_cost_uncached": float(uncached.sum()),
-            "from_cache_calls": int(pd.Series(replayed).sum())}
+    return {
+        "mean_cost_uncached": float(uncached.mean()),
+        "total_cost_uncached": float(uncached.sum()),
+        "from_cache_calls": int(pd.Series(replayed).sum()),
+    }
 
 
 def _budget_row(group: pd.DataFrame) -> dict:
@@ -472,9 +508,12 @@ def _budget_row(group: pd.DataFrame) -> dict:
         return {}
     over = pd.to_numeric(group["over_budget_steps"], errors="coerce").fillna(0)
     ratio = pd.to_numeric(group.get("max_budget_ratio"), errors="coerce") if "max_budget_ratio" in group else None
-    return {"over_budget_trials": int((over > 0).sum()), "mean_over_budget_steps": float(over.mean()),
-            "max_budget_ratio": float(ratio.max()) if ratio is not None and ratio.notna().any() else math.nan,
-            "held_budget": bool((over == 0).all())}
+    return {
+        "over_budget_trials": int((over > 0).sum()),
+        "mean_over_budget_steps": float(over.mean()),
+        "max_budget_ratio": float(ratio.max()) if ratio is not None and ratio.notna().any() else math.nan,
+        "held_budget": bool((over == 0).all()),
+    }
 
 
 def summarize(trials: pd.DataFrame, by: Sequence[str] = GROUP_KEYS) -> pd.DataFrame:
@@ -505,8 +544,12 @@ def summarize(trials: pd.DataFrame, by: Sequence[str] = GROUP_KEYS) -> pd.DataFr
     out = pd.DataFrame(rows)
     order = [c for c in ("strategy", "budget", "config", "family", *by) if c in out.columns]
     out = out.sort_values(list(dict.fromkeys(order)), kind="stable").reset_index(drop=True)
-    lead = list(dict.fromkeys([c for c in ("config_id", "config", "strategy", "params", "family", "budget", "model")
-                               if c in out.columns] + by))
+    lead = list(
+        dict.fromkeys(
+            [c for c in ("config_id", "config", "strategy", "params", "family", "budget", "model") if c in out.columns]
+            + by
+        )
+    )
     pass_cols = sorted((c for c in out.columns if c.startswith("pass^")), key=lambda c: int(c[5:]))
     others = [c for c in out.columns if not c.startswith("pass^") and c not in lead]
     at = others.index("success_ci_high") + 1
@@ -524,16 +567,24 @@ def pooling_notes(trials: pd.DataFrame, by: Sequence[str] = CONFIG_KEYS) -> list
         return []
     notes = []
     for key, group in trials.groupby(list(by), sort=True):
-        label = group["config"].iloc[0] if "config" in group else "/".join(map(str, key if isinstance(key, tuple) else (key,)))
+        label = (
+            group["config"].iloc[0]
+            if "config" in group
+            else "/".join(map(str, key if isinstance(key, tuple) else (key,)))
+        )
         sizes = _size_signatures(group)
         if len(sizes) > 1:
-            notes.append(f"WARNING: {label} pools different suites or task sizes ({'; '.join(sorted(sizes))}); "
-                         "its numbers mix tasks of different difficulty: report the runs separately")
+            notes.append(
+                f"WARNING: {label} pools different suites or task sizes ({'; '.join(sorted(sizes))}); "
+                "its numbers mix tasks of different difficulty: report the runs separately"
+            )
         if "config_id" in group and "run_dir" in group:
             for cid, runs in group.groupby("config_id")["run_dir"].unique().items():
                 if len(runs) > 1:
-                    notes.append(f"note: {label}: {len(runs)} run folders of one identical configuration pooled "
-                                 f"({', '.join(sorted(Path(r).name for r in runs))})")
+                    notes.append(
+                        f"note: {label}: {len(runs)} run folders of one identical configuration pooled "
+                        f"({', '.join(sorted(Path(r).name for r in runs))})"
+                    )
     return notes
 
 
@@ -576,6 +627,7 @@ def all_reference(trials: pd.DataFrame) -> bool:
 
 # ---------------------------------------------------------------- paired comparison
 
+
 class CompareError(ValueError):
     """The two sides cannot be paired (one line, exit code 2)."""
 
@@ -599,15 +651,23 @@ class Comparison:
 
 
 def _legacy_flat(row) -> dict:
-    return {"strategy.name": row["strategy"], "strategy.params": row["params"], "budget": int(row["budget"]),
-            "model.name": row["model"]}
+    return {
+        "strategy.name": row["strategy"],
+        "strategy.params": row["params"],
+        "budget": int(row["budget"]),
+        "model.name": row["model"],
+    }
 
 
 def _pairing_flats(base: pd.DataFrame, cand: pd.DataFrame) -> tuple[list[dict], list[dict]]:
     """The flat identity of every trial of each side; the legacy key for both when any run lacks identity.json."""
     ids = pd.concat([base.get("config_id", pd.Series(dtype=object)), cand.get("config_id", pd.Series(dtype=object))])
-    legacy = "identity" not in base or "identity" not in cand or len(ids) < len(base) + len(cand) or \
-        ids.astype(str).str.startswith(ident.LEGACY_PREFIX).any()
+    legacy = (
+        "identity" not in base
+        or "identity" not in cand
+        or len(ids) < len(base) + len(cand)
+        or ids.astype(str).str.startswith(ident.LEGACY_PREFIX).any()
+    )
     if legacy:
         return ([_legacy_flat(r) for _, r in base.iterrows()], [_legacy_flat(r) for _, r in cand.iterrows()])
     return list(base["identity"]), list(cand["identity"])
@@ -627,8 +687,10 @@ def _split_keys(fb: list[dict], fc: list[dict]) -> tuple[list[str], list[str]]:
             if len(bv) > 1:
                 strata.append(key)
         elif len(bv) > 1 or len(cv) > 1:
-            raise CompareError(f"cannot pair: {key} takes several values ({', '.join(sorted(bv))} vs "
-                               f"{', '.join(sorted(cv))}); give one configuration per side or matching sweeps")
+            raise CompareError(
+                f"cannot pair: {key} takes several values ({', '.join(sorted(bv))} vs "
+                f"{', '.join(sorted(cv))}); give one configuration per side or matching sweeps"
+            )
         else:
             compared.append(key)
     return compared, strata
@@ -694,8 +756,10 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
     for side, frame, rows in (("base", b, base), ("candidate", c, cand)):
         if frame.duplicated(keys).any():
             runs = sorted(Path(r).name for r in rows["run_dir"].unique()) if "run_dir" in rows else []
-            raise CompareError(f"the {side} holds the same (instance, seed, trial) twice (run folders: "
-                               f"{', '.join(runs)}); give one configuration per side")
+            raise CompareError(
+                f"the {side} holds the same (instance, seed, trial) twice (run folders: "
+                f"{', '.join(runs)}); give one configuration per side"
+            )
     merged = b.merge(c, on=keys, suffixes=("_base", "_cand"))
     if merged.empty:
         raise CompareError("no common (task instance, seed, trial) pairs between base and candidate")
@@ -715,38 +779,66 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
         costlier_tokens = not math.isnan(tok) and tok > 1 + tolerance and tlo > 1
         costlier_cost = not math.isnan(cost) and cost > 1 + tolerance and clo > 1
         if not worse_success and n_b > n_c and n_b + n_c < 6:
-            notes.append(f"{stratum or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
-                         "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances")
+            notes.append(
+                f"{stratum or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
+                "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances"
+            )
         reasons = []
         if worse_success:
-            reasons.append(f"successes base {int(sb.sum())}/{len(g)}, candidate {int(sc.sum())}/{len(g)} "
-                           f"(McNemar p={p:.3g})")
+            reasons.append(
+                f"successes base {int(sb.sum())}/{len(g)}, candidate {int(sc.sum())}/{len(g)} (McNemar p={p:.3g})"
+            )
         if costlier_tokens:
             reasons.append(f"input tokens x{tok:.2f} [{tlo:.2f}, {thi:.2f}]")
         if costlier_cost:
             reasons.append(f"cost x{cost:.2f} [{clo:.2f}, {chi:.2f}]")
-        rows.append({
-            **({"stratum": stratum} if strata else {}), "pairs": len(g),
-            "base_successes": int(sb.sum()), "cand_successes": int(sc.sum()),
-            "base_only": n_b, "cand_only": n_c, "mcnemar_p": p,
-            "success_diff": diff, "success_diff_ci_low": dlo, "success_diff_ci_high": dhi,
-            "input_ratio": tok, "input_ratio_ci_low": tlo, "input_ratio_ci_high": thi,
-            "cost_ratio": cost, "cost_ratio_ci_low": clo, "cost_ratio_ci_high": chi,
-            "regression": bool(reasons), "reasons": "; ".join(reasons),
-        })
+        rows.append(
+            {
+                **({"stratum": stratum} if strata else {}),
+                "pairs": len(g),
+                "base_successes": int(sb.sum()),
+                "cand_successes": int(sc.sum()),
+                "base_only": n_b,
+                "cand_only": n_c,
+                "mcnemar_p": p,
+                "success_diff": diff,
+                "success_diff_ci_low": dlo,
+                "success_diff_ci_high": dhi,
+                "input_ratio": tok,
+                "input_ratio_ci_low": tlo,
+                "input_ratio_ci_high": thi,
+                "cost_ratio": cost,
+                "cost_ratio_ci_low": clo,
+                "cost_ratio_ci_high": chi,
+                "regression": bool(reasons),
+                "reasons": "; ".join(reasons),
+            }
+        )
     if all_reference(base) and all_reference(cand):
         note = reference_note(pd.concat([base, cand]))
         if "realistic" in note:
-            notes.append(f"all trials come from the {note}: its trials of one instance vary but share the "
-                         "instance's ground truth; more instances are stronger evidence than more trials")
+            notes.append(
+                f"all trials come from the {note}: its trials of one instance vary but share the "
+                "instance's ground truth; more instances are stronger evidence than more trials"
+            )
         else:
-            notes.append(f"all trials come from the {note}: under the perfect profile repeated trials of an "
-                         "instance are identical, not independent evidence")
-    return Comparison(pd.DataFrame(rows), ["stratum"] if strata else [], _side_label(fb[0], compared, strata),
-                      _side_label(fc[0], compared, strata), tolerance, alpha, notes)
+            notes.append(
+                f"all trials come from the {note}: under the perfect profile repeated trials of an "
+                "instance are identical, not independent evidence"
+            )
+    return Comparison(
+        pd.DataFrame(rows),
+        ["stratum"] if strata else [],
+        _side_label(fb[0], compared, strata),
+        _side_label(fc[0], compared, strata),
+        tolerance,
+        alpha,
+        notes,
+    )
 
 
 # ---------------------------------------------------------------- markdown
+
 
 def _fmt(value, digits: int = 3) -> str:
     if value is None:
@@ -791,28 +883,37 @@ def main_table(summary: pd.DataFrame) -> pd.DataFrame:
     if summary.empty:
         return summary
     name = summary["config"] if "config" in summary else summary["strategy"]
-    out = pd.DataFrame({
-        "config": name,
-        "params": summary["params"],
-        "budget": summary["budget"].map(lambda b: format_budget(int(b))),
-        "family": summary["family"],
-        "model": summary["model"],
-        "trials": summary["trials"],
-        "success [95% CI]": [f"{r:.2f} [{lo:.2f}, {hi:.2f}]" for r, lo, hi in
-                             zip(summary["success_rate"], summary["success_ci_low"], summary["success_ci_high"])],
-        "input tok, all calls [95% CI]": [f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]" for m, lo, hi in
-                                          zip(summary["mean_total_input_tokens"], summary["total_input_tokens_ci_low"],
-                                              summary["total_input_tokens_ci_high"])],
-        "cache hit": summary["cache_hit_ratio"].map(lambda v: f"{v:.0%}"),
-        "cost $": summary["mean_cost"].map(lambda v: f"{v:.4f}"),
-        "held budget": [_held(r) for _, r in summary.iterrows()] if "held_budget" in summary else "-",
-        "re-read": summary["reread_rate"].map(lambda v: f"{v:.0%}"),
-        "peak ctx": summary["mean_peak_context"].map(lambda v: f"{v:,.0f}"),
-        "compactions": summary["mean_compactions"].map(lambda v: f"{v:.1f}"),
-        "steps": summary["mean_steps"].map(lambda v: f"{v:.1f}"),
-        "curve": summary.get("curve_shapes", "-"),
-        "thrashing": summary.get("thrashing_trials", 0),
-    })
+    out = pd.DataFrame(
+        {
+            "config": name,
+            "params": summary["params"],
+            "budget": summary["budget"].map(lambda b: format_budget(int(b))),
+            "family": summary["family"],
+            "model": summary["model"],
+            "trials": summary["trials"],
+            "success [95% CI]": [
+                f"{r:.2f} [{lo:.2f}, {hi:.2f}]"
+                for r, lo, hi in zip(summary["success_rate"], summary["success_ci_low"], summary["success_ci_high"])
+            ],
+            "input tok, all calls [95% CI]": [
+                f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]"
+                for m, lo, hi in zip(
+                    summary["mean_total_input_tokens"],
+                    summary["total_input_tokens_ci_low"],
+                    summary["total_input_tokens_ci_high"],
+                )
+            ],
+            "cache hit": summary["cache_hit_ratio"].map(lambda v: f"{v:.0%}"),
+            "cost $": summary["mean_cost"].map(lambda v: f"{v:.4f}"),
+            "held budget": [_held(r) for _, r in summary.iterrows()] if "held_budget" in summary else "-",
+            "re-read": summary["reread_rate"].map(lambda v: f"{v:.0%}"),
+            "peak ctx": summary["mean_peak_context"].map(lambda v: f"{v:,.0f}"),
+            "compactions": summary["mean_compactions"].map(lambda v: f"{v:.1f}"),
+            "steps": summary["mean_steps"].map(lambda v: f"{v:.1f}"),
+            "curve": summary.get("curve_shapes", "-"),
+            "thrashing": summary.get("thrashing_trials", 0),
+        }
+    )
     if (out["params"] == "-").all() or "config" in summary:
         out = out.drop(columns="params")
     return out

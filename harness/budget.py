@@ -1,4 +1,5 @@
 """Parsing token budgets: ``25k``, ``25000``, ``0.5M``, ``1_000``."""
+
 from __future__ import annotations
 
 import re

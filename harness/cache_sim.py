@@ -12,6 +12,7 @@ differing message is compared token by token (with the counter's memoized token 
 It also attributes cache breaks: ``lost`` is how many cached tokens the previous request
 had that this one no longer matches (0 for an append-only history).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -284,7 +285,6 @@ class PrefixCacheSimulator:
         node = self._insert(self._root, elements)
         self._remember(elements, messages, tools, node, sum(e.tokens for e in elements))
         return SimResult(cached=self.profile.round(prefix), prefix=prefix, lost=lost, prev_prefix=prev_prefix)
-
 
     def observe_reply(self, message: dict) -> None:
         """Remember the reply to the last request (used by ``include_reply`` profiles).

@@ -13,6 +13,7 @@ Folders: a run goes to ``results/runs/<strategy>-<budget>-<hash>`` and a sweep t
 resolved, normalised config), so that the same config, however spelled, resumes in the same
 folder. ``hydra.run.dir`` / ``hydra.sweep.dir`` and the experiment presets' own folders win.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,9 @@ DEFAULT_SWEEP_DIR = "results/sweeps/${now:%Y-%m-%d_%H-%M-%S}"  # config.yaml's, 
 SWEEPS_ROOT = "results/sweeps"
 FRESH = "--fresh"
 EXIT_INTERRUPTED = 130
-RUN_SYNOPSIS = "run [--fresh] [--dry-run] [--retry-errors[=model_error,strategy_error]] [--fail-on-error] [key=value ...]"
+RUN_SYNOPSIS = (
+    "run [--fresh] [--dry-run] [--retry-errors[=model_error,strategy_error]] [--fail-on-error] [key=value ...]"
+)
 RUN_SUMMARY = """run trials (Hydra overrides; -m for a sweep), e.g. strategy=headtail budget=25k
 a rerun of the same config resumes; --fresh deletes its records and starts over
 --retry-errors: re-run the trials that ended in model_error (kept in retried/)
@@ -60,6 +63,7 @@ SYNOPSIS_WIDTH = 32
 
 
 # ---------------------------------------------------------------- the parser and its help
+
 
 class TopParser(CommandParser):
     """``python -m harness``: ``run`` and the subcommands, with the overview of them all as its help."""
@@ -122,6 +126,7 @@ def dispatch(argv: list[str]) -> int:
 
 # ---------------------------------------------------------------- run
 
+
 def sweep_dir_override(args: list[str], cfg: Any, sweeps: dict[str, list[str]]) -> tuple[list[str], Path]:
     """The sweep's folder, and ``args`` with ``hydra.sweep.dir=results/sweeps/<name>-<hash>`` added when
     neither the command line nor an experiment preset chose one."""
@@ -163,6 +168,7 @@ def cmd_run(args: list[str]) -> int:
     check_writable(Path(str(cfg.hydra.run.dir)) if sweep_dir is None else sweep_dir)
     if dry:
         return dry_run(args, cfg, sweeps, sweep_dir)
+
     def job(cfg) -> None:
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         _STATE.setdefault("target", run_dir)
@@ -211,8 +217,9 @@ def check_options(args: list[str]) -> None:
             continue
         close = difflib.get_close_matches(name, RUN_OPTIONS + HYDRA_OPTIONS, n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
-        raise UsageError(f"unknown option {name} for run (its options: {', '.join(RUN_OPTIONS)}; "
-                         f"Hydra's: -m, --cfg job){hint}")
+        raise UsageError(
+            f"unknown option {name} for run (its options: {', '.join(RUN_OPTIONS)}; Hydra's: -m, --cfg job){hint}"
+        )
 
 
 def run_composed(cfg: Any, job: Callable[[Any], None]) -> None:
@@ -226,8 +233,13 @@ def run_composed(cfg: Any, job: Callable[[Any], None]) -> None:
     with open_dict(cfg.hydra):
         cfg.hydra.mode = RunMode.RUN
     callbacks = Callbacks(cfg)
-    result = run_job(task_function=job, config=cfg, job_dir_key="hydra.run.dir", job_subdir_key=None,
-                     hydra_context=HydraContext(config_loader=None, callbacks=callbacks))  # type: ignore[arg-type]
+    result = run_job(
+        task_function=job,
+        config=cfg,
+        job_dir_key="hydra.run.dir",
+        job_subdir_key=None,
+        hydra_context=HydraContext(config_loader=None, callbacks=callbacks),
+    )  # type: ignore[arg-type]
     result.return_value  # re-raises what the job raised
 
 
@@ -288,10 +300,13 @@ def _remove_empty_run_dir(run_dir: Path) -> None:
             parent = parent.parent
 
 
-
 def recorded_trials(path: Path | None) -> int:
     """Trial rows recorded at or below ``path`` (complete lines of every ``trials.jsonl``)."""
-    return sum(line.endswith("\n") for f in trial_files(path) for line in f.read_text(encoding="utf-8").splitlines(keepends=True))
+    return sum(
+        line.endswith("\n")
+        for f in trial_files(path)
+        for line in f.read_text(encoding="utf-8").splitlines(keepends=True)
+    )
 
 
 def interrupted(target: Path | None) -> int:

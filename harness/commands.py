@@ -13,6 +13,7 @@ Adding a subcommand is adding one such function here::
 
 ``run`` is not here: its arguments are Hydra overrides, which harness/cli.py hands to Hydra.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,20 +52,24 @@ class Subcommand:
 SUBCOMMANDS: dict[str, Subcommand] = {}
 
 
-def subcommand(name: str, summary: str) -> Callable[[Callable[[argparse.ArgumentParser], Handler]],
-                                                    Callable[[argparse.ArgumentParser], Handler]]:
+def subcommand(
+    name: str, summary: str
+) -> Callable[[Callable[[argparse.ArgumentParser], Handler]], Callable[[argparse.ArgumentParser], Handler]]:
     """Register the decorated function as the declaration of subcommand ``name``."""
+
     def register(declare: Callable[[argparse.ArgumentParser], Handler]) -> Callable[[argparse.ArgumentParser], Handler]:
         SUBCOMMANDS[name] = Subcommand(name, summary, declare)
         return declare
+
     return register
 
 
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     """Add every registered subcommand to ``subparsers``, its handler stored as the parsed ``handler``."""
     for command in SUBCOMMANDS.values():
-        parser = subparsers.add_parser(command.name, prog=f"{PROG} {command.name}", help=command.summary,
-                                       description=command.summary)
+        parser = subparsers.add_parser(
+            command.name, prog=f"{PROG} {command.name}", help=command.summary, description=command.summary
+        )
         parser.set_defaults(handler=command.declare(parser))
 
 
@@ -75,6 +80,7 @@ def synopsis(parser: argparse.ArgumentParser) -> str:
 
 
 # ---------------------------------------------------------------- the subcommands
+
 
 @subcommand("list", "strategies, task families, suites, models, pricing profiles and experiment presets")
 def _list(parser: argparse.ArgumentParser) -> Handler:
@@ -93,8 +99,13 @@ def _compare(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("base", metavar="BASE", help="the base run folder")
     parser.add_argument("cand", metavar="CAND", help="the candidate run folder")
     parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when the candidate regresses")
-    parser.add_argument("--tolerance", type=float, default=0.10, metavar="T",
-                        help="how far above 1 the input-token or cost ratio may go (default 0.10)")
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.10,
+        metavar="T",
+        help="how far above 1 the input-token or cost ratio may go (default 0.10)",
+    )
     parser.add_argument("--alpha", type=float, default=0.05, metavar="A", help="McNemar's level (default 0.05)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     return lambda ns: report.cmd_compare(ns.base, ns.cand, ns.fail_on_regression, ns.tolerance, ns.alpha, ns.json)
@@ -113,11 +124,20 @@ def _import(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--format", required=True, choices=FORMATS)
     parser.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN|FILE.yaml")
-    parser.add_argument("--experiment", default=None, metavar="NAME",
-                        help="the experiment of every row (a column named experiment is then not read)")
-    parser.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
-                        help="import only the rows whose COLUMN holds VALUE (repeatable: values of one column are "
-                             "alternatives, different columns must all match)")
+    parser.add_argument(
+        "--experiment",
+        default=None,
+        metavar="NAME",
+        help="the experiment of every row (a column named experiment is then not read)",
+    )
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="COLUMN=VALUE",
+        help="import only the rows whose COLUMN holds VALUE (repeatable: values of one column are "
+        "alternatives, different columns must all match)",
+    )
     parser.add_argument("--out", default=str(DEFAULT_OUT), metavar="DIR")
     return lambda ns: importer.cmd_import(ns.files, ns.format, ns.map, ns.experiment, ns.out, ns.where)
 
@@ -142,16 +162,25 @@ def _cmd_export(runs: list[str], fmt: str, out_dir: str) -> int:
 
 # ---------------------------------------------------------------- list
 
-LIST_SECTIONS = (("strategies", "strategy"), ("task families", "task"), ("suites", "suite"), ("models", "model"),
-                 ("summarizers", "summarizer"), ("pricing profiles", "pricing"), ("fault injection", "faults"),
-                 ("experiments", "experiment"))
+LIST_SECTIONS = (
+    ("strategies", "strategy"),
+    ("task families", "task"),
+    ("suites", "suite"),
+    ("models", "model"),
+    ("summarizers", "summarizer"),
+    ("pricing profiles", "pricing"),
+    ("fault injection", "faults"),
+    ("experiments", "experiment"),
+)
 
 
 def describe(group: str, name: str) -> str:
     """``  name   first comment line of configs/<group>/<name>.yaml``."""
     path = CONFIG_DIR / group / f"{name}.yaml"
-    first = next((line[1:].strip() for line in path.read_text().splitlines()
-                  if line.startswith("#") and "@package" not in line), "")
+    first = next(
+        (line[1:].strip() for line in path.read_text().splitlines() if line.startswith("#") and "@package" not in line),
+        "",
+    )
     return f"  {name:<22} {first}"
 
 

@@ -8,6 +8,7 @@ too, so that ``seed=abc``, ``workers=0``, ``strategy=bogus`` or ``strategy.keep=
 as plain data (what the run folder's identity hashes); ``compose`` is Hydra's compose API on
 ``CONFIG_DIR`` with ctxbench's resolvers registered.
 """
+
 from __future__ import annotations
 
 import re
@@ -65,8 +66,9 @@ class Setting:
         try:
             number = self.kind(value)
         except (TypeError, ValueError):
-            raise SettingError(f"{key}={value} must be {'an integer' if self.kind is int else 'a number'} "
-                               f"({self.meaning})") from None
+            raise SettingError(
+                f"{key}={value} must be {'an integer' if self.kind is int else 'a number'} ({self.meaning})"
+            ) from None
         if self.kind is int and isinstance(value, float) and value != number:
             raise SettingError(f"{key}={value} must be an integer ({self.meaning})")
         if number != number or number in (float("inf"), float("-inf")):
@@ -107,6 +109,7 @@ def yaml_value(text: str) -> Any:
 
 
 # ---------------------------------------------------------------- group names and overrides
+
 
 def options(group: str, extra_dirs: Iterable[Path] = ()) -> list[str]:
     """The config names available in a group: ``configs/<group>/*.yaml`` and the same in ``extra_dirs``."""
@@ -176,6 +179,7 @@ def register_plugins(args: list[str]) -> None:
 
 # ---------------------------------------------------------------- composing
 
+
 def _run_folder(*, _root_: Any) -> str:
     """Resolver ``${ctxbench_run:}``: the run folder's name from the resolved config (identity.folder_name)."""
     return folder_name(config_dict(_root_))
@@ -223,8 +227,10 @@ def _no_such_key(key: str, overrides: list[str]) -> str:
     names = [k for k in parent.keys() if k not in ("name", "_target_", "hydra")]
     if parent_key in GROUPS:
         kind = "parameter" if parent_key == "strategy" else "setting"
-        return (f"{parent_key} {parent.get('name', '?')} has no {kind} {leaf!r} "
-                f"(its {kind}s: {', '.join(map(str, names)) or 'none'})")
+        return (
+            f"{parent_key} {parent.get('name', '?')} has no {kind} {leaf!r} "
+            f"(its {kind}s: {', '.join(map(str, names)) or 'none'})"
+        )
     where = f"under {parent_key!r}" if parent_key else "at the top level"
     return f"no config key {key!r} (keys {where}: {', '.join(map(str, names))})"
 
@@ -236,8 +242,11 @@ def override_lines(args: list[str]) -> list[str]:
 
 def plain_overrides(args: list[str]) -> list[str]:
     """The overrides of ``args`` that are not sweeps (``a=1,2``), as typed."""
-    return [o.input_line for o in OverridesParser.create().parse_overrides(override_lines(args))
-            if not o.is_sweep_override()]
+    return [
+        o.input_line
+        for o in OverridesParser.create().parse_overrides(override_lines(args))
+        if not o.is_sweep_override()
+    ]
 
 
 def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
@@ -280,7 +289,9 @@ def config_dict(cfg: Any) -> dict:
             if key == "hydra":
                 continue
             value = cfg[key]
-            data[key] = OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
+            data[key] = (
+                OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
+            )
     except MissingMandatoryValue as exc:
         key = getattr(exc, "full_key", "") or "?"
         raise UsageError(f"{key} has no value (set it: {key}=...)") from None

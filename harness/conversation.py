@@ -3,6 +3,7 @@
 Messages are OpenAI Chat Completions dicts. Keys beginning with ``_`` are private to
 the harness (``_error``, ``_step``, ...) and are dropped before a request is sent.
 """
+
 from __future__ import annotations
 
 import json
@@ -85,7 +86,9 @@ def check_tool_subset(exposed: list[dict], tools: list[dict], final: str = "subm
     known = {key(t) for t in tools}
     keys = [key(t) for t in exposed]
     if len(set(keys)) != len(keys) or not set(keys) <= known:
-        raise InvalidConversation("expose_tools must return some of the tools, unchanged and once each (none added or changed)")
+        raise InvalidConversation(
+            "expose_tools must return some of the tools, unchanged and once each (none added or changed)"
+        )
     if not any(t.get("function", {}).get("name") == final for t in exposed):
         raise InvalidConversation(f"expose_tools must keep the {final} tool")
 

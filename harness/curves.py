@@ -39,6 +39,7 @@ Shapes, decided in this order:
 was read ``THRASH_REPEATS`` (4) or more times by the agent (fetched, cut, fetched again, again:
 "抖动"). Records without the per-resource count use the re-read rate alone.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -74,7 +75,7 @@ def smoothed(values: Sequence[float], window: int = SMOOTH) -> list[float]:
     """Trailing mean over ``window`` steps (fewer at the start)."""
     out = []
     for i in range(len(values)):
-        part = values[max(0, i - window + 1): i + 1]
+        part = values[max(0, i - window + 1) : i + 1]
         out.append(sum(part) / len(part))
     return out
 
@@ -128,15 +129,32 @@ def curve_stats(tokens: Sequence[float], budget: float) -> dict:
     n = len(values)
     budget = float(budget or 0)
     if n == 0:
-        return {"n": 0, "cuts": 0, "over_share": 0.0, "settled": 0, "settled_share": 0.0, "drift": 0.0,
-                "growth": 0.0, "peak": 0.0, "plateau": 0}
+        return {
+            "n": 0,
+            "cuts": 0,
+            "over_share": 0.0,
+            "settled": 0,
+            "settled_share": 0.0,
+            "drift": 0.0,
+            "growth": 0.0,
+            "peak": 0.0,
+            "plateau": 0,
+        }
     level = smoothed(values)
     settled, share, drift = settled_in_band(level, budget)
     over = sum(1 for v in values if budget > 0 and v > (1 + OVER) * budget)
     peak = max(values)
-    return {"n": n, "cuts": count_cuts(values, CUT * budget) if budget > 0 else 0, "over_share": over / n,
-            "settled": settled, "settled_share": share, "drift": drift, "growth": peak - min(values),
-            "peak": peak, "plateau": trailing_plateau(level)}
+    return {
+        "n": n,
+        "cuts": count_cuts(values, CUT * budget) if budget > 0 else 0,
+        "over_share": over / n,
+        "settled": settled,
+        "settled_share": share,
+        "drift": drift,
+        "growth": peak - min(values),
+        "peak": peak,
+        "plateau": trailing_plateau(level),
+    }
 
 
 def classify(tokens: Sequence[float], budget: float) -> str:
@@ -147,8 +165,11 @@ def classify(tokens: Sequence[float], budget: float) -> str:
         return "short"
     if s["over_share"] >= RUNAWAY_SHARE:
         return "monotonic"
-    if (s["settled"] >= max(PIN_MIN_STEPS, PIN_MIN_SHARE * n) and s["settled_share"] >= PINNED_SHARE
-            and abs(s["drift"]) <= PIN_DRIFT * float(budget)):
+    if (
+        s["settled"] >= max(PIN_MIN_STEPS, PIN_MIN_SHARE * n)
+        and s["settled_share"] >= PINNED_SHARE
+        and abs(s["drift"]) <= PIN_DRIFT * float(budget)
+    ):
         return "pinned"
     if s["cuts"] >= 1:
         return "sawtooth"
@@ -168,13 +189,17 @@ def is_thrashing(shape: str | None, reread_rate: float | None, max_resource_read
     return (reread_rate or 0.0) > THRASH_REREAD or (max_resource_reads or 0) >= THRASH_REPEATS
 
 
-def trial_curve_fields(tokens: Iterable[float], budget: float, reread_rate: float | None,
-                       max_resource_reads: int | None = None) -> dict:
+def trial_curve_fields(
+    tokens: Iterable[float], budget: float, reread_rate: float | None, max_resource_reads: int | None = None
+) -> dict:
     """The fields a trial row carries: ``curve_shape``, ``thrashing`` and ``curve_rules`` (the rules' version).
 
     ``max_resource_reads``: the most times the agent read any one resource in the trial (sub-agent
     reads excluded); ``None`` when unknown.
     """
     shape = classify(list(tokens), budget)
-    return {"curve_shape": shape, "thrashing": is_thrashing(shape, reread_rate, max_resource_reads),
-            "curve_rules": CURVE_RULES}
+    return {
+        "curve_shape": shape,
+        "thrashing": is_thrashing(shape, reread_rate, max_resource_reads),
+        "curve_rules": CURVE_RULES,
+    }

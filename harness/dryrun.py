@@ -8,6 +8,7 @@ suite/task/strategy/budget/seeds into a temporary folder outside the results tre
 mean per-trial figures by the planned trial count. The reference agent batches like a capable LLM
 but is not one: a real model's figures will differ. Nothing is written under ``results/``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -42,25 +43,37 @@ class Estimate:
     cost: float = 0.0
 
     def __add__(self, other: "Estimate") -> "Estimate":
-        return Estimate(self.trials + other.trials, self.input_tokens + other.input_tokens,
-                        self.cached_tokens + other.cached_tokens, self.output_tokens + other.output_tokens,
-                        self.cost + other.cost)
+        return Estimate(
+            self.trials + other.trials,
+            self.input_tokens + other.input_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cost + other.cost,
+        )
 
     def line(self) -> str:
         """``estimate: input 12,345 tok (cached 6,000), output 789 tok, cost $0.0123``."""
-        return (f"estimate: input {self.input_tokens:,.0f} tok (cached {self.cached_tokens:,.0f}), "
-                f"output {self.output_tokens:,.0f} tok, cost ${self.cost:.4f}")
+        return (
+            f"estimate: input {self.input_tokens:,.0f} tok (cached {self.cached_tokens:,.0f}), "
+            f"output {self.output_tokens:,.0f} tok, cost ${self.cost:.4f}"
+        )
 
 
 def scaled(rows: list[dict], trials: int) -> Estimate:
     """The mean per-trial figures of ``rows`` (all model calls of a trial) times ``trials``."""
     n = max(len(rows), 1)
     mean = lambda key: sum(float(r.get(key) or 0) for r in rows) / n  # noqa: E731
-    return Estimate(trials, mean("total_input_tokens") * trials, mean("total_cached_tokens") * trials,
-                    mean("total_output_tokens") * trials, mean("cost") * trials)
+    return Estimate(
+        trials,
+        mean("total_input_tokens") * trials,
+        mean("total_cached_tokens") * trials,
+        mean("total_output_tokens") * trials,
+        mean("cost") * trials,
+    )
 
 
 # ---------------------------------------------------------------- the planned jobs
+
 
 def sweep_params(cfg: DictConfig, sweeps: dict[str, list[str]]) -> dict[str, list[str]]:
     """The swept keys and values: an experiment preset's ``hydra.sweeper.params``, then the command line's."""
@@ -70,8 +83,9 @@ def sweep_params(cfg: DictConfig, sweeps: dict[str, list[str]]) -> dict[str, lis
     return params
 
 
-def planned_jobs(args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]],
-                 multirun: bool) -> list[tuple[list[str], DictConfig]]:
+def planned_jobs(
+    args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]], multirun: bool
+) -> list[tuple[list[str], DictConfig]]:
     """Each job of the run or sweep: its swept overrides and its composed config (Hydra's cartesian order)."""
     if not multirun:
         return [([], cfg)]
@@ -85,8 +99,9 @@ def override_dirname(job_cfg: DictConfig, overrides: list[str]) -> str:
     """Hydra's ``hydra.job.override_dirname`` of a job with ``overrides`` (sorted, excluded keys left out)."""
     conf = OmegaConf.select(job_cfg, "hydra.job.config.override_dirname") or {}
     exclude = set(conf.get("exclude_keys") or [])
-    lines = sorted(o.input_line for o in OverridesParser.create().parse_overrides(overrides)
-                   if o.key_or_group not in exclude)
+    lines = sorted(
+        o.input_line for o in OverridesParser.create().parse_overrides(overrides) if o.key_or_group not in exclude
+    )
     return str(conf.get("item_sep", ",")).join(lines).replace("=", str(conf.get("kv_sep", "=")))
 
 
@@ -108,6 +123,7 @@ def job_folder(job_cfg: DictConfig, sweep_dir: Path | None, overrides: list[str]
 
 # ---------------------------------------------------------------- the reference agent's token profile
 
+
 def is_reference(cfg: DictConfig) -> bool:
     """True when the configured model is the reference agent (no API is called)."""
     target = str(OmegaConf.select(cfg, "model._target_") or "")
@@ -123,8 +139,9 @@ def reference_config(cfg: DictConfig, cache_profile: str) -> DictConfig:
     if not is_reference(cfg):
         data["model"] = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "model" / f"{REFERENCE_MODEL}.yaml"))
         data["summarizer"] = None
-    data.update(trials=1, faults=None, latency_s=0, progress=False, workers=1, max_cost=None,
-                cache_profile=cache_profile)
+    data.update(
+        trials=1, faults=None, latency_s=0, progress=False, workers=1, max_cost=None, cache_profile=cache_profile
+    )
     return OmegaConf.create(data)
 
 
@@ -142,9 +159,19 @@ def reference_rows(ref_cfg: DictConfig, pricing: Any = None) -> list[dict]:
         summarizer = build_model(_node(ref_cfg.summarizer), "summarizer") if ref_cfg.get("summarizer") else None
         writer = RunWriter(Path(tmp))
         try:
-            return [run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.take_instance(),
-                              strategy=build(strategy_spec, "strategy"), model=model, summarizer=summarizer,
-                              settings=settings, writer=writer) for job in jobs]
+            return [
+                run_trial(
+                    trial_id=job.trial_id,
+                    trial_index=job.trial_index,
+                    instance=job.take_instance(),
+                    strategy=build(strategy_spec, "strategy"),
+                    model=model,
+                    summarizer=summarizer,
+                    settings=settings,
+                    writer=writer,
+                )
+                for job in jobs
+            ]
         finally:
             writer.close()
 
@@ -162,6 +189,7 @@ def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
 
 # ---------------------------------------------------------------- the printout
 
+
 def pricing_line(pricing: Any) -> str:
     """``pricing: auto [genai-prices 0.2.3 openai/gpt-4.1-mini] (USD per 1M tokens: input 0.40, ...)``."""
     return price_line(pricing)
@@ -174,8 +202,10 @@ def key_lines(cfg: DictConfig) -> list[str]:
         spec = OmegaConf.select(cfg, node)
         env = OmegaConf.select(cfg, f"{node}.api_key_env") if spec is not None else None
         if env and not os.environ.get(str(env)):
-            lines.append(f"api key: {env} is not set (model {OmegaConf.select(cfg, f'{node}.name')}): a real run "
-                         f"would stop before its first call; export {env}=... first")
+            lines.append(
+                f"api key: {env} is not set (model {OmegaConf.select(cfg, f'{node}.name')}): a real run "
+                f"would stop before its first call; export {env}=... first"
+            )
     return lines
 
 
@@ -183,16 +213,21 @@ def note_lines(cfg: DictConfig, pricing_name: str) -> list[str]:
     """What the estimate is (and is not)."""
     profile = OmegaConf.select(cfg, "model.profile") if is_reference(cfg) else None
     if is_reference(cfg):
-        return [f"note: model {cfg.model.get('name', REFERENCE_MODEL)} is the reference agent (profile {profile}), "
-                "not an LLM: the run is free (no API is called);",
-                f"      the figures are its own token profile, priced as if with pricing {pricing_name}."]
-    return [f"note: ESTIMATE from the reference agent (model={REFERENCE_MODEL}, profile realistic) on the same tasks, "
-            f"priced with pricing {pricing_name};",
-            "      it batches like a capable LLM but is not one: the configured model's tokens and cost will differ."]
+        return [
+            f"note: model {cfg.model.get('name', REFERENCE_MODEL)} is the reference agent (profile {profile}), "
+            "not an LLM: the run is free (no API is called);",
+            f"      the figures are its own token profile, priced as if with pricing {pricing_name}.",
+        ]
+    return [
+        f"note: ESTIMATE from the reference agent (model={REFERENCE_MODEL}, profile realistic) on the same tasks, "
+        f"priced with pricing {pricing_name};",
+        "      it batches like a capable LLM but is not one: the configured model's tokens and cost will differ.",
+    ]
 
 
-def dry_run(args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]], sweep_dir: Path | None,
-            echo: Any = print) -> int:
+def dry_run(
+    args: list[str], cfg: DictConfig, sweeps: dict[str, list[str]], sweep_dir: Path | None, echo: Any = print
+) -> int:
     """Print the plan and the estimate of ``python -m harness run ARGS``; write nothing; return 0."""
     jobs = planned_jobs(args, cfg, sweeps, sweep_dir is not None)
     estimates = [estimate(job_cfg) for _, job_cfg in jobs]  # a config error: one line before any output

@@ -3,6 +3,7 @@
 They live here, below every other module, so that a library module can raise them without
 importing the command line or the runner (imports run one way: cli -> commands -> runner -> ... -> errors).
 """
+
 from __future__ import annotations
 
 

@@ -12,6 +12,7 @@
   its own kind of call (``kind=stop_hook``).
 Both are recorded as ``hook`` events in the transcript.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,16 +45,19 @@ class Hooks:
     max_continues: int = 2
 
 
-def completion_gaps(instance: Any, model: Any, request: list[dict], answer: dict,
-                    judge: Callable[[list[dict]], Completion]) -> str | None:
+def completion_gaps(
+    instance: Any, model: Any, request: list[dict], answer: dict, judge: Callable[[list[dict]], Completion]
+) -> str | None:
     """What is unfinished (one line), or ``None`` when the check accepts the submission."""
     if getattr(model, "is_reference", False):
         check = getattr(instance, "completion_check", None)
         return check(request, answer) if callable(check) else None
-    verdict = judge([
-        {"role": "system", "content": JUDGE_PROMPT},
-        {"role": "user", "content": f"{render_history(request)}\n\n[answer]: {answer}"},
-    ])
+    verdict = judge(
+        [
+            {"role": "system", "content": JUDGE_PROMPT},
+            {"role": "user", "content": f"{render_history(request)}\n\n[answer]: {answer}"},
+        ]
+    )
     text = str(verdict.message.get("content") or "").strip()
     if text.upper().startswith("INCOMPLETE"):
         return text.split(":", 1)[1].strip() if ":" in text else "the checker found the work incomplete"

@@ -13,6 +13,7 @@ the configuration does not) and any ``hydra`` noise, writes the budget in tokens
   identity plus the seed), so that the same config, however spelled, lands in the same folder;
 - ``sweep_folder_name(base, sweeps)``: a sweep's folder, ``strategy-headtail.none-<hash>``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -112,7 +113,7 @@ def size_keys(keys: Iterable[str]) -> list[str]:
 
 def _short(key: str) -> str:
     """``strategy.min_recent_rounds`` -> ``min_recent_rounds``; other keys keep their dotted path."""
-    return key[len("strategy."):] if key.startswith("strategy.") and key != "strategy._target_" else key
+    return key[len("strategy.") :] if key.startswith("strategy.") and key != "strategy._target_" else key
 
 
 def _value(value: Any) -> str:
@@ -161,8 +162,10 @@ def readable_folder(config: Mapping[str, Any]) -> str:
     data = normalise(config)
     strategy = data.get("strategy") if isinstance(data.get("strategy"), Mapping) else {}
     budget = data.get("budget")
-    parts = [slug(strategy.get("name") or strategy.get("_target_", "strategy")),
-             format_budget(budget) if isinstance(budget, int) else slug(budget)]
+    parts = [
+        slug(strategy.get("name") or strategy.get("_target_", "strategy")),
+        format_budget(budget) if isinstance(budget, int) else slug(budget),
+    ]
     task, suite, model = data.get("task"), data.get("suite"), data.get("model")
     if isinstance(task, Mapping) and task.get("name"):
         parts.append(slug(task["name"]))
@@ -191,12 +194,16 @@ def sweep_folder_name(base: Mapping[str, Any], sweeps: Mapping[str, Iterable[str
     ``base`` is the config without the sweep (each swept key at its default); ``sweeps`` maps a swept
     key to its values. The order of keys and values does not matter, nor how a budget is spelled.
     """
+
     def order(value: str) -> tuple:
         loaded = json.loads(value)
         return (0, loaded, "") if isinstance(loaded, (int, float)) and not isinstance(loaded, bool) else (1, 0, value)
 
-    swept = {k: sorted({json.dumps(_sweep_value(k, v), default=str) for v in vals}, key=order)
-             for k, vals in sweeps.items() if k not in SWEEP_IGNORED}
+    swept = {
+        k: sorted({json.dumps(_sweep_value(k, v), default=str) for v in vals}, key=order)
+        for k, vals in sweeps.items()
+        if k not in SWEEP_IGNORED
+    }
     text = json.dumps({"base": run_key(base), "sweep": swept}, sort_keys=True, separators=(",", ":"), default=str)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
 

@@ -16,6 +16,7 @@ own name: the flag wins, and naming a column for it too (``--map experiment=...`
 (repeatable) keeps the rows whose column holds the value: several values of one column are
 alternatives, different columns must all match.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,9 +28,34 @@ import yaml
 REQUIRED = ("config", "instance", "outcome")
 OPTIONAL = ("experiment", "trial", "cost", "tokens", "output_tokens", "turns")
 FIELDS = REQUIRED + OPTIONAL
-SUCCESS_WORDS = {"1", "true", "yes", "y", "pass", "passed", "success", "succeeded", "resolved", "correct", "c", "solved"}
-FAILURE_WORDS = {"0", "false", "no", "n", "fail", "failed", "failure", "unresolved", "incorrect", "i", "unsolved",
-                 "error"}
+SUCCESS_WORDS = {
+    "1",
+    "true",
+    "yes",
+    "y",
+    "pass",
+    "passed",
+    "success",
+    "succeeded",
+    "resolved",
+    "correct",
+    "c",
+    "solved",
+}
+FAILURE_WORDS = {
+    "0",
+    "false",
+    "no",
+    "n",
+    "fail",
+    "failed",
+    "failure",
+    "unresolved",
+    "incorrect",
+    "i",
+    "unsolved",
+    "error",
+}
 PARTIAL_WORDS = {"p", "partial"}  # inspect's PARTIAL: not a success, score 0.5
 
 
@@ -77,7 +103,9 @@ def resolve(mapping: dict[str, str], columns: list[str], source: str, fixed: Ite
             raise MappingError(f"--{field} and --map {field}={mapping[field]} both set the {field}: give one")
     for field, column in mapping.items():  # what was asked for explicitly is checked first
         if column not in columns:
-            raise MappingError(f"column {column!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})")
+            raise MappingError(
+                f"column {column!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})"
+            )
     resolved: dict[str, str] = {}
     for field in FIELDS:
         if field in fixed:
@@ -85,11 +113,15 @@ def resolve(mapping: dict[str, str], columns: list[str], source: str, fixed: Ite
         column = mapping.get(field, field if field in columns else None)
         if column is None:
             if field in REQUIRED:
-                raise MappingError(f"no column for {field!r} in {source}: map one with --map {field}=COLUMN "
-                                   f"(columns: {', '.join(columns)})")
+                raise MappingError(
+                    f"no column for {field!r} in {source}: map one with --map {field}=COLUMN "
+                    f"(columns: {', '.join(columns)})"
+                )
             continue
         if column not in columns:
-            raise MappingError(f"column {column!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})")
+            raise MappingError(
+                f"column {column!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})"
+            )
         resolved[field] = column
     return resolved
 
@@ -118,8 +150,10 @@ def parse_outcome(value: Any, where: str) -> tuple[bool, float]:
             return False, 0.0
         if text in PARTIAL_WORDS:
             return False, 0.5
-    raise MappingError(f"{where}: outcome {value!r} is not a success or a failure "
-                       f"(numbers in [0, 1], true/false, pass/fail, resolved/unresolved, C/I)")
+    raise MappingError(
+        f"{where}: outcome {value!r} is not a success or a failure "
+        f"(numbers in [0, 1], true/false, pass/fail, resolved/unresolved, C/I)"
+    )
 
 
 def parse_number(value: Any, field: str, where: str, integer: bool = False) -> float | int:
@@ -141,8 +175,9 @@ def parse_text(value: Any, field: str, where: str) -> str:
     return text[:-2] if text.endswith(".0") and text[:-2].isdigit() else text
 
 
-def mapping_lines(source: str, fields: dict[str, str], mapping: dict[str, str], experiment: str | None,
-                  default_experiment: str) -> list[str]:
+def mapping_lines(
+    source: str, fields: dict[str, str], mapping: dict[str, str], experiment: str | None, default_experiment: str
+) -> list[str]:
     """What ``import`` read from ``source``: one line per field, saying where its value comes from."""
     lines = [f"mapping of {source}:"]
     for field in FIELDS:
@@ -153,8 +188,9 @@ def mapping_lines(source: str, fields: dict[str, str], mapping: dict[str, str], 
             why = "--experiment" if experiment else "the file's name: no --experiment and no experiment column"
             lines.append(f"  {field:<13} = {experiment or default_experiment!r} ({why})")
         elif field == "trial":
-            lines.append(f"  {field:<13} = the row's occurrence of its instance in its configuration, from 0 "
-                         "(no trial column)")
+            lines.append(
+                f"  {field:<13} = the row's occurrence of its instance in its configuration, from 0 (no trial column)"
+            )
     zero = [f for f in OPTIONAL if f not in fields and f not in ("experiment", "trial")]
     if zero:
         lines.append(f"  0 in every row (no column): {', '.join(zero)}")

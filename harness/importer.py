@@ -24,6 +24,7 @@ exit 2. No row that ``--where`` keeps is dropped: after writing, one line per co
 how many of its instances every other configuration of the experiment also has, and how many lack
 a partner (``compare`` leaves those out and says how many). Existing run folders are not overwritten.
 """
+
 from __future__ import annotations
 
 import csv
@@ -36,8 +37,18 @@ from typing import Iterable, Iterator
 from harness.curves import CURVE_RULES
 from harness.errors import UsageError
 from harness.identity import IDENTITY_FILE, slug
-from harness.import_mapping import (MappingError, check_where, mapping_lines, matches, parse_map, parse_number,
-                                    parse_outcome, parse_text, parse_where, resolve)
+from harness.import_mapping import (
+    MappingError,
+    check_where,
+    mapping_lines,
+    matches,
+    parse_map,
+    parse_number,
+    parse_outcome,
+    parse_text,
+    parse_where,
+    resolve,
+)
 from harness.records import TRIALS, dumps
 
 FORMATS = ("csv", "jsonl", "inspect-log")
@@ -45,6 +56,7 @@ DEFAULT_OUT = Path("results") / "imports"
 
 
 # ---------------------------------------------------------------- reading
+
 
 def read_table(path: Path, fmt: str) -> tuple[list[str], Iterator[tuple[int, dict]]]:
     """The columns of a results file and its rows, numbered as a person would count them."""
@@ -55,10 +67,13 @@ def read_table(path: Path, fmt: str) -> tuple[list[str], Iterator[tuple[int, dic
     if fmt == "jsonl":
         return _read_jsonl(path)
     try:
-        from harness.integrations.inspect_log import read_inspect_log  # inspect_ai, an optional extra: imported only here
+        from harness.integrations.inspect_log import (
+            read_inspect_log,
+        )  # inspect_ai, an optional extra: imported only here
     except ImportError as exc:
-        raise MappingError(f"--format inspect-log needs the inspect extra ({exc}): "
-                           'pip install -e ".[inspect]"') from None
+        raise MappingError(
+            f'--format inspect-log needs the inspect extra ({exc}): pip install -e ".[inspect]"'
+        ) from None
     return read_inspect_log(path)
 
 
@@ -91,6 +106,7 @@ def _read_jsonl(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
 
 # ---------------------------------------------------------------- rows
 
+
 @dataclass
 class FileImport:
     """The trial rows of one results file, the ``field -> column`` mapping they were read with, and the row counts."""
@@ -102,8 +118,9 @@ class FileImport:
     """Rows in the file (before ``--where``)."""
 
 
-def import_file(path: Path, fmt: str, mapping: dict[str, str], experiment: str | None,
-                where: dict[str, set[str]] | None = None) -> FileImport:
+def import_file(
+    path: Path, fmt: str, mapping: dict[str, str], experiment: str | None, where: dict[str, set[str]] | None = None
+) -> FileImport:
     """The rows of ``path`` that match ``where``, as ctxbench trial rows; a ``MappingError`` on the first bad one.
 
     ``experiment`` (``--experiment``) wins over a column named ``experiment``: that column is then not read."""
@@ -119,8 +136,9 @@ def import_file(path: Path, fmt: str, mapping: dict[str, str], experiment: str |
     return FileImport(path, fields, trial_rows(path, fmt, fields, experiment, kept), len(source))
 
 
-def trial_rows(path: Path, fmt: str, fields: dict[str, str], experiment: str | None,
-               rows: list[tuple[int, dict]]) -> list[dict]:
+def trial_rows(
+    path: Path, fmt: str, fields: dict[str, str], experiment: str | None, rows: list[tuple[int, dict]]
+) -> list[dict]:
     """The numbered source ``rows`` of ``path`` as ctxbench trial rows; a ``MappingError`` on the first bad one."""
     occurrences: Counter = Counter()
     out = []
@@ -142,13 +160,17 @@ def import_row(raw: dict, fields: dict[str, str], where: str, default_experiment
     value = lambda field: raw.get(fields[field])  # noqa: E731
     success, score = parse_outcome(value("outcome"), where)
     tokens = parse_number(value("tokens"), "tokens", where, integer=True) if "tokens" in fields else 0
-    output = parse_number(value("output_tokens"), "output_tokens", where, integer=True) if "output_tokens" in fields else 0
+    output = (
+        parse_number(value("output_tokens"), "output_tokens", where, integer=True) if "output_tokens" in fields else 0
+    )
     row = {
         "strategy": parse_text(value("config"), "config", where),
         "strategy_class": "imported",
         "strategy_params": {},
         "budget": 0,
-        "family": parse_text(value("experiment"), "experiment", where) if "experiment" in fields else default_experiment,
+        "family": parse_text(value("experiment"), "experiment", where)
+        if "experiment" in fields
+        else default_experiment,
         "instance_id": parse_text(value("instance"), "instance", where),
         "seed": 0,
         "model": str(raw.get("_model") or "imported"),
@@ -158,13 +180,26 @@ def import_row(raw: dict, fields: dict[str, str], where: str, default_experiment
         "success": success,
         "score": score,
         "steps": parse_number(value("turns"), "turns", where, integer=True) if "turns" in fields else 0,
-        "input_tokens": tokens, "cached_tokens": 0, "output_tokens": output,
-        "total_input_tokens": tokens, "total_cached_tokens": 0, "total_output_tokens": output,
+        "input_tokens": tokens,
+        "cached_tokens": 0,
+        "output_tokens": output,
+        "total_input_tokens": tokens,
+        "total_cached_tokens": 0,
+        "total_output_tokens": output,
         "cost": parse_number(value("cost"), "cost", where) if "cost" in fields else 0.0,
-        "reads": 0, "rereads": 0, "reread_rate": 0.0, "max_resource_reads": 0, "peak_context": 0,
-        "compactions": 0, "over_budget_steps": 0, "max_budget_ratio": None,
-        "curve_shape": "n/a", "thrashing": False, "curve_rules": CURVE_RULES,
-        "error": raw.get("_error"), "imported": True,
+        "reads": 0,
+        "rereads": 0,
+        "reread_rate": 0.0,
+        "max_resource_reads": 0,
+        "peak_context": 0,
+        "compactions": 0,
+        "over_budget_steps": 0,
+        "max_budget_ratio": None,
+        "curve_shape": "n/a",
+        "thrashing": False,
+        "curve_rules": CURVE_RULES,
+        "error": raw.get("_error"),
+        "imported": True,
     }
     if "trial" in fields:
         row["trial"] = parse_number(value("trial"), "trial", where, integer=True)
@@ -172,6 +207,7 @@ def import_row(raw: dict, fields: dict[str, str], where: str, default_experiment
 
 
 # ---------------------------------------------------------------- writing
+
 
 def run_folders(rows: list[dict], out: Path) -> dict[Path, list[dict]]:
     """Rows grouped into their run folders, ``out/<experiment>/<config>``; distinct labels get distinct folders."""
@@ -182,8 +218,10 @@ def run_folders(rows: list[dict], out: Path) -> dict[Path, list[dict]]:
     for (experiment, config), group in sorted(groups.items()):
         folder = out / slug(experiment) / slug(config)
         if folder in folders:
-            raise MappingError(f"configurations {config!r} and {folders[folder][0]['strategy']!r} share the folder name "
-                               f"{folder.name!r}; rename one")
+            raise MappingError(
+                f"configurations {config!r} and {folders[folder][0]['strategy']!r} share the folder name "
+                f"{folder.name!r}; rename one"
+            )
         folders[folder] = group
     return folders
 
@@ -196,9 +234,11 @@ def check_duplicates(folders: dict[Path, list[dict]]) -> None:
             key = (row["instance_id"], row["trial"])
             if key in seen:
                 first = seen[key]
-                raise MappingError(f"{row['strategy']!r} holds instance {row['instance_id']!r} trial {row['trial']} twice "
-                                   f"(rows {first['source_row']} and {row['source_row']} of {row['source']}); "
-                                   "map a trial column")
+                raise MappingError(
+                    f"{row['strategy']!r} holds instance {row['instance_id']!r} trial {row['trial']} twice "
+                    f"(rows {first['source_row']} and {row['source_row']} of {row['source']}); "
+                    "map a trial column"
+                )
             seen[key] = row
 
 
@@ -210,8 +250,12 @@ def write_runs(folders: dict[Path, list[dict]]) -> None:
     for folder, group in folders.items():
         folder.mkdir(parents=True, exist_ok=True)
         first = group[0]
-        identity = {"strategy": {"name": first["strategy"]}, "budget": 0, "model": {"name": first["model"]},
-                    "imported": {"experiment": first["family"], "format": first["source_format"]}}
+        identity = {
+            "strategy": {"name": first["strategy"]},
+            "budget": 0,
+            "model": {"name": first["model"]},
+            "imported": {"experiment": first["family"], "format": first["source_format"]},
+        }
         (folder / IDENTITY_FILE).write_text(json.dumps(identity, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         with (folder / TRIALS).open("w", encoding="utf-8") as handle:
             for index, row in enumerate(group):
@@ -227,21 +271,31 @@ def pairing_lines(rows: list[dict]) -> list[str]:
         by_experiment[row["family"]][row["strategy"]].add((row["instance_id"], row["trial"]))
     for experiment, configs in sorted(by_experiment.items()):
         if len(configs) == 1:
-            (config, keys), = configs.items()
-            lines.append(f"  {experiment} / {config}: {len(keys)} trials; the only configuration of {experiment!r}: "
-                         "nothing to pair with")
+            ((config, keys),) = configs.items()
+            lines.append(
+                f"  {experiment} / {config}: {len(keys)} trials; the only configuration of {experiment!r}: "
+                "nothing to pair with"
+            )
             continue
         common = set.intersection(*configs.values())
         for config, keys in sorted(configs.items()):
             unpaired = len(keys - common)
             note = f"{unpaired} without a partner in every other configuration" if unpaired else "all paired"
-            lines.append(f"  {experiment} / {config}: {len(keys)} trials, {len(common)} paired across all "
-                         f"{len(configs)} configurations, {note}")
+            lines.append(
+                f"  {experiment} / {config}: {len(keys)} trials, {len(common)} paired across all "
+                f"{len(configs)} configurations, {note}"
+            )
     return lines
 
 
-def cmd_import(files: list[str], fmt: str, maps: Iterable[str] = (), experiment: str | None = None,
-               out: str = str(DEFAULT_OUT), where: Iterable[str] = ()) -> int:
+def cmd_import(
+    files: list[str],
+    fmt: str,
+    maps: Iterable[str] = (),
+    experiment: str | None = None,
+    out: str = str(DEFAULT_OUT),
+    where: Iterable[str] = (),
+) -> int:
     """``import FILE... --format F [--map ...] [--experiment NAME] [--where COLUMN=VALUE ...] [--out DIR]``:
     write the run folders, and say what was mapped, kept and written."""
     try:
@@ -257,13 +311,17 @@ def cmd_import(files: list[str], fmt: str, maps: Iterable[str] = (), experiment:
     for imported in imports:
         print("\n".join(mapping_lines(str(imported.path), imported.fields, mapping, experiment, imported.path.stem)))
         if wanted:
-            print(f"  --where {' and '.join(f'{c} in {sorted(v)}' for c, v in wanted.items())}: "
-                  f"kept {len(imported.rows)} of {imported.read} rows")
+            print(
+                f"  --where {' and '.join(f'{c} in {sorted(v)}' for c, v in wanted.items())}: "
+                f"kept {len(imported.rows)} of {imported.read} rows"
+            )
     print(f"imported {len(rows)} rows from {', '.join(files)} into {len(folders)} run folders under {out}:")
     for folder, group in folders.items():
         print(f"  {folder}  ({len(group)} trials)")
     print("pairing (compare pairs on instance and trial):")
     print("\n".join(pairing_lines(rows)))
-    print(f"next: report {out}/<experiment>; compare {out}/<experiment>/<base> {out}/<experiment>/<candidate> "
-          "--fail-on-regression")
+    print(
+        f"next: report {out}/<experiment>; compare {out}/<experiment>/<base> {out}/<experiment>/<candidate> "
+        "--fail-on-regression"
+    )
     return 0

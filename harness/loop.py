@@ -7,6 +7,7 @@ stop hook refuses it), its model calls are recorded as ``kind=agent``, and every
 to the trial's transcript and to ``steps.jsonl``. Every model call, whatever its kind, is
 recorded by the trial's ``CallRecorder`` (harness/accounting.py); ``finish`` returns the trial's row.
 """
+
 from __future__ import annotations
 
 import time
@@ -69,25 +70,52 @@ class Trial(AgentLoop):
     call_kind = "agent"
     no_tool_call = NO_TOOL_CALL
 
-    def __init__(self, *, trial_id: str, trial_index: int, instance: TaskEnvironment, strategy: Any, model: Model,
-                 summarizer: Model | None, settings: TrialSettings, writer: RunWriter,
-                 text_cache: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        trial_id: str,
+        trial_index: int,
+        instance: TaskEnvironment,
+        strategy: Any,
+        model: Model,
+        summarizer: Model | None,
+        settings: TrialSettings,
+        writer: RunWriter,
+        text_cache: dict[str, int] | None = None,
+    ) -> None:
         self.trial_id, self.trial_index, self.model, self.settings = trial_id, trial_index, model, settings
         self.started, self.started_at = time.perf_counter(), _now()
         counter = TokenCounter(text_cache)
         self.transcript = writer.transcript(trial_id)
         self.table = MessageTable(self.transcript)
         session = session_for(model, instance, trial_index)
-        self.summarizer = (session if summarizer is None or summarizer is model
-                           else session_for(summarizer, instance, trial_index))
+        self.summarizer = (
+            session if summarizer is None or summarizer is model else session_for(summarizer, instance, trial_index)
+        )
         recorder = CallRecorder(trial_id, counter, settings.pricing, settings.cache_profile, writer.step)
-        ctx = TrialContext(settings.budget, counter, writer.run_dir / "stores" / trial_id, self.transcript,
-                           self.summarize, self.run_subagent)
-        super().__init__(instance=instance, strategy=strategy, session=session, counter=counter, recorder=recorder,
-                         ctx=ctx, budget=BudgetTracker(settings.budget), final_tool=submit_tool(instance.answer_schema),
-                         max_steps=settings.max_steps,
-                         history=[{"role": "system", "content": instance.system_prompt},
-                                  {"role": "user", "content": instance.user_prompt}])
+        ctx = TrialContext(
+            settings.budget,
+            counter,
+            writer.run_dir / "stores" / trial_id,
+            self.transcript,
+            self.summarize,
+            self.run_subagent,
+        )
+        super().__init__(
+            instance=instance,
+            strategy=strategy,
+            session=session,
+            counter=counter,
+            recorder=recorder,
+            ctx=ctx,
+            budget=BudgetTracker(settings.budget),
+            final_tool=submit_tool(instance.answer_schema),
+            max_steps=settings.max_steps,
+            history=[
+                {"role": "system", "content": instance.system_prompt},
+                {"role": "user", "content": instance.user_prompt},
+            ],
+        )
         self.tool_log: list[dict] = []
         self.reads = ReadTracker()
         self.subagents = SubagentRunner(self)
@@ -111,10 +139,20 @@ class Trial(AgentLoop):
         self.history_tokens = self.counter.messages(self.history)
         self.offer_tools()
         self.transcript.event(
-            "trial_start", trial_id=self.trial_id, instance=self.instance.id, family=self.instance.family,
-            seed=self.instance.seed, trial=self.trial_index, strategy=self.settings.strategy_name,
-            strategy_params=self.settings.strategy_params, budget=self.settings.budget, model=self.settings.model_name,
-            reference_agent=self.is_reference, tools=self.tools, started_at=self.started_at)
+            "trial_start",
+            trial_id=self.trial_id,
+            instance=self.instance.id,
+            family=self.instance.family,
+            seed=self.instance.seed,
+            trial=self.trial_index,
+            strategy=self.settings.strategy_name,
+            strategy_params=self.settings.strategy_params,
+            budget=self.settings.budget,
+            model=self.settings.model_name,
+            reference_agent=self.is_reference,
+            tools=self.tools,
+            started_at=self.started_at,
+        )
         for message in self.history:
             self.table.ref(message)
 
@@ -136,8 +174,12 @@ class Trial(AgentLoop):
 
     def step_fields(self, prepared: Prepared, calls: list[tuple[str, str, Any]]) -> dict:
         """The history's size, the reply's calls, the strategy's events and the budget fields."""
-        return {"history_tokens": self.history_tokens, "tool_calls": [name for _, name, _ in calls],
-                "strategy_events": list(self.ctx.events_this_step), **prepared.budget_fields}
+        return {
+            "history_tokens": self.history_tokens,
+            "tool_calls": [name for _, name, _ in calls],
+            "strategy_events": list(self.ctx.events_this_step),
+            **prepared.budget_fields,
+        }
 
     def ref(self, message: dict) -> str:
         """The message's ref in the transcript (its body logged the first time)."""
@@ -145,19 +187,31 @@ class Trial(AgentLoop):
 
     def log_request(self, prepared: Prepared) -> None:
         """The request event: refs, tokens and this step's choice of tools."""
-        self.transcript.event("request", step=self.steps, refs=prepared.refs, tokens=prepared.tokens,
-                              **self.tool_fields())
+        self.transcript.event(
+            "request", step=self.steps, refs=prepared.refs, tokens=prepared.tokens, **self.tool_fields()
+        )
 
     def log_reply(self, reply: dict, completion: Completion) -> None:
         """The reply event: its ref and the call's latency."""
-        self.transcript.event("reply", step=self.steps, ref=self.table.ref(reply), latency_s=round(completion.latency_s, 6))
+        self.transcript.event(
+            "reply", step=self.steps, ref=self.table.ref(reply), latency_s=round(completion.latency_s, 6)
+        )
 
     def log_result(self, message: dict, name: str, args: dict, is_error: bool, resource: Any) -> None:
         """Count the read, add the call to the tool log and log the result."""
         self.reads.observe(None if is_error else resource)
-        self.tool_log.append({"step": self.steps, "name": name, "args": args, "is_error": is_error, "resource": resource})
-        self.transcript.event("tool", step=self.steps, name=name, args=args, is_error=is_error, resource=resource,
-                              ref=self.table.ref(message))
+        self.tool_log.append(
+            {"step": self.steps, "name": name, "args": args, "is_error": is_error, "resource": resource}
+        )
+        self.transcript.event(
+            "tool",
+            step=self.steps,
+            name=name,
+            args=args,
+            is_error=is_error,
+            resource=resource,
+            ref=self.table.ref(message),
+        )
 
     # ------------------------------------------------------------ submit
 
@@ -207,8 +261,12 @@ class Trial(AgentLoop):
         except Exception as exc:
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         tokens = self.counter.request(request, [])
-        self.transcript.event("summarizer", step=self.ctx.step, request=[self.table.ref(m) for m in request],
-                              reply=completion.message.get("content"))
+        self.transcript.event(
+            "summarizer",
+            step=self.ctx.step,
+            request=[self.table.ref(m) for m in request],
+            reply=completion.message.get("content"),
+        )
         self.recorder.record("summarizer", self.ctx.step, request, [], completion, tokens)
         return str(completion.message.get("content") or "")
 
@@ -229,15 +287,40 @@ class Trial(AgentLoop):
         if self.outcome is None:
             self.outcome = "step_limit"
         row = trial_row(self, wall_s=time.perf_counter() - self.started)
-        self.transcript.event("trial_end", outcome=self.outcome, success=row["success"], score=row["score"],
-                              error=self.error, answer=self.answer, steps=self.steps)
+        self.transcript.event(
+            "trial_end",
+            outcome=self.outcome,
+            success=row["success"],
+            score=row["score"],
+            error=self.error,
+            answer=self.answer,
+            steps=self.steps,
+        )
         self.transcript.commit()
         return row
 
 
-def run_trial(*, trial_id: str, trial_index: int, instance: TaskEnvironment, strategy: Any, model: Model,
-              summarizer: Model | None, settings: TrialSettings, writer: RunWriter,
-              text_cache: dict[str, int] | None = None) -> dict:
+def run_trial(
+    *,
+    trial_id: str,
+    trial_index: int,
+    instance: TaskEnvironment,
+    strategy: Any,
+    model: Model,
+    summarizer: Model | None,
+    settings: TrialSettings,
+    writer: RunWriter,
+    text_cache: dict[str, int] | None = None,
+) -> dict:
     """Run one trial and return its row (the caller appends it to ``trials.jsonl``)."""
-    return Trial(trial_id=trial_id, trial_index=trial_index, instance=instance, strategy=strategy, model=model,
-                 summarizer=summarizer, settings=settings, writer=writer, text_cache=text_cache).run()
+    return Trial(
+        trial_id=trial_id,
+        trial_index=trial_index,
+        instance=instance,
+        strategy=strategy,
+        model=model,
+        summarizer=summarizer,
+        settings=settings,
+        writer=writer,
+        text_cache=text_cache,
+    ).run()

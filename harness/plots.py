@@ -11,6 +11,7 @@ short code (``C1``, ``C2`` …) and a key under the figure lists the full config
 coincide are drawn once and the legend says "N identical curves"; a task family has one colour in
 every figure (``FAMILY_COLORS``).
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -32,8 +33,13 @@ from harness.curves import NEAR, THRASH_REREAD  # noqa: E402
 
 SHAPE_STYLE = {"sawtooth": "-", "monotonic": "-", "pinned": "-", "flat": ":", "short": ":"}
 FAMILY_COLORS = {  # one colour per task family, the same in every figure
-    "code_review": "#1f77b4", "invoice_audit": "#ff7f0e", "brand_report": "#2ca02c", "people_tracker": "#d62728",
-    "call_budget": "#9467bd", "failure_memory": "#8c564b", "callback_search": "#e377c2",
+    "code_review": "#1f77b4",
+    "invoice_audit": "#ff7f0e",
+    "brand_report": "#2ca02c",
+    "people_tracker": "#d62728",
+    "call_budget": "#9467bd",
+    "failure_memory": "#8c564b",
+    "callback_search": "#e377c2",
 }
 SPARE_COLORS = ["#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
 UNTARGETED = ("none",)  # strategies that never aim at the budget (plus every ``pitfall_*`` anti-pattern)
@@ -100,16 +106,29 @@ def _config_key(fig: Figure, shorts: list[str], fulls: list[str]) -> None:
         return
     blank = [Line2D([], [], linestyle="none") for _ in shorts]
     entries = [f"{s} = {textwrap.shorten(f, KEY_CHARS, placeholder=' …')}" for s, f in zip(shorts, fulls)]
-    fig.legend(blank, entries, loc="outside lower center", fontsize=7, handlelength=0, handletextpad=0,
-               title="configurations (full identity: config / config_id in summary.csv)", title_fontsize=7,
-               alignment="left")
+    fig.legend(
+        blank,
+        entries,
+        loc="outside lower center",
+        fontsize=7,
+        handlelength=0,
+        handletextpad=0,
+        title="configurations (full identity: config / config_id in summary.csv)",
+        title_fontsize=7,
+        alignment="left",
+    )
 
 
 def _budget_line(ax, budget: float, targeted: bool, band: bool = False) -> None:
     """The budget: red dashed (with the ±NEAR band when asked); grey dotted, "not targeted", when the strategy ignores it."""
     if not targeted:
-        ax.axhline(budget, color="grey", linestyle=":", linewidth=1.1,
-                   label=f"budget {format_budget(int(budget))} (not targeted)")
+        ax.axhline(
+            budget,
+            color="grey",
+            linestyle=":",
+            linewidth=1.1,
+            label=f"budget {format_budget(int(budget))} (not targeted)",
+        )
         return
     ax.axhline(budget, color="red", linestyle="--", linewidth=1.2, label=f"budget {format_budget(int(budget))}")
     if band:
@@ -121,8 +140,10 @@ def _labels(summary: pd.DataFrame) -> list[str]:
     if "config" in summary:
         return [str(c) for c in summary["config"]]
     many = summary.groupby("strategy")["params"].nunique() if "params" in summary else pd.Series(dtype=int)
-    return [config_label(r) if many.get(r["strategy"], 1) > 1 else f"{r['strategy']}@{format_budget(int(r['budget']))}"
-            for _, r in summary.iterrows()]
+    return [
+        config_label(r) if many.get(r["strategy"], 1) > 1 else f"{r['strategy']}@{format_budget(int(r['budget']))}"
+        for _, r in summary.iterrows()
+    ]
 
 
 def _tokens_axis(ax) -> None:
@@ -138,6 +159,7 @@ def _k(value: float, _=None) -> str:
 
 
 # ------------------------------------------------------------------------------------- token curves
+
 
 def _trial_curve(agent: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
     return agent[(agent["trial_id"] == row["trial_id"]) & (agent["run_dir"] == row["run_dir"])].sort_values("step")
@@ -161,12 +183,20 @@ def _plot_curves(ax, agent: pd.DataFrame, cell: pd.DataFrame, label_of) -> None:
         k = per_family.get(family, 0)
         per_family[family] = k + 1
         label = labels[0] if len(labels) == 1 else f"{labels[0]} +{len(labels) - 1}: {len(labels)} identical curves"
-        ax.plot(curve["step"], curve["request_tokens"], linewidth=1.2, color=family_color(family),
-                linestyle=LINESTYLES[k % len(LINESTYLES)], label=label if len(drawn) <= LEGEND_ROWS else None)
+        ax.plot(
+            curve["step"],
+            curve["request_tokens"],
+            linewidth=1.2,
+            color=family_color(family),
+            linestyle=LINESTYLES[k % len(LINESTYLES)],
+            label=label if len(drawn) <= LEGEND_ROWS else None,
+        )
     if len(drawn) > LEGEND_ROWS:
         for family in sorted(per_family):
             n = int((cell["family"] == family).sum())
-            ax.plot([], [], color=family_color(family), label=f"{family}: {n} trials, {per_family[family]} distinct curves")
+            ax.plot(
+                [], [], color=family_color(family), label=f"{family}: {n} trials, {per_family[family]} distinct curves"
+            )
 
 
 def _budgets(ax, cell: pd.DataFrame, band: bool = False) -> None:
@@ -182,8 +212,14 @@ def token_curves_figure(steps: pd.DataFrame, trials: pd.DataFrame, title: str = 
     fig, axes = _figure(len(families), 1, 10, 3.2 * len(families) + (0.6 if title else 0.2))
     for ax, family in zip(axes[:, 0], families):
         cell = trials[trials["family"] == family]
-        _plot_curves(ax, agent, cell, lambda r: f"{r['trial_id']} ({r['outcome']}{', ok' if r['success'] else ''}; "
-                                                f"{r.get('curve_shape') or '?'})")
+        _plot_curves(
+            ax,
+            agent,
+            cell,
+            lambda r: (
+                f"{r['trial_id']} ({r['outcome']}{', ok' if r['success'] else ''}; {r.get('curve_shape') or '?'})"
+            ),
+        )
         _budgets(ax, cell)
         ax.set_title(f"{family}: prepared-request tokens per agent step", fontsize=10)
         ax.set_xlabel("agent step (model call)")
@@ -221,7 +257,9 @@ def sawtooth_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
             if cell.empty:
                 ax.remove()  # no trials of this strategy at this budget
                 continue
-            _plot_curves(ax, agent, cell, lambda r: f"{r['instance_id']} t{r['trial']} ({'ok' if r['success'] else 'fail'})")
+            _plot_curves(
+                ax, agent, cell, lambda r: f"{r['instance_id']} t{r['trial']} ({'ok' if r['success'] else 'fail'})"
+            )
             _budget_line(ax, budget, targets_budget(strategy), band=True)
             ax.set_title(wrap(_cell_title(strategy, budget, cell), 4.0, 9), fontsize=9)
             ax.set_ylabel("request tokens")
@@ -230,8 +268,11 @@ def sawtooth_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
             _tokens_axis(ax)
             ax.grid(alpha=0.3)
             _legend_outside(ax, fontsize=6)
-    _suptitle(fig, "Token curves: prepared-request tokens per agent step (red: budget, band ±10%; grey dotted: a "
-                   "budget the strategy does not aim at; colour: task family)" + _suffix(trials))
+    _suptitle(
+        fig,
+        "Token curves: prepared-request tokens per agent step (red: budget, band ±10%; grey dotted: a "
+        "budget the strategy does not aim at; colour: task family)" + _suffix(trials),
+    )
     return fig
 
 
@@ -245,20 +286,31 @@ def cumulative_input_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure
     cum = cumulative_input(steps, trials)
     budgets = sorted(trials["budget"].unique())
     names = ["config"] if "config" in cum else ["strategy", "params"]
-    fulls = [str(n[0]) if len(n) == 1 or n[1] == "-" else f"{n[0]} [{n[1]}]"
-             for n in cum.groupby(names).size().index.to_flat_index().map(lambda n: n if isinstance(n, tuple) else (n,))]
+    fulls = [
+        str(n[0]) if len(n) == 1 or n[1] == "-" else f"{n[0]} [{n[1]}]"
+        for n in cum.groupby(names).size().index.to_flat_index().map(lambda n: n if isinstance(n, tuple) else (n,))
+    ]
     shorts = dict(zip(fulls, short_labels(fulls)))
     fig, axes = _figure(1, len(budgets), 6.4 * len(budgets) + 1.5, 4.4)
     for ax, budget in zip(axes[0], budgets):
         part = cum[cum["budget"] == budget]
         for name, g in part.groupby(names):
             # carry each trial's total forward after it ended, then average over trials
-            wide = g.pivot_table(index="step", columns=["run_dir", "trial_id"], values="cum_input_tokens").sort_index().ffill()
+            wide = (
+                g.pivot_table(index="step", columns=["run_dir", "trial_id"], values="cum_input_tokens")
+                .sort_index()
+                .ffill()
+            )
             name = name if isinstance(name, tuple) else (name,)
             full = str(name[0]) if len(name) == 1 or name[1] == "-" else f"{name[0]} [{name[1]}]"
             style = LINESTYLES[len(ax.lines) % len(LINESTYLES)]
-            ax.plot(wide.index, wide.mean(axis=1), linewidth=1.8, linestyle=style,
-                    label=f"{shorts[full]} ({wide.shape[1]} trials)")
+            ax.plot(
+                wide.index,
+                wide.mean(axis=1),
+                linewidth=1.8,
+                linestyle=style,
+                label=f"{shorts[full]} ({wide.shape[1]} trials)",
+            )
         ax.set_title(f"budget {format_budget(int(budget))}", fontsize=10)
         ax.set_xlabel("step")
         ax.set_ylabel("cumulative input tokens (mean over trials)")
@@ -266,7 +318,9 @@ def cumulative_input_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure
         ax.grid(alpha=0.3)
         _legend_outside(ax)
     _config_key(fig, list(shorts.values()), list(shorts))
-    _suptitle(fig, "Cumulative input tokens per step (all calls: agent, summarizer, sub-agents, stop hook)" + _suffix(trials))
+    _suptitle(
+        fig, "Cumulative input tokens per step (all calls: agent, summarizer, sub-agents, stop hook)" + _suffix(trials)
+    )
     return fig
 
 
@@ -277,8 +331,11 @@ def cumulative_input_plot(steps: pd.DataFrame, trials: pd.DataFrame, path: Path)
 
 def _pareto_front(points: np.ndarray) -> list[int]:
     """Rows no other point beats: at most as many tokens and at least the success, better on one."""
-    return [i for i, (x, y) in enumerate(points)
-            if not any((x2 <= x and y2 >= y) and (x2 < x or y2 > y) for x2, y2 in points)]
+    return [
+        i
+        for i, (x, y) in enumerate(points)
+        if not any((x2 <= x and y2 >= y) and (x2 < x or y2 > y) for x2, y2 in points)
+    ]
 
 
 def _label_spots(s: pd.DataFrame) -> dict[tuple[float, float], list[int]]:
@@ -314,11 +371,29 @@ def pareto_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = No
         color = colors[strategies.index(row["strategy"]) % 10]
         marker = markers[budgets.index(row["budget"]) % len(markers)]
         held = bool(row.get("held_budget", True))
-        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=color, capsize=3, markersize=7, alpha=0.8,
-                    markerfacecolor=color if held else "none", markeredgewidth=1.0 if held else 1.8)
+        ax.errorbar(
+            x,
+            y,
+            xerr=xerr,
+            yerr=yerr,
+            fmt=marker,
+            color=color,
+            capsize=3,
+            markersize=7,
+            alpha=0.8,
+            markerfacecolor=color if held else "none",
+            markeredgewidth=1.0 if held else 1.8,
+        )
     for (x, y), rows in _label_spots(s).items():  # one label per spot: coinciding configurations are listed together
-        ax.annotate(", ".join(shorts[i] for i in rows) if shorts != fulls else "\n".join(shorts[i] for i in rows),
-                    (x, y), textcoords="offset points", xytext=(7, -4), fontsize=8, va="top", annotation_clip=True)
+        ax.annotate(
+            ", ".join(shorts[i] for i in rows) if shorts != fulls else "\n".join(shorts[i] for i in rows),
+            (x, y),
+            textcoords="offset points",
+            xytext=(7, -4),
+            fontsize=8,
+            va="top",
+            annotation_clip=True,
+        )
     points = s[["mean_total_input_tokens", "success_rate"]].to_numpy()
     front = _pareto_front(points)
     if len(front) > 1:
@@ -327,11 +402,24 @@ def pareto_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = No
     for strategy in strategies:
         ax.plot([], [], "o", color=colors[strategies.index(strategy) % 10], label=strategy)
     for budget in budgets:
-        ax.plot([], [], markers[budgets.index(budget) % len(markers)], color="black", label=f"budget {format_budget(int(budget))}")
+        ax.plot(
+            [],
+            [],
+            markers[budgets.index(budget) % len(markers)],
+            color="black",
+            label=f"budget {format_budget(int(budget))}",
+        )
     if "held_budget" in s and not s["held_budget"].fillna(True).astype(bool).all():
-        ax.plot([], [], "o", color="black", markerfacecolor="none", markeredgewidth=1.8, label="exceeded budget (hollow)")
-    ax.set_xlabel(wrap("mean input tokens per trial (all calls: agent, summarizer, sub-agents, stop hook; "
-                       "bars: bootstrap 95%)", 9.0, 10))
+        ax.plot(
+            [], [], "o", color="black", markerfacecolor="none", markeredgewidth=1.8, label="exceeded budget (hollow)"
+        )
+    ax.set_xlabel(
+        wrap(
+            "mean input tokens per trial (all calls: agent, summarizer, sub-agents, stop hook; bars: bootstrap 95%)",
+            9.0,
+            10,
+        )
+    )
     ax.set_ylabel("success rate (bars: Wilson 95%)")
     ax.set_ylim(-0.05, 1.1)
     ax.margins(x=0.12)
@@ -360,15 +448,17 @@ def reread_cache_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | Non
     axes[0].bar_label(bars, labels=[f"{v:.0%}" for v in s["reread_rate"]], fontsize=8)
     axes[0].axhline(THRASH_REREAD * 100, color="red", linestyle="--", linewidth=1)
     axes[0].set_ylabel("re-read rate (% of reads)")
-    axes[0].set_title(f"Re-read rate (mean over trials; red dashed: {THRASH_REREAD:.0%}, loosen the budget first)",
-                      fontsize=10)
+    axes[0].set_title(
+        f"Re-read rate (mean over trials; red dashed: {THRASH_REREAD:.0%}, loosen the budget first)", fontsize=10
+    )
     bars = axes[1].bar(x, s["cache_hit_ratio"] * 100, color="tab:blue")
     axes[1].bar_label(bars, labels=[f"{v:.0%}" for v in s["cache_hit_ratio"]], fontsize=8)
     axes[1].set_ylabel("cache-hit ratio (% of input tokens cached)")
     axes[1].set_title("Cache-hit ratio (cached / input tokens)", fontsize=10)
     for ax in axes:
-        ax.set_xticks(x, shorts, rotation=30 if shorts == fulls else 0, ha="right" if shorts == fulls else "center",
-                      fontsize=8)
+        ax.set_xticks(
+            x, shorts, rotation=30 if shorts == fulls else 0, ha="right" if shorts == fulls else "center", fontsize=8
+        )
         ax.set_ylim(0, 112)
         ax.grid(alpha=0.3, axis="y")
     _config_key(fig, shorts, fulls)
@@ -387,15 +477,23 @@ def trial_curve(curve: pd.DataFrame, events: pd.DataFrame, budget: int, ax=None,
         _, ax = plt.subplots(figsize=(10, 4.5))
     ax.plot(curve["step"], curve["request_tokens"], marker=".", linewidth=1.4, label="request tokens (agent step)")
     if "history_tokens" in curve:
-        ax.plot(curve["step"], curve["history_tokens"], color="grey", linewidth=1, linestyle=":",
-                label="full history tokens (messages only; what `none` would keep)")
+        ax.plot(
+            curve["step"],
+            curve["history_tokens"],
+            color="grey",
+            linewidth=1,
+            linestyle=":",
+            label="full history tokens (messages only; what `none` would keep)",
+        )
     ax.axhline(budget, color="red", linestyle="--", linewidth=1.2, label=f"budget {format_budget(int(budget))}")
     names = sorted(events["name"].unique()) if not events.empty else []
     colors = dict(zip(names, plt.cm.Set1(np.linspace(0, 1, max(len(names), 1)))))
     for name in names:
         steps = sorted(events.loc[events["name"] == name, "step"].unique())
         for k, step in enumerate(steps):
-            ax.axvline(step, color=colors[name], alpha=0.35, linewidth=1, label=f"strategy event: {name}" if k == 0 else None)
+            ax.axvline(
+                step, color=colors[name], alpha=0.35, linewidth=1, label=f"strategy event: {name}" if k == 0 else None
+            )
     ax.set_xlabel("agent step")
     ax.set_ylabel("tokens")
     _tokens_axis(ax)

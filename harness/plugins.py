@@ -12,6 +12,7 @@ Three ways, all usable wherever a config name is (``strategy=...``, ``task=...``
 The last two become configs in Hydra's ``ConfigStore`` before Hydra composes the run
 (``register``); the repo's own ``configs/`` win over an entry point of the same name.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -117,5 +118,5 @@ def searchpath_dirs(args: Iterable[str]) -> list[Path]:
         for item in value.strip().strip("[]").split(","):
             item = item.strip().strip("'\"")
             if item.startswith("file://"):
-                dirs.append(Path(item[len("file://"):]))
+                dirs.append(Path(item[len("file://") :]))
     return dirs

@@ -15,6 +15,7 @@ Two sources, chosen with ``pricing=``:
 Every trial row records where its prices came from in ``price_source`` (``genai-prices 0.2.3
 openai/gpt-4.1-mini``, ``pricing=openai-like``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,8 +37,12 @@ LOCAL_TARGETS = ("harness.models.local.",)  # backends that start their own serv
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 DISAGREE_SHARE = 0.20  # an override that differs from the database by more than this share gets a warning
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
-DATABASE_KEYS = {"input": "input_mtok", "cached_input": "cache_read_mtok", "cache_write": "cache_write_mtok",
-                 "output": "output_mtok"}
+DATABASE_KEYS = {
+    "input": "input_mtok",
+    "cached_input": "cache_read_mtok",
+    "cache_write": "cache_write_mtok",
+    "output": "output_mtok",
+}
 CALL_KINDS = ("agent", "summarizer", "subagent", "stop_hook")
 log = logging.getLogger("ctxbench")
 _warned: set[str] = set()
@@ -84,8 +89,9 @@ class Pricing:
         cached, writes = split_input(prompt_tokens, cached_tokens, cache_write_tokens)
         uncached = max(prompt_tokens - cached - writes, 0)
         write_price = self.input if self.cache_write is None else self.cache_write
-        return (uncached * self.input + cached * self.cached_input + writes * write_price
-                + output_tokens * self.output) / 1e6
+        return (
+            uncached * self.input + cached * self.cached_input + writes * write_price + output_tokens * self.output
+        ) / 1e6
 
     def price_for(self, kind: str = "agent", reported_model: str | None = None) -> "Pricing":
         """The prices of one call of ``kind`` (fixed prices: the same whatever the model)."""
@@ -116,13 +122,18 @@ class DatabasePrice(Pricing):
         from genai_prices import Usage
 
         cached, writes = split_input(prompt_tokens, cached_tokens, cache_write_tokens)
-        usage = Usage(input_tokens=max(prompt_tokens, 0), cache_read_tokens=cached, cache_write_tokens=writes,
-                      output_tokens=max(output_tokens, 0))
+        usage = Usage(
+            input_tokens=max(prompt_tokens, 0),
+            cache_read_tokens=cached,
+            cache_write_tokens=writes,
+            output_tokens=max(output_tokens, 0),
+        )
         model_price = self.model_info.get_prices(datetime.now(timezone.utc))
         return float(model_price.calc_price(usage)["total_price"])
 
 
 # ---------------------------------------------------------------- the database
+
 
 def database_version() -> str:
     """The installed genai-prices version: the version of its bundled price data."""
@@ -171,10 +182,15 @@ def lookup(model_ref: str, base_url: str | None = None) -> DatabasePrice | None:
     model_price = model.get_prices(datetime.now(timezone.utc))
     prices = {key: _number(getattr(model_price, db_key)) for key, db_key in DATABASE_KEYS.items()}
     base = prices["input"] or 0.0
-    return DatabasePrice(name=AUTO, input=base, cached_input=base if prices["cached_input"] is None
-                         else prices["cached_input"], output=prices["output"] or 0.0,
-                         cache_write=prices["cache_write"], model_info=model,
-                         source=f"{DATABASE} {database_version()} {provider.id}/{model.id}")
+    return DatabasePrice(
+        name=AUTO,
+        input=base,
+        cached_input=base if prices["cached_input"] is None else prices["cached_input"],
+        output=prices["output"] or 0.0,
+        cache_write=prices["cache_write"],
+        model_info=model,
+        source=f"{DATABASE} {database_version()} {provider.id}/{model.id}",
+    )
 
 
 def unknown_price(model_ref: str) -> Pricing:
@@ -183,6 +199,7 @@ def unknown_price(model_ref: str) -> Pricing:
 
 
 # ---------------------------------------------------------------- pricing=auto
+
 
 @dataclass(frozen=True)
 class ModelRef:
@@ -257,8 +274,10 @@ class AutoPricing:
         if configured.local:  # a local server's calls cost nothing per token
             return Pricing(name=AUTO, source=LOCAL_SOURCE)
         names = " / ".join(refs) or "?"
-        warn(f"pricing=auto: model {names} is not in {DATABASE} {database_version()}: its calls cost 0 "
-             "(choose a profile with pricing=NAME to price them)")
+        warn(
+            f"pricing=auto: model {names} is not in {DATABASE} {database_version()}: its calls cost 0 "
+            "(choose a profile with pricing=NAME to price them)"
+        )
         return unknown_price(names)
 
     def cost(self, prompt_tokens: int, cached_tokens: int, output_tokens: int, cache_write_tokens: int = 0) -> float:
@@ -287,9 +306,13 @@ def reference_price() -> Pricing:
 
 # ---------------------------------------------------------------- from the config
 
-def pricing_from(node: Mapping[str, Any] | None, model_spec: Mapping[str, Any] | None,
-                 summarizer_spec: Mapping[str, Any] | None = None,
-                 on_warning: Callable[[str], None] | None = None) -> Pricing | AutoPricing:
+
+def pricing_from(
+    node: Mapping[str, Any] | None,
+    model_spec: Mapping[str, Any] | None,
+    summarizer_spec: Mapping[str, Any] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> Pricing | AutoPricing:
     """The pricing of a run: ``node`` (the ``pricing`` group: ``auto``, or a profile) for its models.
 
     ``auto`` of a run whose every model is the reference agent is plain ``none`` (cost 0).
@@ -322,13 +345,18 @@ def disagreement(pricing: Pricing, agent: ModelRef) -> str | None:
     if known is None:
         return None
     ours, theirs = pricing.per_million(), known.per_million()
-    apart = [key for key in PRICE_FIELDS
-             if ours[key] is not None and theirs[key] is not None and differs(ours[key], theirs[key])]
+    apart = [
+        key
+        for key in PRICE_FIELDS
+        if ours[key] is not None and theirs[key] is not None and differs(ours[key], theirs[key])
+    ]
     if not apart:
         return None
     figures = ", ".join(f"{key} {ours[key]:.2f} vs {theirs[key]:.2f}" for key in apart)
-    return (f"pricing={pricing.name} differs from {known.source} by more than {DISAGREE_SHARE:.0%} "
-            f"(USD per 1M tokens: {figures}); pricing=auto prices the model from the database")
+    return (
+        f"pricing={pricing.name} differs from {known.source} by more than {DISAGREE_SHARE:.0%} "
+        f"(USD per 1M tokens: {figures}); pricing=auto prices the model from the database"
+    )
 
 
 def differs(ours: float, theirs: float) -> bool:
@@ -345,5 +373,7 @@ def price_line(pricing: Any) -> str:
     writes = f", cache write {prices['cache_write']:.2f}" if prices.get("cache_write") is not None else ""
     source = pricing.source
     label = pricing.name if source == f"pricing={pricing.name}" else f"{pricing.name} [{source}]"
-    return (f"pricing: {label} (USD per 1M tokens: input {prices['input']:.2f}, "
-            f"cached input {prices['cached_input']:.2f}{writes}, output {prices['output']:.2f})")
+    return (
+        f"pricing: {label} (USD per 1M tokens: input {prices['input']:.2f}, "
+        f"cached input {prices['cached_input']:.2f}{writes}, output {prices['output']:.2f})"
+    )

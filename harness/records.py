@@ -25,6 +25,7 @@ reader: it reads ``.jsonl.gz`` and the uncompressed ``<trial>.jsonl`` of older r
 ``request`` events carry ``refs``), and gives every ``request`` event its full ``refs`` list (no
 ``keep`` / ``add``). ``transcript_path`` and ``transcript_files`` find them.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -105,8 +106,10 @@ def keep_aside(path: Path, bad: list[bytes]) -> str:
         handle.flush()
         os.fsync(handle.fileno())
     what = "its trial runs again" if path.name == TRIALS else "not in the records"
-    return (f"warning: {path.name}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''} ({what}) moved to "
-            f"{aside} ({_count_lines(aside)} there in all)")
+    return (
+        f"warning: {path.name}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''} ({what}) moved to "
+        f"{aside} ({_count_lines(aside)} there in all)"
+    )
 
 
 def corruption_notes(run_dirs: Iterable[Path]) -> list[str]:
@@ -118,12 +121,16 @@ def corruption_notes(run_dirs: Iterable[Path]) -> list[str]:
             aside = path.with_name(name + CORRUPT)
             if aside.exists() and (kept := _count_lines(aside)):
                 then = "such trials run again on resume" if name == TRIALS else "not in this report"
-                notes.append(f"warning: {aside}: {kept} corrupt line{'s' if kept != 1 else ''} of {name} kept aside "
-                             f"by a rerun ({then})")
+                notes.append(
+                    f"warning: {aside}: {kept} corrupt line{'s' if kept != 1 else ''} of {name} kept aside "
+                    f"by a rerun ({then})"
+                )
             bad = scan_jsonl(path, "trial_id" if name == TRIALS else None)[1]
             if bad:
-                notes.append(f"warning: {path}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''}, not in this "
-                             f"report; rerunning the run moves them to {aside.name} (and reruns such trials)")
+                notes.append(
+                    f"warning: {path}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''}, not in this "
+                    f"report; rerunning the run moves them to {aside.name} (and reruns such trials)"
+                )
     return notes
 
 
@@ -232,7 +239,7 @@ def transcript_files(directory: Path) -> dict[str, Path]:
     for path in sorted(directory.iterdir()):
         for suffix in (TRANSCRIPT_SUFFIX, OLD_TRANSCRIPT_SUFFIX):
             if path.name.endswith(suffix) and path.is_file():
-                trial_id = path.name[:-len(suffix)]
+                trial_id = path.name[: -len(suffix)]
                 if suffix == TRANSCRIPT_SUFFIX or trial_id not in found:
                     found[trial_id] = path
                 break

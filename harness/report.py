@@ -11,6 +11,7 @@ and the input-token and cost ratios; ``--json``: the same figures as one JSON ob
 ``--fail-on-regression`` it exits 1 when the candidate regresses.
 Unknown paths and unpairable sides: one line, exit code 2.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,16 @@ from harness.records import corruption_notes
 
 PLOTS = ("sawtooth.png", "cumulative_input.png", "pareto.png", "reread_cache.png")
 TERMINAL_WIDTH = 120
-REPORTS_ROOT = Path("results") / "reports"  # where a report of several runs goes when their common folder is not under results/
-OUTCOME_HEADERS = {"submitted": "submitted", "step_limit": "step_limit", "context_overflow": "overflow",
-                   "model_error": "model_err", "strategy_error": "strat_err"}
+REPORTS_ROOT = (
+    Path("results") / "reports"
+)  # where a report of several runs goes when their common folder is not under results/
+OUTCOME_HEADERS = {
+    "submitted": "submitted",
+    "step_limit": "step_limit",
+    "context_overflow": "overflow",
+    "model_error": "model_err",
+    "strategy_error": "strat_err",
+}
 REASON_CHARS = 200
 
 
@@ -85,41 +93,88 @@ def write_report(paths: list[str], out: Path) -> tuple[pd.DataFrame, Path]:
     return summary, out / "summary.md"
 
 
-def render_markdown(trials: pd.DataFrame, summary: pd.DataFrame, by_config: pd.DataFrame, paths: list[str],
-                    plot_paths: list[Path], notes: list[str] | None = None) -> str:
+def render_markdown(
+    trials: pd.DataFrame,
+    summary: pd.DataFrame,
+    by_config: pd.DataFrame,
+    paths: list[str],
+    plot_paths: list[Path],
+    notes: list[str] | None = None,
+) -> str:
     """The text of summary.md."""
     lines = ["# ctxbench report", ""]
     for note in notes or []:
         lines += [f"> **{note.split(':', 1)[0]}**:{note.split(':', 1)[1]}", ""]
     if analysis.all_reference(trials):
-        lines += [f"> All {len(trials)} trials come from the **{analysis.reference_note(trials)}**: the numbers measure "
-                  "what each", "> strategy preserves and costs for a scripted policy, not the quality of a model.", ""]
+        lines += [
+            f"> All {len(trials)} trials come from the **{analysis.reference_note(trials)}**: the numbers measure "
+            "what each",
+            "> strategy preserves and costs for a scripted policy, not the quality of a model.",
+            "",
+        ]
     lines += [f"Runs: {', '.join(paths)} ({trials['run_dir'].nunique()} run folders, {len(trials)} trials).", ""]
-    lines += ["## Per configuration x family", "", analysis.markdown_table(analysis.main_table(summary)),
-              "Config: `strategy@budget` plus the settings that tell configurations apart (full identity: `config_id` "
-              "in summary.csv). Success: rate with Wilson 95% interval. Input tokens: mean per trial over all model "
-              "calls (agent, summarizer, sub-agents, stop hook) with a bootstrap 95% interval. Held budget: no agent "
-              "request above the budget in any trial (else: trials that exceeded it, and the largest request / "
-              "budget). Curve: token-curve shapes of the trials (see below).", ""]
+    lines += [
+        "## Per configuration x family",
+        "",
+        analysis.markdown_table(analysis.main_table(summary)),
+        "Config: `strategy@budget` plus the settings that tell configurations apart (full identity: `config_id` "
+        "in summary.csv). Success: rate with Wilson 95% interval. Input tokens: mean per trial over all model "
+        "calls (agent, summarizer, sub-agents, stop hook) with a bootstrap 95% interval. Held budget: no agent "
+        "request above the budget in any trial (else: trials that exceeded it, and the largest request / "
+        "budget). Curve: token-curve shapes of the trials (see below).",
+        "",
+    ]
     pass_cols = [c for c in by_config.columns if c.startswith("pass^")]
-    cols = ["config", "config_id", "strategy", "params", "budget", "model", "trials", "tasks", "run_dirs", "success_rate",
-            *pass_cols, "mean_total_input_tokens", "mean_input_tokens", "mean_subagent_input_tokens",
-            "mean_cached_tokens", "mean_output_tokens", "cache_hit_ratio", "mean_cost", "held_budget",
-            "over_budget_trials", "max_budget_ratio", "reread_rate", "mean_peak_context", "mean_compactions",
-            "mean_steps", *[f"outcome_{o}" for o in analysis.OUTCOMES]]
+    cols = [
+        "config",
+        "config_id",
+        "strategy",
+        "params",
+        "budget",
+        "model",
+        "trials",
+        "tasks",
+        "run_dirs",
+        "success_rate",
+        *pass_cols,
+        "mean_total_input_tokens",
+        "mean_input_tokens",
+        "mean_subagent_input_tokens",
+        "mean_cached_tokens",
+        "mean_output_tokens",
+        "cache_hit_ratio",
+        "mean_cost",
+        "held_budget",
+        "over_budget_trials",
+        "max_budget_ratio",
+        "reread_rate",
+        "mean_peak_context",
+        "mean_compactions",
+        "mean_steps",
+        *[f"outcome_{o}" for o in analysis.OUTCOMES],
+    ]
     table = by_config[[c for c in cols if c in by_config.columns]].copy()
     table["budget"] = table["budget"].map(lambda b: format_budget(int(b)))
-    lines += ["## Per configuration (all families)", "", analysis.markdown_table(table),
-              "pass^k: the probability that k independent trials of a task all succeed (tau-bench), averaged over tasks. "
-              "mean_total_input_tokens: all model calls; mean_input_tokens: the agent's calls alone.", ""]
-    lines += ["## Token curves", "",
-              f"Shapes (harness/curves.py, docs/analysis.md): `short` below {MIN_STEPS} steps; `monotonic` when the "
-              f"curve runs away (a quarter of the steps above {1 + OVER:.2f}x the budget) or only grows; `pinned` when "
-              f"it settles within ±{BAND:.0%} of the budget (smoothed over 4 steps; {PINNED_SHARE:.0%} of the steps "
-              f"from there, not still climbing); `sawtooth` when it is cut (a fall of over {CUT:.0%} of the budget, "
-              "with hysteresis); `plateau` when it levels off below the budget without cuts; `flat` when it hardly "
-              f"moves. `thrashing`: re-read rate above {THRASH_REREAD:.0%}, or one resource read {THRASH_REPEATS} "
-              "times or more, whatever the shape.", ""]
+    lines += [
+        "## Per configuration (all families)",
+        "",
+        analysis.markdown_table(table),
+        "pass^k: the probability that k independent trials of a task all succeed (tau-bench), averaged over tasks. "
+        "mean_total_input_tokens: all model calls; mean_input_tokens: the agent's calls alone.",
+        "",
+    ]
+    lines += [
+        "## Token curves",
+        "",
+        f"Shapes (harness/curves.py, docs/analysis.md): `short` below {MIN_STEPS} steps; `monotonic` when the "
+        f"curve runs away (a quarter of the steps above {1 + OVER:.2f}x the budget) or only grows; `pinned` when "
+        f"it settles within ±{BAND:.0%} of the budget (smoothed over 4 steps; {PINNED_SHARE:.0%} of the steps "
+        f"from there, not still climbing); `sawtooth` when it is cut (a fall of over {CUT:.0%} of the budget, "
+        "with hysteresis); `plateau` when it levels off below the budget without cuts; `flat` when it hardly "
+        f"moves. `thrashing`: re-read rate above {THRASH_REREAD:.0%}, or one resource read {THRASH_REPEATS} "
+        "times or more, whatever the shape.",
+        "",
+    ]
     shapes = trials.groupby(["config", "curve_shape"]).size().unstack(fill_value=0)
     shapes["thrashing"] = trials.groupby("config")["thrashing"].apply(lambda s: int(s.fillna(False).astype(bool).sum()))
     shapes = shapes.reset_index()
@@ -144,6 +199,7 @@ def cmd_report(runs: list[str], out_arg: str | None = None) -> int:
 
 # ---------------------------------------------------------------- the table at the end of a run
 
+
 def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -159,9 +215,12 @@ def config_table(trials: pd.DataFrame, width: int = TERMINAL_WIDTH) -> list[str]
     label = summary["config"] if "config" in summary else summary["strategy"]
     cells = {
         **{head: summary[f"outcome_{o}"].astype(int).map(str) for o, head in OUTCOME_HEADERS.items()},
-        "success [95% CI]": [f"{int(k)}/{int(n)} [{lo:.2f}, {hi:.2f}]" for k, n, lo, hi in
-                             zip(summary["successes"], summary["trials"], summary["success_ci_low"],
-                                 summary["success_ci_high"])],
+        "success [95% CI]": [
+            f"{int(k)}/{int(n)} [{lo:.2f}, {hi:.2f}]"
+            for k, n, lo, hi in zip(
+                summary["successes"], summary["trials"], summary["success_ci_low"], summary["success_ci_high"]
+            )
+        ],
         "input tok": summary["mean_total_input_tokens"].map(lambda v: f"{v:,.0f}"),
         "cost $": summary["mean_cost"].map(lambda v: f"{v:.4f}"),
     }
@@ -172,8 +231,10 @@ def config_table(trials: pd.DataFrame, width: int = TERMINAL_WIDTH) -> list[str]
     lines = ["config".ljust(name_width) + "".join("  " + h.rjust(widths[h]) for h in cells)]
     for i, name in enumerate(names):
         lines.append(name.ljust(name_width) + "".join("  " + list(cells[h])[i].rjust(widths[h]) for h in cells))
-    lines.append("input tok: mean per trial over all model calls (total_input_tokens); cost $: mean per trial; "
-                 "overflow = context_overflow")
+    lines.append(
+        "input tok: mean per trial over all model calls (total_input_tokens); cost $: mean per trial; "
+        "overflow = context_overflow"
+    )
     return lines
 
 
@@ -183,7 +244,10 @@ def failure_reasons(trials: pd.DataFrame) -> list[str]:
         return []
     failed = trials[(trials["outcome"] != "submitted") & trials["error"].notna() & (trials["error"].astype(str) != "")]
     counts = failed.groupby(["outcome", "error"]).size().sort_values(ascending=False, kind="stable")
-    return [f"  {outcome} x{n}: {_fit(' '.join(str(error).split()), REASON_CHARS)}" for (outcome, error), n in counts.items()]
+    return [
+        f"  {outcome} x{n}: {_fit(' '.join(str(error).split()), REASON_CHARS)}"
+        for (outcome, error), n in counts.items()
+    ]
 
 
 def end_of_run_lines(trials: pd.DataFrame | list) -> list[str]:
@@ -193,7 +257,11 @@ def end_of_run_lines(trials: pd.DataFrame | list) -> list[str]:
     if trials.empty:
         return []
     reasons = failure_reasons(trials)
-    return [*config_table(trials), *response_cache_lines(trials), *(["why trials failed:", *reasons] if reasons else [])]
+    return [
+        *config_table(trials),
+        *response_cache_lines(trials),
+        *(["why trials failed:", *reasons] if reasons else []),
+    ]
 
 
 def response_cache_lines(trials: pd.DataFrame) -> list[str]:
@@ -206,8 +274,10 @@ def response_cache_lines(trials: pd.DataFrame) -> list[str]:
     calls = int(pd.to_numeric(trials.get("total_calls", 0), errors="coerce").fillna(0).sum())
     paid = float(trials["cost"].astype(float).sum())
     made = float(pd.to_numeric(trials["cost_uncached"], errors="coerce").fillna(trials["cost"]).sum())
-    return [f"response cache: {replayed:,} of {calls:,} model calls replayed (cost 0); paid ${paid:.4f}, "
-            f"the same calls cost ${made:.4f} when they were made"]
+    return [
+        f"response cache: {replayed:,} of {calls:,} model calls replayed (cost 0); paid ${paid:.4f}, "
+        f"the same calls cost ${made:.4f} when they were made"
+    ]
 
 
 def format_comparison(cmp: analysis.Comparison) -> str:
@@ -216,19 +286,29 @@ def format_comparison(cmp: analysis.Comparison) -> str:
     for _, r in cmp.table.iterrows():
         stratum = str(r["stratum"]) if "stratum" in cmp.strata_keys else ""
         head = f"[{stratum}] " if stratum else ""
-        lines.append(f"{head}{r['pairs']} pairs: successes base {r['base_successes']}, candidate {r['cand_successes']} "
-                     f"(base-only {r['base_only']}, candidate-only {r['cand_only']}; McNemar exact p={r['mcnemar_p']:.3g}); "
-                     f"success diff (candidate - base) {r['success_diff']:+.3f} "
-                     f"[{r['success_diff_ci_low']:+.3f}, {r['success_diff_ci_high']:+.3f}]")
-        tok = "n/a" if pd.isna(r["input_ratio"]) else \
-            f"x{r['input_ratio']:.3f} [{r['input_ratio_ci_low']:.3f}, {r['input_ratio_ci_high']:.3f}]"
-        cost = "n/a (base cost 0)" if pd.isna(r["cost_ratio"]) else \
-            f"x{r['cost_ratio']:.3f} [{r['cost_ratio_ci_low']:.3f}, {r['cost_ratio_ci_high']:.3f}]"
+        lines.append(
+            f"{head}{r['pairs']} pairs: successes base {r['base_successes']}, candidate {r['cand_successes']} "
+            f"(base-only {r['base_only']}, candidate-only {r['cand_only']}; McNemar exact p={r['mcnemar_p']:.3g}); "
+            f"success diff (candidate - base) {r['success_diff']:+.3f} "
+            f"[{r['success_diff_ci_low']:+.3f}, {r['success_diff_ci_high']:+.3f}]"
+        )
+        tok = (
+            "n/a"
+            if pd.isna(r["input_ratio"])
+            else f"x{r['input_ratio']:.3f} [{r['input_ratio_ci_low']:.3f}, {r['input_ratio_ci_high']:.3f}]"
+        )
+        cost = (
+            "n/a (base cost 0)"
+            if pd.isna(r["cost_ratio"])
+            else f"x{r['cost_ratio']:.3f} [{r['cost_ratio_ci_low']:.3f}, {r['cost_ratio_ci_high']:.3f}]"
+        )
         lines.append(f"{' ' * len(head)}input tokens (all calls) {tok}; cost {cost}")
         lines.append(f"{' ' * len(head)}-> {'REGRESSION: ' + r['reasons'] if r['regression'] else 'no regression'}")
     lines.append("")
-    lines.append(f"rule: regression = (McNemar p < {cmp.alpha} and fewer candidate successes) or "
-                 f"(input-token or cost ratio > {1 + cmp.tolerance:.2f} with its 95% interval above 1)")
+    lines.append(
+        f"rule: regression = (McNemar p < {cmp.alpha} and fewer candidate successes) or "
+        f"(input-token or cost ratio > {1 + cmp.tolerance:.2f} with its 95% interval above 1)"
+    )
     lines += [f"note: {n}" for n in cmp.notes]
     lines.append(f"verdict: {'REGRESSION' if cmp.regression else 'OK'}")
     return "\n".join(lines)
@@ -237,9 +317,17 @@ def format_comparison(cmp: analysis.Comparison) -> str:
 def comparison_json(cmp: analysis.Comparison) -> dict:
     """What ``compare --json`` prints: the sides, the rule, one object per stratum (every figure), notes, verdict."""
     strata = [{key: json_value(value) for key, value in row.items()} for row in cmp.table.to_dict("records")]
-    return {"base": cmp.base_label, "candidate": cmp.cand_label, "alpha": cmp.alpha, "tolerance": cmp.tolerance,
-            "strata_keys": list(cmp.strata_keys), "strata": strata, "notes": list(cmp.notes),
-            "regression": cmp.regression, "verdict": "REGRESSION" if cmp.regression else "OK"}
+    return {
+        "base": cmp.base_label,
+        "candidate": cmp.cand_label,
+        "alpha": cmp.alpha,
+        "tolerance": cmp.tolerance,
+        "strata_keys": list(cmp.strata_keys),
+        "strata": strata,
+        "notes": list(cmp.notes),
+        "regression": cmp.regression,
+        "verdict": "REGRESSION" if cmp.regression else "OK",
+    }
 
 
 def json_value(value: object) -> object:
@@ -251,8 +339,14 @@ def json_value(value: object) -> object:
     return value
 
 
-def cmd_compare(base_path: str, cand_path: str, fail_on_regression: bool = False, tolerance: float = 0.10,
-                alpha: float = 0.05, as_json: bool = False) -> int:
+def cmd_compare(
+    base_path: str,
+    cand_path: str,
+    fail_on_regression: bool = False,
+    tolerance: float = 0.10,
+    alpha: float = 0.05,
+    as_json: bool = False,
+) -> int:
     """``compare BASE CAND``: print the paired comparison (``as_json``: one JSON object); exit code 1 when
     ``fail_on_regression`` and the candidate regresses."""
     if not 0 <= tolerance < 1:

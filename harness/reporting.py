@@ -4,6 +4,7 @@ Both are derived from ``trials.jsonl`` and ``steps.jsonl``, so a rerun that reco
 keeps them when they are newer than both files (``outputs_current``): a no-op rerun of a finished
 run neither recomputes the summary nor draws the plots. matplotlib is imported only to draw.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -11,6 +11,7 @@ inspect_ai's ``eval-retry`` for ctxbench's folders.
 ``--fail-on-error``: after the run, exit 1 when any trial at or below the run (or sweep) folder ended
 in ``model_error`` or ``strategy_error``, with one line that counts them.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from harness.records import OLD_TRANSCRIPT_SUFFIX, STEPS, TRANSCRIPT_SUFFIX, TRANSCRIPTS, TRIALS, read_jsonl, rewrite, trial_files, write_atomic
+from harness.records import (
+    OLD_TRANSCRIPT_SUFFIX,
+    STEPS,
+    TRANSCRIPT_SUFFIX,
+    TRANSCRIPTS,
+    TRIALS,
+    read_jsonl,
+    rewrite,
+    trial_files,
+    write_atomic,
+)
 
 ERROR_OUTCOMES = ("model_error", "strategy_error")
 RETRY_FLAG = "--retry-errors"
@@ -34,8 +45,9 @@ def retry_outcomes(flag: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in value.split(",") if n.strip()) or ("model_error",)
     unknown = [n for n in names if n not in ERROR_OUTCOMES]
     if unknown:
-        raise ValueError(f"{RETRY_FLAG}={value}: {', '.join(unknown)} is not an error outcome "
-                         f"(valid: {', '.join(ERROR_OUTCOMES)})")
+        raise ValueError(
+            f"{RETRY_FLAG}={value}: {', '.join(unknown)} is not an error outcome (valid: {', '.join(ERROR_OUTCOMES)})"
+        )
     return names
 
 
@@ -109,5 +121,7 @@ def error_counts(target: Path | None) -> Counter:
 def error_line(counts: Counter) -> str:
     """The one line ``--fail-on-error`` prints when ``counts`` is not empty."""
     what = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
-    return (f"{FAIL_FLAG}: {sum(counts.values())} trials ended in an error ({what}); "
-            f"rerun with {RETRY_FLAG} once the cause is fixed")
+    return (
+        f"{FAIL_FLAG}: {sum(counts.values())} trials ended in an error ({what}); "
+        f"rerun with {RETRY_FLAG} once the cause is fixed"
+    )

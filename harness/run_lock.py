@@ -16,6 +16,7 @@ that a caller can hold the folder across more than ``execute`` (``--fresh``'s cl
 ``flock`` is advisory and local: it keeps ctxbench processes apart on one machine; on a network
 file system it holds only where the server supports ``flock``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,8 +55,7 @@ def holder_text(path: Path) -> str:
     """Who holds the lock, from what the holder wrote into it."""
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
-        return (f"pid {info['pid']} on {info['host']} since {info['started_at']} "
-                f"(command: {info['command']})")
+        return f"pid {info['pid']} on {info['host']} since {info['started_at']} (command: {info['command']})"
     except (OSError, ValueError, KeyError, TypeError):  # written a moment ago, or by hand
         return "another process (it has not said which yet)"
 
@@ -68,8 +68,10 @@ def _acquire(folder: Path, command: str) -> IO[str]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
-            raise RunFolderBusy(f"run folder {folder} is in use by {holder_text(path)}; wait for it to end "
-                                "(or stop it), or choose another folder with hydra.run.dir=...") from None
+            raise RunFolderBusy(
+                f"run folder {folder} is in use by {holder_text(path)}; wait for it to end "
+                "(or stop it), or choose another folder with hydra.run.dir=..."
+            ) from None
         try:
             same = os.fstat(handle.fileno()).st_ino == os.stat(path).st_ino
         except FileNotFoundError:
@@ -79,8 +81,17 @@ def _acquire(folder: Path, command: str) -> IO[str]:
         handle.close()  # the holder before us removed the file as we opened it: lock the new one
     handle.seek(0)
     handle.truncate()
-    handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command,
-                             "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n")
+    handle.write(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "command": command,
+                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
+        )
+        + "\n"
+    )
     handle.flush()
     return handle
 

@@ -5,6 +5,7 @@ the Hydra config once, into a frozen ``RunConfig`` (``run_config``: the trial se
 the plan and the run's own switches); below it nothing reads the raw config. Config problems
 raise ``ConfigError`` before anything is written.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -243,8 +244,9 @@ def plan_jobs(spec: PlanSpec, families: dict[str, TaskFamily]) -> list[TrialJob]
             except KnobError as exc:
                 raise ConfigError(str(exc)) from None
             for t in range(spec.trials):
-                jobs.append(TrialJob(f"{instance.id}-t{t}", name, family, spec.seed + i, t,
-                                     instance if t == 0 else None))
+                jobs.append(
+                    TrialJob(f"{instance.id}-t{t}", name, family, spec.seed + i, t, instance if t == 0 else None)
+                )
     return jobs
 
 
@@ -293,12 +295,17 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
     strategy_spec = _node(cfg.strategy)
     model_spec = _node(cfg.model)
     try:
-        pricing = pricing_from(_node(cfg.pricing) if cfg.get("pricing") else None, model_spec,
-                               _node(cfg.summarizer) if cfg.get("summarizer") else None)
+        pricing = pricing_from(
+            _node(cfg.pricing) if cfg.get("pricing") else None,
+            model_spec,
+            _node(cfg.summarizer) if cfg.get("summarizer") else None,
+        )
     except TypeError as exc:
         raise ConfigError(f"bad pricing profile: {exc}") from None
     try:
-        cache_profile = get_profile(cfg.get("cache_profile") or model_spec.get("cache_profile") or DEFAULT_CACHE_PROFILE)
+        cache_profile = get_profile(
+            cfg.get("cache_profile") or model_spec.get("cache_profile") or DEFAULT_CACHE_PROFILE
+        )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     settings = TrialSettings(
@@ -342,13 +349,20 @@ def run_config(cfg: DictConfig, run_dir: Path) -> RunConfig:
     """The run's ``RunConfig`` (a bad setting: ``ConfigError``, before anything is written)."""
     settings, strategy_spec, model_spec = settings_from(cfg, run_dir)
     return RunConfig(
-        settings=settings, strategy_spec=strategy_spec, model_spec=model_spec,
+        settings=settings,
+        strategy_spec=strategy_spec,
+        model_spec=model_spec,
         summarizer_spec=_node(cfg.summarizer) if cfg.get("summarizer") else None,
-        plan=plan_spec(cfg), identity=identity(cfg), text=OmegaConf.to_yaml(cfg).rstrip(),
-        max_cost=max_cost_from(cfg), latency_s=float(cfg.get("latency_s") or 0),
+        plan=plan_spec(cfg),
+        identity=identity(cfg),
+        text=OmegaConf.to_yaml(cfg).rstrip(),
+        max_cost=max_cost_from(cfg),
+        latency_s=float(cfg.get("latency_s") or 0),
         faults=_node(cfg.faults) if cfg.get("faults") else None,
-        cache_responses=bool(cfg.get("cache_responses")), response_cache=cfg.get("response_cache"),
-        workers=max(1, int(cfg.get("workers", 1))), progress=bool(cfg.get("progress", True)),
+        cache_responses=bool(cfg.get("cache_responses")),
+        response_cache=cfg.get("response_cache"),
+        workers=max(1, int(cfg.get("workers", 1))),
+        progress=bool(cfg.get("progress", True)),
         plots=bool(cfg.get("plots", True)),
     )
 
@@ -485,8 +499,10 @@ def check_server_side(strategy: Any, model: Model, strategy_name: str) -> None:
     if need == "context_management" and getattr(backend, "server_context_management", False):
         return
     supported = ", ".join(f"model={m}" for m in full.supporting_models) or "none"
-    raise ConfigError(f"strategy {strategy_name} needs a backend that applies server-side context management; "
-                      f"model {getattr(model, 'name', '?')} does not (supported: {supported})")
+    raise ConfigError(
+        f"strategy {strategy_name} needs a backend that applies server-side context management; "
+        f"model {getattr(model, 'name', '?')} does not (supported: {supported})"
+    )
 
 
 def preflight(models: list[Any]) -> None:
@@ -500,8 +516,14 @@ def preflight(models: list[Any]) -> None:
                 raise ConfigError(str(exc)) from None
 
 
-def _run(run: RunConfig, run_dir: Path, model: Model, summarizer: Model | None, jobs: list[TrialJob],
-         echo: Callable[[str], None]) -> list[dict]:
+def _run(
+    run: RunConfig,
+    run_dir: Path,
+    model: Model,
+    summarizer: Model | None,
+    jobs: list[TrialJob],
+    echo: Callable[[str], None],
+) -> list[dict]:
     settings = run.settings
     writer = RunWriter(run_dir)
     for line in writer.recovered:  # corrupt lines of the records, kept aside (harness/records.py)
@@ -521,9 +543,17 @@ def _run(run: RunConfig, run_dir: Path, model: Model, summarizer: Model | None, 
 
     def one(job: TrialJob, out: Any) -> dict:
         strategy = build(run.strategy_spec, "strategy")
-        return run_trial(trial_id=job.trial_id, trial_index=job.trial_index, instance=job.take_instance(),
-                         strategy=strategy, model=model, summarizer=summarizer, settings=settings,
-                         writer=out, text_cache=text_cache)
+        return run_trial(
+            trial_id=job.trial_id,
+            trial_index=job.trial_index,
+            instance=job.take_instance(),
+            strategy=strategy,
+            model=model,
+            summarizer=summarizer,
+            settings=settings,
+            writer=out,
+            text_cache=text_cache,
+        )
 
     progress = _progress(len(pending), run.progress)
     workers = run.workers
@@ -576,9 +606,11 @@ def no_server_edits_lines(run: RunConfig, model: Model, trials: Any) -> list[str
         return []
     if int(trials["compactions"].fillna(0).sum()) > 0:
         return []
-    return [f"warning: strategy {run.settings.strategy_name}: model {run.settings.model_name} reported no server "
-            f"context edit in {len(trials)} trials (0 compactions); if the server ignores context_management, "
-            "the run measured the unmanaged history"]
+    return [
+        f"warning: strategy {run.settings.strategy_name}: model {run.settings.model_name} reported no server "
+        f"context edit in {len(trials)} trials (0 compactions); if the server ignores context_management, "
+        "the run measured the unmanaged history"
+    ]
 
 
 def max_cost_from(cfg: DictConfig) -> float | None:
@@ -622,14 +654,18 @@ class CostLimit:
 
     def stop_line(self) -> str:
         """The one line that says why the run stopped early."""
-        return (f"stopped: max_cost ${self.limit:.2f} reached after {self.trials} trials (${self.spent:.4f}); "
-                "rerun with a higher max_cost to resume")
+        return (
+            f"stopped: max_cost ${self.limit:.2f} reached after {self.trials} trials (${self.spent:.4f}); "
+            "rerun with a higher max_cost to resume"
+        )
 
 
 def trial_line(row: dict) -> str:
     """One trial's outcome, for ctxbench.log."""
-    line = (f"trial {row['trial_id']}: {row['outcome']} success={bool(row['success'])} steps={row['steps']} "
-            f"input_tokens(all calls)={row.get('total_input_tokens', 0):,} cost=${row.get('cost', 0.0):.4f}")
+    line = (
+        f"trial {row['trial_id']}: {row['outcome']} success={bool(row['success'])} steps={row['steps']} "
+        f"input_tokens(all calls)={row.get('total_input_tokens', 0):,} cost=${row.get('cost', 0.0):.4f}"
+    )
     return line + (f" error: {row['error']}" if row.get("error") else "")
 
 

@@ -14,6 +14,7 @@ trial's tool log and transcript, and its refused and failed calls count in the t
 ``rate_limited_calls``, ``unoffered_calls`` and ``tool_exceptions``. Only the conclusion
 returns to the main agent; a sub-agent that ends without one returns why, in brackets.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -61,14 +62,33 @@ class Subagent(AgentLoop):
     call_kind = "subagent"
     no_tool_call = "Use the tools; finish with report(conclusion)."
 
-    def __init__(self, *, runner: SubagentRunner, run_id: int, task: str, session: Session, strategy: Any,
-                 ctx: TrialContext, max_steps: int) -> None:
+    def __init__(
+        self,
+        *,
+        runner: SubagentRunner,
+        run_id: int,
+        task: str,
+        session: Session,
+        strategy: Any,
+        ctx: TrialContext,
+        max_steps: int,
+    ) -> None:
         trial = runner.trial
-        super().__init__(instance=trial.instance, strategy=strategy, session=session, counter=trial.counter,
-                         recorder=trial.recorder, ctx=ctx, budget=runner.budget(), final_tool=REPORT_TOOL,
-                         max_steps=max_steps,
-                         history=[{"role": "system", "content": f"{trial.instance.system_prompt}\n\n{SUBAGENT_SYSTEM}"},
-                                  {"role": "user", "content": task}])
+        super().__init__(
+            instance=trial.instance,
+            strategy=strategy,
+            session=session,
+            counter=trial.counter,
+            recorder=trial.recorder,
+            ctx=ctx,
+            budget=runner.budget(),
+            final_tool=REPORT_TOOL,
+            max_steps=max_steps,
+            history=[
+                {"role": "system", "content": f"{trial.instance.system_prompt}\n\n{SUBAGENT_SYSTEM}"},
+                {"role": "user", "content": task},
+            ],
+        )
         self.runner, self.run_id = runner, run_id
         self.parent_step = trial.ctx.step
         self.conclusion = ""
@@ -112,8 +132,9 @@ class Subagent(AgentLoop):
         """Count the read and log the call in the trial's tool log and transcript (``report``: by its conclusion)."""
         if name == self.final_name:
             return
-        self.runner.log_tool(self.run_id, self.seen, name, args, message["content"], is_error,
-                             self.result_resource(resource, is_error))
+        self.runner.log_tool(
+            self.run_id, self.seen, name, args, message["content"], is_error, self.result_resource(resource, is_error)
+        )
 
     # ------------------------------------------------------------ report
 
@@ -156,8 +177,13 @@ class SubagentRunner:
             session = subagent_session(trial.model, trial.instance, task, trial.trial_index, run_id)
         except ModelError as exc:
             return f"ERROR: the sub-agent could not start: {exc}"
-        trial.transcript.event("subagent_start", step=trial.ctx.step, subagent=run_id, task=task,
-                               **({"budget": self.stats.budget.budget} if strategy is not None else {}))
+        trial.transcript.event(
+            "subagent_start",
+            step=trial.ctx.step,
+            subagent=run_id,
+            task=task,
+            **({"budget": self.stats.budget.budget} if strategy is not None else {}),
+        )
         conclusion = self.conclude(run_id, task, session, strategy, max_steps)
         trial.transcript.event("subagent_end", step=trial.ctx.step, subagent=run_id, conclusion=conclusion)
         return conclusion
@@ -166,9 +192,15 @@ class SubagentRunner:
         """Run sub-agent ``run_id`` (unmanaged, ``none``, without a strategy) and return its conclusion."""
         ctx = self.context(run_id, self.budget().budget)
         try:
-            subagent = Subagent(runner=self, run_id=run_id, task=task, session=session,
-                                strategy=strategy if strategy is not None else NoManagement(), ctx=ctx,
-                                max_steps=max_steps)
+            subagent = Subagent(
+                runner=self,
+                run_id=run_id,
+                task=task,
+                session=session,
+                strategy=strategy if strategy is not None else NoManagement(),
+                ctx=ctx,
+                max_steps=max_steps,
+            )
         except TypeError as exc:  # not a strategy (no prepare): the sub-task ends, not the trial
             return f"[sub-agent stopped: its strategy failed to start: {exc}]"
         conclusion = subagent.run()
@@ -183,8 +215,14 @@ class SubagentRunner:
     def context(self, run_id: int, budget: int) -> TrialContext:
         """The strategy context of one sub-agent: its own budget and store; summaries billed to the trial."""
         trial = self.trial
-        ctx = TrialContext(budget, trial.counter, Path(trial.ctx.store) / f"subagent-{run_id}", trial.transcript,
-                           trial.summarize, _no_nested_delegation)
+        ctx = TrialContext(
+            budget,
+            trial.counter,
+            Path(trial.ctx.store) / f"subagent-{run_id}",
+            trial.transcript,
+            trial.summarize,
+            _no_nested_delegation,
+        )
         ctx.step = trial.ctx.step
         ctx.subagent = run_id
         return ctx
@@ -197,25 +235,46 @@ class SubagentRunner:
         trial.unoffered_calls += subagent.unoffered_calls
         trial.tool_exceptions += subagent.tool_exceptions
 
-    def log_tool(self, run_id: int, seen: set, name: str, args: dict, content: str, is_error: bool,
-                 resource: Any) -> None:
+    def log_tool(
+        self, run_id: int, seen: set, name: str, args: dict, content: str, is_error: bool, resource: Any
+    ) -> None:
         """Count a sub-agent's read and log its tool call in the trial's tool log and transcript."""
         trial = self.trial
         if resource is not None:
             self.stats.reads += 1
             self.stats.rereads += resource in seen
             seen.add(resource)
-        trial.tool_log.append({"step": trial.ctx.step, "name": name, "args": args, "is_error": is_error,
-                               "resource": resource, "subagent": run_id})
-        trial.transcript.event("tool", step=trial.ctx.step, subagent=run_id, name=name, args=args,
-                               is_error=is_error, resource=resource, content=content)
+        trial.tool_log.append(
+            {
+                "step": trial.ctx.step,
+                "name": name,
+                "args": args,
+                "is_error": is_error,
+                "resource": resource,
+                "subagent": run_id,
+            }
+        )
+        trial.transcript.event(
+            "tool",
+            step=trial.ctx.step,
+            subagent=run_id,
+            name=name,
+            args=args,
+            is_error=is_error,
+            resource=resource,
+            content=content,
+        )
 
     def columns(self) -> dict:
         """The trial-row columns of the sub-agents' runs, reads and budget adherence."""
         budget = self.stats.budget
-        return {"subagent_runs": self.stats.runs, "subagent_reads": self.stats.reads,
-                "subagent_rereads": self.stats.rereads, "subagent_compactions": self.stats.compactions,
-                "subagent_budget": budget.budget if budget else None,
-                "subagent_peak_context": budget.peak if budget else 0,
-                "subagent_over_budget_steps": budget.over_steps if budget else 0,
-                "subagent_max_budget_ratio": budget.max_ratio if budget else 0.0}
+        return {
+            "subagent_runs": self.stats.runs,
+            "subagent_reads": self.stats.reads,
+            "subagent_rereads": self.stats.rereads,
+            "subagent_compactions": self.stats.compactions,
+            "subagent_budget": budget.budget if budget else None,
+            "subagent_peak_context": budget.peak if budget else 0,
+            "subagent_over_budget_steps": budget.over_steps if budget else 0,
+            "subagent_max_budget_ratio": budget.max_ratio if budget else 0.0,
+        }

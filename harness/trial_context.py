@@ -1,4 +1,5 @@
 """The per-trial objects a strategy and the transcript see: ``TrialContext`` and ``MessageTable``."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,15 @@ class MessageTable:
 class TrialContext(CountsTokens):
     """The ``StrategyContext`` of one trial (see strategies/base.py)."""
 
-    def __init__(self, budget: int, counter: TokenCounter, store: Path, transcript: Transcript,
-                 summarizer_call: Callable[[list[dict]], str], subagent_runner: Callable[..., str]) -> None:
+    def __init__(
+        self,
+        budget: int,
+        counter: TokenCounter,
+        store: Path,
+        transcript: Transcript,
+        summarizer_call: Callable[[list[dict]], str],
+        subagent_runner: Callable[..., str],
+    ) -> None:
         self.budget = budget
         self.store = store
         remove_store(store)  # every attempt starts from an empty store: nothing an aborted attempt left

@@ -3,6 +3,7 @@
 Columns are documented in docs/analysis.md. Token and cost columns come from the trial's
 ``CallRecorder``: one set per kind of call, plus the totals over all kinds.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -158,6 +159,12 @@ def trial_row(trial: Any, wall_s: float) -> dict:
         "grade_detail": trial.grade.detail if trial.grade is not None else None,
     }
     row.update(trial.instance.trial_metrics(trial.tool_log))
-    row.update(trial_curve_fields(trial.transcript.request_tokens, trial.settings.budget, row["reread_rate"],
-                                  max_resource_reads=row["max_resource_reads"]))
+    row.update(
+        trial_curve_fields(
+            trial.transcript.request_tokens,
+            trial.settings.budget,
+            row["reread_rate"],
+            max_resource_reads=row["max_resource_reads"],
+        )
+    )
     return row

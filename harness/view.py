@@ -15,6 +15,7 @@ network, no script library: long messages are folded into ``<details>`` (a few l
 script only expand or collapse them all). A message body is written in full once per page, where
 it first appears; later appearances show a preview and link to it.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,8 +75,10 @@ def _body(text: str) -> str:
         return f"<pre>{escape(text)}</pre>"
     shown = text[:BODY_LIMIT]
     more = f"\n… {len(text) - BODY_LIMIT:,} more characters not written" if len(text) > BODY_LIMIT else ""
-    return (f"<details><summary><pre>{escape(text[:PREVIEW])}… ({len(text):,} chars, show all)</pre></summary>"
-            f"<pre>{escape(shown + more)}</pre></details>")
+    return (
+        f"<details><summary><pre>{escape(text[:PREVIEW])}… ({len(text):,} chars, show all)</pre></summary>"
+        f"<pre>{escape(shown + more)}</pre></details>"
+    )
 
 
 class Renderer:
@@ -93,8 +96,10 @@ class Renderer:
         if slot.stands_for:
             verb = "replaced by" if "cut" in classes.split() else "stands for"
             stands = f' <span class="ref">({verb} <a href="#{trial}-{slot.stands_for}">{slot.stands_for}</a>)</span>'
-        head = (f'<span class="mark m-{slot.mark}">{slot.mark}</span><span class="ref">{slot.ref}</span> '
-                f'<span class="role">{role}</span>{tool}{stands}')
+        head = (
+            f'<span class="mark m-{slot.mark}">{slot.mark}</span><span class="ref">{slot.ref}</span> '
+            f'<span class="role">{role}</span>{tool}{stands}'
+        )
         text = _text(slot.message)
         if slot.ref in self.shown:
             preview = escape(text[:PREVIEW].replace("\n", " ")) + ("…" if len(text) > PREVIEW else "")
@@ -102,20 +107,25 @@ class Renderer:
         self.shown.add(slot.ref)
         return f'<div class="{classes}" id="{escape(anchor)}" data-mark="{slot.mark}">{head}{_body(text)}</div>'
 
-    def step(self, trial: TrialView, anchor: str, view: StepView, previous: set[str],
-             before: StepView | None = None) -> str:
+    def step(
+        self, trial: TrialView, anchor: str, view: StepView, previous: set[str], before: StepView | None = None
+    ) -> str:
         """One step section: header, events, request (what it shares with ``before`` as one line), newly cut
         messages, tool calls."""
         row = view.row
         over = " over budget" if row.get("over_budget") else ""
-        brk = f' <span class="break-line">cache break: {escape(str(view.cache_break))}</span>' if view.cache_break else ""
+        brk = (
+            f' <span class="break-line">cache break: {escape(str(view.cache_break))}</span>' if view.cache_break else ""
+        )
         marks = {}
         for slot in view.request:
             marks[slot.mark] = marks.get(slot.mark, 0) + 1
         counts = ", ".join(f"{n} {mark}" for mark, n in marks.items())
-        parts = [f'<section class="step{" break" if view.cache_break else ""}" id="{anchor}-s{view.index}" data-step="{view.step}">',
-                 f"<h4>step {view.step}: {view.tokens or 0:,} request tokens{over}; history {view.history_size} messages"
-                 f" ({row.get('history_tokens', '?')} tokens); request {len(view.request)} messages ({counts}){brk}</h4>"]
+        parts = [
+            f'<section class="step{" break" if view.cache_break else ""}" id="{anchor}-s{view.index}" data-step="{view.step}">',
+            f"<h4>step {view.step}: {view.tokens or 0:,} request tokens{over}; history {view.history_size} messages"
+            f" ({row.get('history_tokens', '?')} tokens); request {len(view.request)} messages ({counts}){brk}</h4>",
+        ]
         for event in view.events:
             parts.append(f'<div class="event-line">{escape(_event_line(event))}</div>')
         parts.append("<details open><summary>prepared request</summary>")
@@ -127,8 +137,10 @@ class Renderer:
             what = ", ".join(f"{n} {mark}" for mark, n in kinds.items())
             refs = _ranges(slot.ref for slot in view.request[:shared])
             refs = refs if len(refs) <= RANGES_LIMIT else refs[:RANGES_LIMIT].rsplit(",", 1)[0] + ", …"
-            parts.append(f'<div class="msg same">the first {shared} messages as at '
-                         f'<a href="#{anchor}-s{before.index}">step {before.step}</a> ({what}): {escape(refs)}</div>')
+            parts.append(
+                f'<div class="msg same">the first {shared} messages as at '
+                f'<a href="#{anchor}-s{before.index}">step {before.step}</a> ({what}): {escape(refs)}</div>'
+            )
         parts.extend(self.message(anchor, slot) for slot in view.request[shared:])
         parts.append("</details>")
         parts.append(self._cut(anchor, view, previous))
@@ -145,8 +157,10 @@ class Renderer:
         new = [slot for slot in view.cut if slot.ref in previous or slot.ref not in self.shown]
         new_refs = {slot.ref for slot in new}
         old = [slot.ref for slot in view.cut if slot.ref not in new_refs]
-        lines = [f'<details class="cut-list"><summary>cut from the history: {len(view.cut)} messages '
-                 f"({len(new)} newly)</summary>"]
+        lines = [
+            f'<details class="cut-list"><summary>cut from the history: {len(view.cut)} messages '
+            f"({len(new)} newly)</summary>"
+        ]
         lines.extend(self.message(anchor, slot, "msg cut") for slot in new)
         if old:
             ranges = _ranges(old)
@@ -164,8 +178,10 @@ class Renderer:
         link = f' → <a href="#{anchor}-{ref}">{ref}</a>' if ref else ""
         text = _text(result)
         preview = escape(text[:PREVIEW].replace("\n", " ")) + ("…" if len(text) > PREVIEW else "")
-        return (f'<div class="tool"><b>{escape(str(event.get("name")))}</b>(<code>{args}</code>){error}{link}'
-                f' <span class="ref">{preview}</span></div>')
+        return (
+            f'<div class="tool"><b>{escape(str(event.get("name")))}</b>(<code>{args}</code>){error}{link}'
+            f' <span class="ref">{preview}</span></div>'
+        )
 
 
 def _shared_prefix(before: list[Slot], now: list[Slot]) -> int:
@@ -218,17 +234,21 @@ def page_name(trial_id: str) -> str:
 
 def trial_table(trials: list[TrialView], href=lambda t: f"#{_anchor(t.trial_id)}") -> str:
     """The trial list with outcomes; each trial links to ``href(trial)``."""
-    head = ("<tr><th>trial</th><th>success</th><th>outcome</th><th>score</th><th>steps</th><th>input tokens</th>"
-            "<th>peak context</th><th>over budget</th><th>compactions</th><th>cache breaks</th></tr>")
+    head = (
+        "<tr><th>trial</th><th>success</th><th>outcome</th><th>score</th><th>steps</th><th>input tokens</th>"
+        "<th>peak context</th><th>over budget</th><th>compactions</th><th>cache breaks</th></tr>"
+    )
     rows = []
     for t in trials:
         r = t.row
         ok = r.get("success")
-        rows.append(f'<tr><td><a href="{escape(href(t))}">{escape(t.trial_id)}</a></td>'
-                    f'<td class="{"ok" if ok else "fail"}">{"yes" if ok else "no"}</td><td>{escape(str(r.get("outcome")))}</td>'
-                    f'<td>{r.get("score", "")}</td><td>{r.get("steps", len(t.steps))}</td><td>{r.get("input_tokens", 0):,}</td>'
-                    f'<td>{r.get("peak_context", 0):,}</td><td>{r.get("over_budget_steps", "")}</td>'
-                    f'<td>{r.get("compactions", "")}</td><td>{r.get("cache_breaks", "")}</td></tr>')
+        rows.append(
+            f'<tr><td><a href="{escape(href(t))}">{escape(t.trial_id)}</a></td>'
+            f'<td class="{"ok" if ok else "fail"}">{"yes" if ok else "no"}</td><td>{escape(str(r.get("outcome")))}</td>'
+            f"<td>{r.get('score', '')}</td><td>{r.get('steps', len(t.steps))}</td><td>{r.get('input_tokens', 0):,}</td>"
+            f"<td>{r.get('peak_context', 0):,}</td><td>{r.get('over_budget_steps', '')}</td>"
+            f"<td>{r.get('compactions', '')}</td><td>{r.get('cache_breaks', '')}</td></tr>"
+        )
     return f'<table class="trials">{head}{"".join(rows)}</table>'
 
 
@@ -237,16 +257,25 @@ def trial_section(renderer: Renderer, trial: TrialView) -> str:
     anchor = _anchor(trial.trial_id)
     r = trial.row
     steps = trial.steps
-    curve = token_curve(anchor, [s.step for s in steps], [s.tokens for s in steps],
-                        [s.row.get("history_tokens") for s in steps], r.get("budget") or trial.start.get("budget"),
-                        [", ".join(e.get("name", e.get("event", "")) for e in s.events) for s in steps],
-                        [s.cache_break for s in steps])
-    legend = ('<div class="legend"><span style="color:#1f6fb2">— request tokens</span><span style="color:#999">'
-              '··· full history</span><span style="color:#a31515">- - budget</span><span class="event-line">| strategy event'
-              '</span><span class="break-line">○ cache break</span></div>')
-    header = (f'<h2>{escape(trial.trial_id)}</h2><p>{escape(str(r.get("strategy")))} @ {r.get("budget", 0):,} tokens; '
-              f'{escape(str(r.get("family")))}; outcome {escape(str(r.get("outcome")))}; '
-              f'{"success" if r.get("success") else "failure"}; {len(steps)} steps</p>')
+    curve = token_curve(
+        anchor,
+        [s.step for s in steps],
+        [s.tokens for s in steps],
+        [s.row.get("history_tokens") for s in steps],
+        r.get("budget") or trial.start.get("budget"),
+        [", ".join(e.get("name", e.get("event", "")) for e in s.events) for s in steps],
+        [s.cache_break for s in steps],
+    )
+    legend = (
+        '<div class="legend"><span style="color:#1f6fb2">— request tokens</span><span style="color:#999">'
+        '··· full history</span><span style="color:#a31515">- - budget</span><span class="event-line">| strategy event'
+        '</span><span class="break-line">○ cache break</span></div>'
+    )
+    header = (
+        f"<h2>{escape(trial.trial_id)}</h2><p>{escape(str(r.get('strategy')))} @ {r.get('budget', 0):,} tokens; "
+        f"{escape(str(r.get('family')))}; outcome {escape(str(r.get('outcome')))}; "
+        f"{'success' if r.get('success') else 'failure'}; {len(steps)} steps</p>"
+    )
     body, previous, before = [], set(), None
     for view in steps:
         body.append(renderer.step(trial, anchor, view, previous, before))
@@ -255,29 +284,40 @@ def trial_section(renderer: Renderer, trial: TrialView) -> str:
 
 
 def _marks() -> str:
-    return " ".join(f'<span class="mark m-{m}">{m}</span>' for m in (KEPT, CUT, "replaced", "offloaded", "summary", "inserted"))
+    return " ".join(
+        f'<span class="mark m-{m}">{m}</span>' for m in (KEPT, CUT, "replaced", "offloaded", "summary", "inserted")
+    )
 
 
 def _document(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-            f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>{body}</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>{body}</body></html>\n"
+    )
 
 
 def render_trial(run_dir: Path, trial: TrialView, nav: str = "") -> str:
     """The page of one trial (``nav``: links to the index and the neighbouring trials)."""
     title = f"ctxbench view: {Path(run_dir).name} / {trial.trial_id}"
-    buttons = ('<button type="button" onclick="setAll(true)">expand all</button> '
-               '<button type="button" onclick="setAll(false)">collapse all</button>')
-    return _document(title, f"{nav}<p>Marks against the full history: {_marks()}. {buttons}</p>"
-                            f"{trial_section(Renderer(), trial)}\n{nav}")
+    buttons = (
+        '<button type="button" onclick="setAll(true)">expand all</button> '
+        '<button type="button" onclick="setAll(false)">collapse all</button>'
+    )
+    return _document(
+        title,
+        f"{nav}<p>Marks against the full history: {_marks()}. {buttons}</p>{trial_section(Renderer(), trial)}\n{nav}",
+    )
 
 
 def render_index(run_dir: Path, trials: list[TrialView]) -> str:
     """The index: the trial list with outcomes, each trial linking to its page."""
     title = f"ctxbench view: {Path(run_dir).name}"
-    return _document(title, f"<h1>{escape(title)}</h1><p>{len(trials)} trials; one page each (the request of every "
-                            f"step marked against the full history: {_marks()}).</p>"
-                            f"{trial_table(trials, lambda t: page_name(t.trial_id))}\n")
+    return _document(
+        title,
+        f"<h1>{escape(title)}</h1><p>{len(trials)} trials; one page each (the request of every "
+        f"step marked against the full history: {_marks()}).</p>"
+        f"{trial_table(trials, lambda t: page_name(t.trial_id))}\n",
+    )
 
 
 def _nav(trials: list[TrialView], index: int, index_name: str) -> str:
@@ -325,6 +365,8 @@ def cmd_view(run_dir: Path, trial: str | None = None, out: Path | None = None) -
     except (FileNotFoundError, LookupError) as exc:
         raise UsageError(str(exc)) from None
     sizes = [p.stat().st_size for p in pages]
-    print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB) and {len(pages)} trial pages beside it "
-          f"(largest {max(sizes, default=0) / 1024:,.0f} KiB, {sum(sizes) / 2**20:,.1f} MiB in all)")
+    print(
+        f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB) and {len(pages)} trial pages beside it "
+        f"(largest {max(sizes, default=0) / 1024:,.0f} KiB, {sum(sizes) / 2**20:,.1f} MiB in all)"
+    )
     return 0

@@ -13,6 +13,7 @@ the nudges and hook messages the loop appends (they carry ``_nudge`` / ``_hook``
   **inserted** note or placeholder;
 - the rest are **kept**.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -94,7 +95,9 @@ def _new_mark(message: dict, summarized: bool) -> str:
     return INSERTED
 
 
-def compare(refs: list[str], history: list[str], messages: dict[str, dict], summarized: bool = False) -> tuple[list[Slot], list[Slot]]:
+def compare(
+    refs: list[str], history: list[str], messages: dict[str, dict], summarized: bool = False
+) -> tuple[list[Slot], list[Slot]]:
     """The request's slots and the cut history messages, marked (see the module docstring)."""
     in_request, in_history = set(refs), set(history)
     missing = {}
@@ -116,8 +119,11 @@ def compare(refs: list[str], history: list[str], messages: dict[str, dict], summ
             slots.append(Slot(ref, message, mark, stands_for=old))
         else:
             slots.append(Slot(ref, message, _new_mark(message, summarized)))
-    cut = [Slot(ref, messages.get(ref, {}), REPLACED if ref in replaced_by else CUT, replaced_by.get(ref))
-           for ref in history if ref not in in_request]
+    cut = [
+        Slot(ref, messages.get(ref, {}), REPLACED if ref in replaced_by else CUT, replaced_by.get(ref))
+        for ref in history
+        if ref not in in_request
+    ]
     return slots, cut
 
 
@@ -168,8 +174,9 @@ def replay(events: list[dict], rows: dict[int, dict]) -> tuple[dict[str, dict], 
         elif kind == "request":
             refs = list(event.get("refs") or [])
             request, cut = compare(refs, history, messages, event.get("step") in summarized)
-            steps.append(StepView(len(steps), event.get("step", len(steps) + 1), event.get("tokens"),
-                                  len(history), request, cut))
+            steps.append(
+                StepView(len(steps), event.get("step", len(steps) + 1), event.get("tokens"), len(history), request, cut)
+            )
     _attach(steps, events, rows)
     return messages, steps
 

@@ -10,6 +10,7 @@ higher: then the history is clipped at the top of the axis, and the chart says s
 (``history clipped at N; reaches M at step S``) above the frame. The budget's label goes where it
 crosses no line of the chart (along the budget line, above it or below it), else above the frame.
 """
+
 from __future__ import annotations
 
 import math
@@ -94,7 +95,7 @@ def overlaps(box: tuple[float, float, float, float], lines: Sequence[Sequence[tu
     """Whether any polyline (or a lone point of one) touches ``box``."""
     for points in lines:
         if len(points) == 1:
-            (x, y), = points
+            ((x, y),) = points
             if box[0] <= x <= box[2] and box[1] <= y <= box[3]:
                 return True
         for a, b in zip(points, points[1:]):
@@ -120,8 +121,9 @@ def _budget_label(budget: int, top: float, lines: list[list[tuple[float, float]]
     return (x, baseline, "end"), (x - width, baseline - LABEL_H + 2, x, baseline + 2)
 
 
-def layout(steps: Sequence[int], tokens: Sequence[int | None], history: Sequence[int | None],
-           budget: int | None) -> Layout:
+def layout(
+    steps: Sequence[int], tokens: Sequence[int | None], history: Sequence[int | None], budget: int | None
+) -> Layout:
     """The axis, the history as drawn, the clip note and the budget label of one chart."""
     base = max([v for v in (*tokens, budget or 0) if v] or [1])
     peak = max([v for v in history if v is not None] or [0])
@@ -143,7 +145,9 @@ def layout(steps: Sequence[int], tokens: Sequence[int | None], history: Sequence
 
 def _axes(plot: Layout, count: int, steps: Sequence[int]) -> list[str]:
     """Frame, y ticks and labels, and the first and last step numbers."""
-    parts = [f'<rect x="{PAD_L}" y="{PAD_T}" width="{WIDTH - PAD_L - PAD_R}" height="{HEIGHT - PAD_T - PAD_B}" class="frame"/>']
+    parts = [
+        f'<rect x="{PAD_L}" y="{PAD_T}" width="{WIDTH - PAD_L - PAD_R}" height="{HEIGHT - PAD_T - PAD_B}" class="frame"/>'
+    ]
     for value in plot.ticks:
         y = _scale(value, plot.top)
         parts.append(f'<line class="tick" x1="{PAD_L - 3}" x2="{PAD_L}" y1="{y:.1f}" y2="{y:.1f}"/>')
@@ -160,8 +164,15 @@ def _polyline(points: list[tuple[float, float]], css: str) -> str:
     return f'<polyline class="{css}" fill="none" points="{text}"/>' if text else ""
 
 
-def token_curve(anchor: str, steps: Sequence[int], tokens: Sequence[int | None], history: Sequence[int | None],
-                budget: int | None, events: Sequence[str], breaks: Sequence[str | None]) -> str:
+def token_curve(
+    anchor: str,
+    steps: Sequence[int],
+    tokens: Sequence[int | None],
+    history: Sequence[int | None],
+    budget: int | None,
+    events: Sequence[str],
+    breaks: Sequence[str | None],
+) -> str:
     """The SVG of one trial; ``anchor`` prefixes the step sections' ids (``{anchor}-s{index}``)."""
     count = len(steps)
     plot = layout(steps, tokens, history, budget)
@@ -171,13 +182,17 @@ def token_curve(anchor: str, steps: Sequence[int], tokens: Sequence[int | None],
         y = _scale(budget, top)
         x, baseline, where = plot.budget_label
         parts.append(f'<line class="budget" x1="{PAD_L}" x2="{WIDTH - PAD_R}" y1="{y:.1f}" y2="{y:.1f}"/>')
-        parts.append(f'<text class="budget-label" x="{x:.1f}" y="{baseline:.1f}" text-anchor="{where}">budget {budget:,}</text>')
+        parts.append(
+            f'<text class="budget-label" x="{x:.1f}" y="{baseline:.1f}" text-anchor="{where}">budget {budget:,}</text>'
+        )
     if plot.clipped:
         parts.append(f'<text class="clip" x="{PAD_L + 2}" y="{PAD_T - 8}">▲ {escape(plot.clipped)}</text>')
     for i, name in enumerate(events):
         if name:
             x = _x(i, count)
-            parts.append(f'<line class="event" x1="{x:.1f}" x2="{x:.1f}" y1="{PAD_T}" y2="{HEIGHT - PAD_B}"><title>step {steps[i]}: {escape(name)}</title></line>')
+            parts.append(
+                f'<line class="event" x1="{x:.1f}" x2="{x:.1f}" y1="{PAD_T}" y2="{HEIGHT - PAD_B}"><title>step {steps[i]}: {escape(name)}</title></line>'
+            )
     parts.append(_polyline(plot.lines[1], "history"))
     parts.append(_polyline(plot.lines[0], "tokens"))
     for i, value in enumerate(tokens):
@@ -186,7 +201,11 @@ def token_curve(anchor: str, steps: Sequence[int], tokens: Sequence[int | None],
         x, y = _x(i, count), _scale(value, top)
         title = f"step {steps[i]}: {value:,} tokens" + (f"; cache break: {breaks[i]}" if breaks[i] else "")
         ring = f'<circle class="break" cx="{x:.1f}" cy="{y:.1f}" r="5"/>' if breaks[i] else ""
-        parts.append(f'<a href="#{anchor}-s{i}">{ring}<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="2.5">'
-                     f'<title>{escape(title)}</title></circle></a>')
-    return (f'<svg class="curve" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-            f'role="img" aria-label="token curve">{"".join(parts)}</svg>')
+        parts.append(
+            f'<a href="#{anchor}-s{i}">{ring}<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="2.5">'
+            f"<title>{escape(title)}</title></circle></a>"
+        )
+    return (
+        f'<svg class="curve" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+        f'role="img" aria-label="token curve">{"".join(parts)}</svg>'
+    )

@@ -15,6 +15,7 @@ Workers ignore Ctrl-C: the parent stops starting trials, the ones in flight fini
 run again on resume), as with threads. The parent's run-folder lock covers them; they close their
 copies of it and die with the parent, so after ``kill -9`` a rerun finds the folder free.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -51,8 +52,12 @@ def uses_processes(model: Any, workers: int, shared_state: bool) -> bool:
     """Whether ``workers`` trials of ``model`` run in processes: a CPU-bound model, more than one worker,
     ``fork`` available, and no state the trials must share in one process (``shared_state``: a response
     cache's database connection)."""
-    return (workers > 1 and bool(getattr(innermost(model), "cpu_bound", False)) and not shared_state
-            and "fork" in multiprocessing.get_all_start_methods())
+    return (
+        workers > 1
+        and bool(getattr(innermost(model), "cpu_bound", False))
+        and not shared_state
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
 
 
 _FORKED: dict[str, Any] = {}  # what a forked worker inherits: the jobs and how to run one
@@ -83,8 +88,15 @@ def _run_forked(index: int) -> tuple[dict, list[dict]]:
     return row, writer.steps
 
 
-def run_jobs(pending: Sequence[Any], one: RunOne, commit: Commit, workers: int, stop: Callable[[], bool],
-             writer: Any, processes: bool = False) -> int:
+def run_jobs(
+    pending: Sequence[Any],
+    one: RunOne,
+    commit: Commit,
+    workers: int,
+    stop: Callable[[], bool],
+    writer: Any,
+    processes: bool = False,
+) -> int:
     """Run ``pending`` (``workers`` at a time), committing each row with its steps; start no job once ``stop()``.
 
     ``one(job, writer)`` runs one trial and returns its row; ``commit(row, steps)`` records it (``steps``
@@ -102,8 +114,9 @@ def run_jobs(pending: Sequence[Any], one: RunOne, commit: Commit, workers: int, 
         return started
     if processes:
         _FORKED.update(one=one, jobs=list(pending), run_dir=writer.run_dir)
-        pool: Executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_start_worker)
+        pool: Executor = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker
+        )
         submit = lambda index: pool.submit(_run_forked, index)  # noqa: E731
     else:
         pool = ThreadPoolExecutor(max_workers=workers)

@@ -4,6 +4,7 @@ A reference policy must act only on what the prepared request shows. These helpe
 pair the visible tool calls with their visible results, collect the free text (task,
 notes, summaries) and format the seed's four-part summary template.
 """
+
 from __future__ import annotations
 
 import json
@@ -97,8 +98,14 @@ class _Exchanges:
 
     Never changed once built (``extended`` builds another), so a kept one can be shared."""
 
-    def __init__(self, messages: list[dict], results: dict[str, dict], calls: list[tuple[str, str, dict]],
-                 found: list[Exchange], where: dict[str, tuple[int, ...]]) -> None:
+    def __init__(
+        self,
+        messages: list[dict],
+        results: dict[str, dict],
+        calls: list[tuple[str, str, dict]],
+        found: list[Exchange],
+        where: dict[str, tuple[int, ...]],
+    ) -> None:
         self.messages, self.results, self.calls, self.found, self.where = list(messages), results, calls, found, where
 
     def extended(self, messages: list[dict]) -> "_Exchanges | None":
@@ -112,7 +119,8 @@ class _Exchanges:
             return self
         new = messages[done:]
         if any(name == "read_memory" for _, name, _ in self.calls) or any(
-                name == "read_memory" for m in new if m.get("role") == "assistant" for _, name, _ in iter_calls(m)):
+            name == "read_memory" for m in new if m.get("role") == "assistant" for _, name, _ in iter_calls(m)
+        ):
             return None
         results, calls, found, where = dict(self.results), list(self.calls), list(self.found), dict(self.where)
         touched: set[int] = set()
@@ -196,8 +204,10 @@ def delegation_failed(messages: Iterable[dict]) -> bool:
     messages = list(messages)
     if any(DELEGATION_FAILED in t for t in texts(messages, ("assistant",))):
         return True
-    return any(e.name == "delegate" and e.result is not None and not e.result.startswith(REPORT_PREFIX)
-               for e in exchanges(messages))
+    return any(
+        e.name == "delegate" and e.result is not None and not e.result.startswith(REPORT_PREFIX)
+        for e in exchanges(messages)
+    )
 
 
 def latest_results(messages: list[dict]) -> list[str]:
@@ -210,7 +220,7 @@ def latest_results(messages: list[dict]) -> list[str]:
     """
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].get("role") == "assistant":
-            return [str(m.get("content") or "") for m in messages[index + 1:] if m.get("role") == "tool"]
+            return [str(m.get("content") or "") for m in messages[index + 1 :] if m.get("role") == "tool"]
     return []
 
 
@@ -308,7 +318,9 @@ class StrategyToolUse:
         if "delegate" in available and callable(planner):
             task = planner(messages)
             if task:
-                return reply(f"Delegating a self-contained sub-task to a sub-agent:\n{task}", make_call("delegate", task=task))
+                return reply(
+                    f"Delegating a self-contained sub-task to a sub-agent:\n{task}", make_call("delegate", task=task)
+                )
         message = dict(self.policy.act(messages, tools))
         if "delegate" in available and callable(planner) and delegation_failed(messages):
             message["content"] = f"{DELEGATION_FAILED}\n{message.get('content') or ''}".rstrip()
@@ -326,15 +338,25 @@ class StrategyToolUse:
             for index, call in enumerate(calls):
                 function = call.get("function", {})
                 try:
-                    key = (function.get("name"), json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True))
+                    key = (
+                        function.get("name"),
+                        json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True),
+                    )
                 except json.JSONDecodeError:
                     continue
                 if key in offloaded:
                     calls[index] = make_call("read_memory", id=offloaded[key])
-        if "write_note" in available and calls and not any(c.get("function", {}).get("name") == "submit" for c in calls):
+        if (
+            "write_note" in available
+            and calls
+            and not any(c.get("function", {}).get("name") == "submit" for c in calls)
+        ):
             visible_notes = "\n".join(t for t in texts(messages, ("user",)) if t.startswith(_NOTES_BLOCK))
-            new_lines = [line for line in str(message.get("content") or "").splitlines()
-                         if line.strip() and line.strip() not in visible_notes]
+            new_lines = [
+                line
+                for line in str(message.get("content") or "").splitlines()
+                if line.strip() and line.strip() not in visible_notes
+            ]
             if new_lines:
                 calls.append(make_call("write_note", text="\n".join(new_lines)))
         if calls:
@@ -392,6 +414,7 @@ def status_calls(messages: Iterable[dict], tool: str, resource: str) -> int | No
 # the ``perfect`` profile no round holds more than one call and no result is rate limited.
 # ---------------------------------------------------------------------------------------------
 
+
 def is_rate_limited(text: str | None) -> bool:
     """Whether a tool result says its call was rate limited: not executed, to be made again later.
 
@@ -442,8 +465,10 @@ def deferred_args(messages: Iterable[dict], tool: str, arg: str) -> set:
 
 def rate_limited_notes(messages: list[dict]) -> list[str]:
     """One note per call of the newest round that was rate limited (none when nothing was)."""
-    return [f"Not done (rate limited): {e.name} {json.dumps(e.args, sort_keys=True)}; I will issue it again."
-            for e in rate_limited_calls(messages)]
+    return [
+        f"Not done (rate limited): {e.name} {json.dumps(e.args, sort_keys=True)}; I will issue it again."
+        for e in rate_limited_calls(messages)
+    ]
 
 
 def rate_limit_note(messages: list[dict]) -> str:

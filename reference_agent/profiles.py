@@ -23,6 +23,7 @@ The attention model and the noise are a *model* of published observations, not a
 measurement; their parameters and sources are in ``configs/model/scripted.yaml`` and
 docs/reference_agent.md.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -94,13 +95,23 @@ class AgentProfile:
     @property
     def is_perfect(self) -> bool:
         """No batching, no variation, no misses: the policy's own replies, untouched."""
-        return (self.batch_cap <= 1 and not self.shuffle and not self.running_notes and self.early_submit <= 0
-                and not self.attention.active)
+        return (
+            self.batch_cap <= 1
+            and not self.shuffle
+            and not self.running_notes
+            and self.early_submit <= 0
+            and not self.attention.active
+        )
 
 
 PERFECT = AgentProfile()
 REALISTIC = AgentProfile(
-    name="realistic", batch_cap=8, batch_min_share=1.0, shuffle=True, running_notes=True, early_submit=0.0,
+    name="realistic",
+    batch_cap=8,
+    batch_min_share=1.0,
+    shuffle=True,
+    running_notes=True,
+    early_submit=0.0,
     attention=AttentionModel(base=0.0, rot=0.02, middle=0.15, ref_tokens=128_000, exponent=3.0, cap=0.5),
 )
 GREEDY = AgentProfile(name="greedy", batch_cap=1000, batch_min_share=1.0, shuffle=False, running_notes=True)
@@ -149,8 +160,9 @@ class ProfiledPolicy:
     * ``early_answer(messages) -> dict | None``: what it would submit now, from what it sees.
     """
 
-    def __init__(self, policy: Any, profile: AgentProfile, seed: int | str = 0, trial: int = 0,
-                 stream: str = "agent") -> None:
+    def __init__(
+        self, policy: Any, profile: AgentProfile, seed: int | str = 0, trial: int = 0, stream: str = "agent"
+    ) -> None:
         self.policy = policy
         self.profile = profile
         self.seed, self.trial, self.stream = seed, trial, stream
@@ -236,7 +248,7 @@ def rate_limit_cap(messages: list[dict]) -> int | None:
         message = messages[index]
         if message.get("role") != "assistant" or not message.get("tool_calls"):
             continue
-        results = [m for m in messages[index + 1:] if m.get("role") == "tool"]
+        results = [m for m in messages[index + 1 :] if m.get("role") == "tool"]
         limited = [m for m in results if str(m.get("content") or "").startswith(RATE_LIMITED)]
         if limited:
             return max(1, len(results) - len(limited))
@@ -276,8 +288,9 @@ class _MessageDraws:
     __slots__ = ("lines", "offsets", "candidates", "draws", "last_source", "last_key", "last_view")
 
     def __init__(self, key: str, message: dict, content: str) -> None:
-        digest = hashlib.blake2b(f"{message.get('role')}\0{message.get('tool_call_id')}\0{content}".encode(),
-                                 digest_size=16).hexdigest()
+        digest = hashlib.blake2b(
+            f"{message.get('role')}\0{message.get('tool_call_id')}\0{content}".encode(), digest_size=16
+        ).hexdigest()
         rng = random.Random(f"ctxbench:attention:{key}:{digest}")
         self.lines = content.split("\n")
         self.offsets, position = [], 0
@@ -296,8 +309,16 @@ class _MessageDraws:
         self.last_key: tuple | None = None
         self.last_view: dict | None = None
 
-    def view(self, message: dict, offset: int, size: int, total: int, tokens: int, attention: AttentionModel,
-             capped: bool = False) -> dict:
+    def view(
+        self,
+        message: dict,
+        offset: int,
+        size: int,
+        total: int,
+        tokens: int,
+        attention: AttentionModel,
+        capped: bool = False,
+    ) -> dict:
         """``message`` as attended at ``offset`` (characters) of a request of ``total`` characters.
 
         The chance of a miss is unimodal in the position (highest in the middle), so over the message's span
@@ -318,8 +339,11 @@ class _MessageDraws:
             if not high:
                 return message
             low = min(high, bisect.bisect_left(self.draws, attention.miss(farthest, tokens)))
-        maybe = tuple(index for draw, index in self.candidates[low:high]
-                      if draw < attention.miss((offset + self.offsets[index]) / total, tokens))
+        maybe = tuple(
+            index
+            for draw, index in self.candidates[low:high]
+            if draw < attention.miss((offset + self.offsets[index]) / total, tokens)
+        )
         if not low and not maybe:
             return message
         if (low, maybe) != self.last_key or message is not self.last_source:
@@ -365,11 +389,17 @@ def attend(messages: list[dict], attention: AttentionModel, draws: LineDraws) ->
     return view
 
 
-def _attend_capped(messages: list[dict], contents: list[str], attention: AttentionModel, draws: LineDraws) -> list[dict]:
+def _attend_capped(
+    messages: list[dict], contents: list[str], attention: AttentionModel, draws: LineDraws
+) -> list[dict]:
     """``attend`` when every line's chance of a miss is ``attention.cap``: the previous request's view is extended."""
     kept = draws.capped
-    if kept is not None and kept[0] == attention.cap and len(messages) >= len(kept[1]) \
-            and messages[:len(kept[1])] == kept[1]:
+    if (
+        kept is not None
+        and kept[0] == attention.cap
+        and len(messages) >= len(kept[1])
+        and messages[: len(kept[1])] == kept[1]
+    ):
         done, view, first_user = len(kept[1]), list(kept[2]), kept[3]
     else:
         done, view, first_user = 0, [], True
@@ -380,8 +410,9 @@ def _attend_capped(messages: list[dict], contents: list[str], attention: Attenti
         if keep_all or not content:
             view.append(message)
         else:
-            view.append(draws.of(message, content).view(message, 0, len(content), len(content), 0, attention,
-                                                        capped=True))
+            view.append(
+                draws.of(message, content).view(message, 0, len(content), len(content), 0, attention, capped=True)
+            )
     draws.capped = (attention.cap, list(messages), view, first_user)
     return view
 

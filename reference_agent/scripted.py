@@ -7,6 +7,7 @@ answers without it. It also writes the summaries that summarizing strategies ask
 from what is visible, in the seed's four-part template. It is an instrument for what a
 strategy preserves and what it costs; it is not an LLM, and every output says so.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -25,8 +26,10 @@ def reference_label(profile: AgentProfile) -> str:
     """How every output names the reference agent and its profile."""
     if profile.is_perfect and profile.name == "perfect":
         return "scripted reference agent, profile perfect (deterministic policy, not an LLM)"
-    return (f"scripted reference agent, profile {profile.name} (a policy with batching up to {profile.batch_cap} "
-            "calls, seeded variation and an attention model; not an LLM)")
+    return (
+        f"scripted reference agent, profile {profile.name} (a policy with batching up to {profile.batch_cap} "
+        "calls, seeded variation and an attention model; not an LLM)"
+    )
 
 
 class ScriptedModel:
@@ -46,8 +49,13 @@ class ScriptedModel:
     cpu_bound = True
     """Its policy is Python that competes for the GIL: ``workers=N`` runs it in processes (harness/workers.py)."""
 
-    def __init__(self, name: str = "scripted", context_window: int = 131_072, profile: str = "realistic",
-                 profile_params: dict | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "scripted",
+        context_window: int = 131_072,
+        profile: str = "realistic",
+        profile_params: dict | None = None,
+    ) -> None:
         self.name = name
         self.context_window = int(context_window)
         self.profile = make_profile(str(profile), **dict(profile_params or {}))

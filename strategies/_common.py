@@ -3,6 +3,7 @@
 Nothing here is a strategy. ``ToolResultClearer`` is tier 1 of seed 004 (clear old tool
 results, keep a recovery hint) and is used by both ``clear_tool_results`` and ``layered``.
 """
+
 from __future__ import annotations
 
 import json
@@ -110,8 +111,9 @@ def result_key(position: int, message: dict) -> ResultKey:
     return (position, str(message.get("tool_call_id", "")))
 
 
-def apply_frozen(messages: list[dict], frozen: dict[ResultKey, str], copies: dict[ResultKey, tuple[dict, dict]],
-                 start: int = 0) -> list[dict]:
+def apply_frozen(
+    messages: list[dict], frozen: dict[ResultKey, str], copies: dict[ResultKey, tuple[dict, dict]], start: int = 0
+) -> list[dict]:
     """``messages`` with every tool result whose key is in ``frozen`` replaced by its frozen text (a new list).
 
     ``messages`` is the history or a slice of it; ``start`` is the history position of its first message.
@@ -181,8 +183,13 @@ class ToolResultClearer:
     position of the slice's first message.
     """
 
-    def __init__(self, keep: int = 3, exclude_tools: list[str] | tuple[str, ...] = (), clear_at_least: int = 0,
-                 template: str = CLEARED) -> None:
+    def __init__(
+        self,
+        keep: int = 3,
+        exclude_tools: list[str] | tuple[str, ...] = (),
+        clear_at_least: int = 0,
+        template: str = CLEARED,
+    ) -> None:
         if keep < 0:
             raise ValueError("keep must be at least 0")
         if clear_at_least < 0:
@@ -204,8 +211,14 @@ class ToolResultClearer:
         tools = [(offset, m) for offset, m in enumerate(messages) if m.get("role") == "tool"]
         older = tools[: max(0, len(tools) - self.keep)]
         unseen = set(unseen_results(messages))  # a round of parallel calls can outnumber ``keep``
-        return [(offset, m) for offset, m in older if result_key(start + offset, m) not in self.placeholders
-                and offset not in unseen and not is_error(m) and m.get("_tool", "") not in self.exclude_tools]
+        return [
+            (offset, m)
+            for offset, m in older
+            if result_key(start + offset, m) not in self.placeholders
+            and offset not in unseen
+            and not is_error(m)
+            and m.get("_tool", "") not in self.exclude_tools
+        ]
 
     def clear_batch(self, messages: list[dict], ctx: Any, method: str, start: int = 0) -> list[dict]:
         """Clear every candidate in one batch (if it frees at least ``clear_at_least`` tokens); log it."""
@@ -223,12 +236,23 @@ class ToolResultClearer:
         if not batch or freed < max(1, self.clear_at_least):
             if batch and len(batch) != self._last_skip:  # logged once per candidate count, not every step
                 self._last_skip = len(batch)
-                ctx.log("clear_skipped", method=method, would_clear=len(batch), would_free=freed,
-                        clear_at_least=self.clear_at_least)
+                ctx.log(
+                    "clear_skipped",
+                    method=method,
+                    would_clear=len(batch),
+                    would_free=freed,
+                    clear_at_least=self.clear_at_least,
+                )
             return list(messages)
         self.placeholders.update(batch)
-        ctx.log("compaction", method=method, tier="clear_tool_results", cleared=len(batch), tokens_freed=freed,
-                total_cleared=len(self.placeholders))
+        ctx.log(
+            "compaction",
+            method=method,
+            tier="clear_tool_results",
+            cleared=len(batch),
+            tokens_freed=freed,
+            total_cleared=len(self.placeholders),
+        )
         return self.apply(messages, start)
 
 

@@ -18,6 +18,7 @@ Deviation, as a parameter: with ``keep_last_round: true`` (default) the results 
 latest round, which the model has not read yet, are left for the next batch; set it to
 false for the seed's literal "compress all".
 """
+
 from __future__ import annotations
 
 from harness.conversation import split_head, split_rounds
@@ -25,9 +26,11 @@ from strategies._common import ResultKey, apply_frozen, is_error, result_calls, 
 from strategies.base import BaseStrategy
 
 MARK = "[COMPRESSED] "
-INSTRUCTIONS = ("Compress this ONE tool result for the agent that called it. Keep every name, date, company, "
-                "amount, id and number it contains that the task may need; drop navigation, boilerplate and "
-                "repetition. Do not invent anything.")
+INSTRUCTIONS = (
+    "Compress this ONE tool result for the agent that called it. Keep every name, date, company, "
+    "amount, id and number it contains that the task may need; drop navigation, boilerplate and "
+    "repetition. Do not invent anything."
+)
 
 
 class AdaptiveWindow(BaseStrategy):
@@ -59,9 +62,15 @@ class AdaptiveWindow(BaseStrategy):
         """Positions of the tool results a new batch compresses (not yet compressed, not errors, not spared)."""
         _, body = split_head(messages)
         last_start = len(messages) - len(split_rounds(body)[-1]) if body and self.keep_last_round else len(messages)
-        return [position for position, m in enumerate(messages)
-                if m.get("role") == "tool" and position < last_start and result_key(position, m) not in self.compressed
-                and not is_error(m) and not str(m.get("content") or "").startswith(MARK.strip())]
+        return [
+            position
+            for position, m in enumerate(messages)
+            if m.get("role") == "tool"
+            and position < last_start
+            and result_key(position, m) not in self.compressed
+            and not is_error(m)
+            and not str(m.get("content") or "").startswith(MARK.strip())
+        ]
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Frozen compressed texts; a new batch when the request passes ``ratio`` of the budget."""
@@ -80,7 +89,14 @@ class AdaptiveWindow(BaseStrategy):
             self.compressed[result_key(position, message)] = MARK + text.strip()
         out = self._apply(messages)
         after = self.ctx.count_tokens(out) + self.ctx.request_overhead()
-        self.ctx.log("compaction", method="adaptive_window", compressed=len(batch), summarizer_calls=len(batch),
-                     tokens_before=before, tokens_after=after, total_compressed=len(self.compressed),
-                     tools=sorted({result_identity(messages[p], calls.get(p))[0] for p in batch}))
+        self.ctx.log(
+            "compaction",
+            method="adaptive_window",
+            compressed=len(batch),
+            summarizer_calls=len(batch),
+            tokens_before=before,
+            tokens_after=after,
+            total_compressed=len(self.compressed),
+            tools=sorted({result_identity(messages[p], calls.get(p))[0] for p in batch}),
+        )
         return out

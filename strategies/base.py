@@ -65,6 +65,7 @@ A third-party strategy needs no change to this package: any importable class wit
 any of the hooks or none. ``full_strategy`` adapts such an object once, at the edge, to the
 whole contract (``FullStrategy``), so the loop calls every hook directly.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -242,7 +243,8 @@ class AdaptedStrategy(BaseStrategy):
     def __init__(self, inner: Strategy) -> None:
         self.inner = inner
         self.own: dict[str, Callable[..., Any]] = {
-            name: getattr(inner, name) for name in STRATEGY_HOOKS if callable(getattr(inner, name, None))}
+            name: getattr(inner, name) for name in STRATEGY_HOOKS if callable(getattr(inner, name, None))
+        }
         self.rewrites_system = bool(getattr(inner, "rewrites_system", False))
         self.server_side = getattr(inner, "server_side", None)
         self.supporting_models = tuple(getattr(inner, "supporting_models", ()))

@@ -11,6 +11,7 @@ reused byte for byte for the rest of the trial: the cache breaks once per batch,
 oldest newly cleared result, and the request then grows again from a lower level (the
 sawtooth of seed 000 §7.3). Messages are never deleted; no model call.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,8 +37,9 @@ class ClearToolResults(BaseStrategy):
     """Only tool results are cleared: the agent's own messages, errors, excluded tools and the
     ``keep`` newest results stay, and can exceed the budget (3x at 8k on invoice_audit)."""
 
-    def __init__(self, trigger: Any = 1.0, keep: int = 3, clear_at_least: int = 0,
-                 exclude_tools: list[str] | None = None) -> None:
+    def __init__(
+        self, trigger: Any = 1.0, keep: int = 3, clear_at_least: int = 0, exclude_tools: list[str] | None = None
+    ) -> None:
         check_threshold(trigger, "clear_tool_results: trigger")
         self.trigger = trigger
         self.clearer = ToolResultClearer(keep=keep, exclude_tools=exclude_tools or (), clear_at_least=clear_at_least)

@@ -28,18 +28,29 @@ conditioned on the task and on the agent's reading of the result, where ``adapti
 alone with generic instructions (keep every name, date, amount and id). It does not look at the
 budget (``budget_guarantee = "none"``): the agent's own messages and the small results stay.
 """
+
 from __future__ import annotations
 
 from harness.conversation import split_head
-from strategies._common import ResultKey, apply_frozen, is_error, result_calls, result_identity, result_key, unseen_results
+from strategies._common import (
+    ResultKey,
+    apply_frozen,
+    is_error,
+    result_calls,
+    result_identity,
+    result_key,
+    unseen_results,
+)
 from strategies.base import BaseStrategy
 
 MARK = "[compressed for the task] "
-INSTRUCTIONS = ("Compress the LAST tool result above for the agent doing this task: {task}\n"
-                "Keep only what this task needs, and keep it whole: every name, date, company, role, amount, id and "
-                "number the task asks about, with what links them (who did what, where and when). The agent's reply "
-                "after the result shows what it took from it. Drop everything else (navigation, adverts, boilerplate, "
-                "facts the task does not ask about). Do not invent anything.")
+INSTRUCTIONS = (
+    "Compress the LAST tool result above for the agent doing this task: {task}\n"
+    "Keep only what this task needs, and keep it whole: every name, date, company, role, amount, id and "
+    "number the task asks about, with what links them (who did what, where and when). The agent's reply "
+    "after the result shows what it took from it. Drop everything else (navigation, adverts, boilerplate, "
+    "facts the task does not ask about). Do not invent anything."
+)
 
 
 class ContextAwareCompression(BaseStrategy):
@@ -58,10 +69,17 @@ class ContextAwareCompression(BaseStrategy):
     budget_guarantee = "none"
     """It compresses by age and size, whatever the budget: the agent's messages and small results stay."""
 
-    def __init__(self, keep_recent_rounds: int = 2, min_tokens: int = 500, instructions: str = INSTRUCTIONS,
-                 task_chars: int = 2000) -> None:
+    def __init__(
+        self,
+        keep_recent_rounds: int = 2,
+        min_tokens: int = 500,
+        instructions: str = INSTRUCTIONS,
+        task_chars: int = 2000,
+    ) -> None:
         if int(keep_recent_rounds) < 1 or int(min_tokens) < 0 or int(task_chars) < 0:
-            raise ValueError("context_aware_compression: keep_recent_rounds must be >= 1, min_tokens and task_chars >= 0")
+            raise ValueError(
+                "context_aware_compression: keep_recent_rounds must be >= 1, min_tokens and task_chars >= 0"
+            )
         self.keep_recent_rounds = int(keep_recent_rounds)
         self.min_tokens = int(min_tokens)
         self.instructions = str(instructions)
@@ -81,24 +99,35 @@ class ContextAwareCompression(BaseStrategy):
     def _due(self, messages: list[dict]) -> list[int]:
         """Positions of the results to compress now: read, out of the recent rounds, big, not errors, not compressed."""
         unseen, recent = set(unseen_results(messages)), self._recent_start(messages)
-        return [p for p, m in enumerate(messages)
-                if m.get("role") == "tool" and p < recent and p not in unseen and result_key(p, m) not in self.compressed
-                and not is_error(m) and not str(m.get("content") or "").startswith(MARK.strip())
-                and self.ctx.count_message(m) > self.min_tokens]
+        return [
+            p
+            for p, m in enumerate(messages)
+            if m.get("role") == "tool"
+            and p < recent
+            and p not in unseen
+            and result_key(p, m) not in self.compressed
+            and not is_error(m)
+            and not str(m.get("content") or "").startswith(MARK.strip())
+            and self.ctx.count_message(m) > self.min_tokens
+        ]
 
     def _context(self, messages: list[dict], position: int, call: dict | None) -> list[dict]:
         """What the summarizer sees for the result at ``position``: task, its call, itself, the agent's next reply."""
         head, _ = split_head(messages)
         task = [head[-1]] if len(head) > 1 else []
         stub = [{"role": "assistant", "content": "", "tool_calls": [call]}] if call else []
-        reply = next((m for m in messages[position + 1:] if m.get("role") == "assistant"), None)
-        return [*task, *stub, messages[position], *([{"role": "assistant", "content": reply.get("content") or ""}]
-                                                    if reply is not None else [])]
+        reply = next((m for m in messages[position + 1 :] if m.get("role") == "assistant"), None)
+        return [
+            *task,
+            *stub,
+            messages[position],
+            *([{"role": "assistant", "content": reply.get("content") or ""}] if reply is not None else []),
+        ]
 
     def task_text(self, messages: list[dict]) -> str:
         """The task statement cut to ``task_chars`` characters."""
         head, _ = split_head(messages)
-        return str(head[-1].get("content") or "")[:self.task_chars] if len(head) > 1 else ""
+        return str(head[-1].get("content") or "")[: self.task_chars] if len(head) > 1 else ""
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Compress the results the agent has just read; every earlier compression stays frozen."""
@@ -113,9 +142,16 @@ class ContextAwareCompression(BaseStrategy):
             self.compressed[result_key(position, messages[position])] = MARK + text.strip()
         out = self._apply(messages)
         after = self.ctx.count_tokens(out)
-        self.ctx.log("compaction", method="context_aware_compression", compressed=len(due), summarizer_calls=len(due),
-                     tokens_before=before, tokens_after=after, total_compressed=len(self.compressed),
-                     result_chars=sum(len(str(messages[p].get("content") or "")) for p in due),
-                     compressed_chars=sum(len(out[p]["content"]) for p in due),
-                     tools=sorted({result_identity(messages[p], calls.get(p))[0] for p in due}))
+        self.ctx.log(
+            "compaction",
+            method="context_aware_compression",
+            compressed=len(due),
+            summarizer_calls=len(due),
+            tokens_before=before,
+            tokens_after=after,
+            total_compressed=len(self.compressed),
+            result_chars=sum(len(str(messages[p].get("content") or "")) for p in due),
+            compressed_chars=sum(len(out[p]["content"]) for p in due),
+            tools=sorted({result_identity(messages[p], calls.get(p))[0] for p in due}),
+        )
         return out

@@ -6,6 +6,7 @@ tool results, never split. One placeholder line after the head says what was cut
 The cut point moves as the history grows, so the cache breaks after the head each time
 rounds are dropped. No model call.
 """
+
 from __future__ import annotations
 
 from harness.conversation import split_head
@@ -38,8 +39,8 @@ class HeadTail(BaseStrategy):
 
     def _reset(self, messages: list[dict] | None) -> None:
         self._seen: dict | None = None  # the last message indexed (to detect a history that is not ours)
-        self._cum = [0]                 # _cum[i] = tokens of messages[:i]
-        self._starts: list[int] = []    # start index of every round of the body
+        self._cum = [0]  # _cum[i] = tokens of messages[:i]
+        self._starts: list[int] = []  # start index of every round of the body
         self._head_len = len(split_head(messages)[0]) if messages else 0
 
     def _index(self, messages: list[dict]) -> None:
@@ -58,8 +59,9 @@ class HeadTail(BaseStrategy):
             self._cum.append(self._cum[-1] + self.ctx.count_message(message))
             if index < self._head_len:
                 continue
-            joins = (message.get("role") == "tool" and self._starts
-                     and messages[self._starts[-1]].get("role") == "assistant")
+            joins = (
+                message.get("role") == "tool" and self._starts and messages[self._starts[-1]].get("role") == "assistant"
+            )
             if not joins:
                 self._starts.append(index)
         self._seen = messages[-1] if messages else None
@@ -78,7 +80,9 @@ class HeadTail(BaseStrategy):
             return list(messages)
         head_cost = self._cum[self._head_len]
         room = budget - overhead - head_cost
-        room -= self.ctx.count_message({"role": "user", "content": PLACEHOLDER.format(n=999, messages=9999, budget=budget)})
+        room -= self.ctx.count_message(
+            {"role": "user", "content": PLACEHOLDER.format(n=999, messages=9999, budget=budget)}
+        )
         starts, end, kept = self._starts, len(messages), 0
         for index in range(len(starts) - 1, -1, -1):
             cost = self._cum[end] - self._cum[starts[index]]

@@ -14,6 +14,7 @@ compared at the same budget as every other strategy. Their peaks and budget adhe
 the ``subagent_peak_context``, ``subagent_over_budget_steps`` and
 ``subagent_max_budget_ratio`` columns.
 """
+
 from __future__ import annotations
 
 import copy
@@ -60,11 +61,19 @@ class Isolate(WrappingStrategy):
 
     def own_tools(self) -> list[dict]:
         """``delegate(task)``."""
-        return [{"type": "function", "function": {
-            "name": "delegate",
-            "description": ("Run a sub-agent with a fresh context on a self-contained sub-task; it uses the same tools "
-                            "and returns only its conclusion."),
-            "parameters": {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]}}}]
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": "delegate",
+                    "description": (
+                        "Run a sub-agent with a fresh context on a self-contained sub-task; it uses the same tools "
+                        "and returns only its conclusion."
+                    ),
+                    "parameters": {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]},
+                },
+            }
+        ]
 
     def own_call(self, name: str, args: dict) -> str | None:
         """Run a sub-agent for ``delegate``."""
@@ -74,8 +83,12 @@ class Isolate(WrappingStrategy):
         if not isinstance(task, str) or not task.strip():
             raise ToolError("delegate needs a non-empty, self-contained 'task' string")
         self.ctx.log("delegate", task=task[:200])
-        return self.ctx.run_subagent(task.strip(), max_steps=self.subagent_max_steps,
-                                     strategy=copy.deepcopy(self.subagent_prototype), budget=self.subagent_budget)
+        return self.ctx.run_subagent(
+            task.strip(),
+            max_steps=self.subagent_max_steps,
+            strategy=copy.deepcopy(self.subagent_prototype),
+            budget=self.subagent_budget,
+        )
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """The base strategy's projection."""

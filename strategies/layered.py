@@ -22,14 +22,17 @@ head keeps the task (the seed folds the first user message into the summarized r
 the placeholders say tokens and carry the call's arguments; the budget counts the tool
 schemas; the note/summary is frozen until the next compaction.
 """
+
 from __future__ import annotations
 
 from harness.conversation import split_head, split_rounds
 from strategies._common import ToolResultClearer
 from strategies.base import BaseStrategy
 
-DROP_NOTE = ("[context note] the {n} earlier rounds were omitted to fit the {budget:,}-token budget. "
-             "Re-run a tool if you need something from them.")
+DROP_NOTE = (
+    "[context note] the {n} earlier rounds were omitted to fit the {budget:,}-token budget. "
+    "Re-run a tool if you need something from them."
+)
 SUMMARY_PREFIX = "[summary of the earlier work: {n} rounds, written by the summarizer; the recent rounds follow]\n"
 
 
@@ -48,8 +51,13 @@ class Layered(BaseStrategy):
     """The ``keep_recent_rounds`` recent rounds (their results past ``keep_tool_results`` cleared)
     and the note or summary stay, and can exceed the budget (seed 004: a soft target)."""
 
-    def __init__(self, keep_tool_results: int = 3, keep_recent_rounds: int = 6, summarize: bool = False,
-                 exclude_tools: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        keep_tool_results: int = 3,
+        keep_recent_rounds: int = 6,
+        summarize: bool = False,
+        exclude_tools: list[str] | None = None,
+    ) -> None:
         if keep_recent_rounds < 1:
             raise ValueError("layered: keep_recent_rounds must be at least 1")
         self.clearer = ToolResultClearer(keep=keep_tool_results, exclude_tools=exclude_tools or ())
@@ -71,8 +79,9 @@ class Layered(BaseStrategy):
         if not self._over(out):
             return out
         # tier 1: clear old tool results (in the part still shown)
-        shown = self.clearer.clear_batch(body[self.covered :], self.ctx, method="layered",
-                                         start=len(head) + self.covered)
+        shown = self.clearer.clear_batch(
+            body[self.covered :], self.ctx, method="layered", start=len(head) + self.covered
+        )
         body = body[: self.covered] + shown
         self.stats["cleared"] = len(self.clearer.placeholders)
         out = [*head, *([self.note] if self.note else []), *shown]
@@ -96,6 +105,13 @@ class Layered(BaseStrategy):
             self.stats["dropped_rounds"] += len(old)
             tier = "drop_rounds"
         out = [*head, self.note, *body[self.covered :]]
-        self.ctx.log("compaction", method="layered", tier=tier, rounds=len(old), total_rounds=self.covered_rounds,
-                     tokens_before=before, tokens_after=self.ctx.count_tokens(out) + self.ctx.request_overhead())
+        self.ctx.log(
+            "compaction",
+            method="layered",
+            tier=tier,
+            rounds=len(old),
+            total_rounds=self.covered_rounds,
+            tokens_before=before,
+            tokens_after=self.ctx.count_tokens(out) + self.ctx.request_overhead(),
+        )
         return out

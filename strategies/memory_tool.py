@@ -15,6 +15,7 @@ cannot lead outside it): a tool error, never an exception. Files hold at most
 unchanged), e.g. ``server_clear_tool_uses`` or ``clear_tool_results``, the pairing Anthropic
 recommends (memory keeps what clearing removes).
 """
+
 from __future__ import annotations
 
 import os
@@ -32,9 +33,15 @@ SCHEMA = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "enum": list(COMMANDS), "description": "The operation."},
-        "path": {"type": "string", "description": "A path under /memories (view, create, str_replace, insert, delete)."},
-        "view_range": {"type": "array", "items": {"type": "integer"},
-                       "description": "view: [first, last] line (1-based; last -1 = to the end)."},
+        "path": {
+            "type": "string",
+            "description": "A path under /memories (view, create, str_replace, insert, delete).",
+        },
+        "view_range": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "description": "view: [first, last] line (1-based; last -1 = to the end).",
+        },
         "file_text": {"type": "string", "description": "create: the file's content."},
         "old_str": {"type": "string", "description": "str_replace: the exact text to replace (must occur once)."},
         "new_str": {"type": "string", "description": "str_replace: the replacement."},
@@ -45,9 +52,11 @@ SCHEMA = {
     },
     "required": ["command"],
 }
-DESCRIPTION = ("Your memory directory /memories persists across this task while older context may be cleared. "
-               "Commands: view, create, str_replace, insert, delete, rename. Record progress and findings there; "
-               "view it before relying on your memory of earlier steps.")
+DESCRIPTION = (
+    "Your memory directory /memories persists across this task while older context may be cleared. "
+    "Commands: view, create, str_replace, insert, delete, rename. Record progress and findings there; "
+    "view it before relying on your memory of earlier steps."
+)
 
 
 class MemoryStore:
@@ -110,7 +119,9 @@ class MemoryStore:
         lines = target.read_text(encoding="utf-8").split("\n")
         first, last = 1, len(lines)
         if view_range is not None:
-            if not (isinstance(view_range, list) and len(view_range) == 2 and all(isinstance(v, int) for v in view_range)):
+            if not (
+                isinstance(view_range, list) and len(view_range) == 2 and all(isinstance(v, int) for v in view_range)
+            ):
                 raise ToolError("view_range must be [first, last] (integers)")
             first, last = view_range[0], len(lines) if view_range[1] == -1 else view_range[1]
             if not 1 <= first <= last <= len(lines):
@@ -127,7 +138,9 @@ class MemoryStore:
 
     def _write(self, target: Path, text: str) -> None:
         if len(text) > self.max_file_chars:
-            raise ToolError(f"the file would hold {len(text):,} characters (max {self.max_file_chars:,}); keep memory short")
+            raise ToolError(
+                f"the file would hold {len(text):,} characters (max {self.max_file_chars:,}); keep memory short"
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
 

@@ -1,4 +1,5 @@
 """``none``: the baseline. The model sees the whole history, every step."""
+
 from __future__ import annotations
 
 from strategies.base import BaseStrategy

@@ -8,6 +8,7 @@ when available, else ``headtail``), so "clearing + external notes" is one config
 The re-injected block changes only when a note is written; it sits after the cache
 prefix, so it costs no cache break of its own.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -46,12 +47,22 @@ class Notes(WrappingStrategy):
     def own_tools(self) -> list[dict]:
         """``write_note(text)`` and ``read_notes()``."""
         return [
-            {"type": "function", "function": {
-                "name": "write_note", "description": "Save a note (findings, progress, todo). Notes stay visible.",
-                "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}},
-            {"type": "function", "function": {
-                "name": "read_notes", "description": "Return all notes written so far.",
-                "parameters": {"type": "object", "properties": {}, "required": []}}},
+            {
+                "type": "function",
+                "function": {
+                    "name": "write_note",
+                    "description": "Save a note (findings, progress, todo). Notes stay visible.",
+                    "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+                },
+            },
+            {
+                "type": "function",
+                "function": {
+                    "name": "read_notes",
+                    "description": "Return all notes written so far.",
+                    "parameters": {"type": "object", "properties": {}, "required": []},
+                },
+            },
         ]
 
     def own_call(self, name: str, args: dict) -> str | None:

@@ -9,6 +9,7 @@ its id, the call that produced it (and the resource, for a read), and a preview.
 bring the full text back. The replacement is decided once and frozen, so the prefix
 cache breaks once per offloaded result. Error results are never offloaded.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,15 +50,20 @@ class Offload(BaseStrategy):
 
     def tools(self) -> list[dict]:
         """``read_memory(id)``."""
-        return [{
-            "type": "function",
-            "function": {
-                "name": "read_memory",
-                "description": "Return the full text of a tool result that was offloaded to memory.",
-                "parameters": {"type": "object", "properties": {"id": {"type": "string", "description": "e.g. mem-0001"}},
-                               "required": ["id"]},
-            },
-        }]
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": "read_memory",
+                    "description": "Return the full text of a tool result that was offloaded to memory.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"id": {"type": "string", "description": "e.g. mem-0001"}},
+                        "required": ["id"],
+                    },
+                },
+            }
+        ]
 
     def _path(self, memory_id: object) -> Path:
         """The store path of ``memory_id``; refuses anything that escapes the store or is not an id."""
@@ -95,16 +101,26 @@ class Offload(BaseStrategy):
         args = json.dumps(message.get("_args") or {}, sort_keys=True)
         preview = content[: self.preview_chars].replace("\n", " ")
         resource = f"resource {message['_resource']} | " if message.get("_resource") else ""
-        replaced = {**message, "content": PLACEHOLDER.format(id=memory_id, tool=message.get("_tool", "tool"), args=args,
-                                                              resource=resource, tokens=tokens, preview=preview)}
-        self.ctx.log("compaction", method="offload", id=memory_id, tokens=tokens,
-                     saved=tokens - self.ctx.count_message(replaced))
+        replaced = {
+            **message,
+            "content": PLACEHOLDER.format(
+                id=memory_id,
+                tool=message.get("_tool", "tool"),
+                args=args,
+                resource=resource,
+                tokens=tokens,
+                preview=preview,
+            ),
+        }
+        self.ctx.log(
+            "compaction", method="offload", id=memory_id, tokens=tokens, saved=tokens - self.ctx.count_message(replaced)
+        )
         return replaced
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Replace big, older results by their frozen placeholders (never a result not seen yet)."""
         tool_positions = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
-        recent = set(tool_positions[-self.keep_recent:]) if self.keep_recent else set()
+        recent = set(tool_positions[-self.keep_recent :]) if self.keep_recent else set()
         recent |= set(unseen_results(messages))
         out = list(messages)
         for index in tool_positions:

@@ -34,6 +34,7 @@ system message; the trial row records ``rewrites_system``), ``order_tools`` is
 applied to the tool list before every agent call (it must return a permutation), and
 ``expose_tools`` chooses the tools offered at each call (a subset that keeps ``submit``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -119,7 +120,7 @@ class LastRounds(BaseStrategy):
         """Cut to the last rounds (whole rounds, so every call keeps its results)."""
         system, rest = messages[0], messages[1:]
         rounds = split_rounds(rest)
-        kept = rounds[-self.rounds:]
+        kept = rounds[-self.rounds :]
         dropped = len(rounds) - len(kept)
         if dropped and dropped != self._dropped:  # each move of the window is a cut
             self.ctx.log("compaction", method="pitfall_window", kept_rounds=len(kept), dropped_rounds=dropped)
@@ -147,8 +148,10 @@ class FlattenedTranscript(BaseStrategy):
                 name, _ = tool_identity(message, index)
                 blocks.append(f"TOOL ({name}): {content}")
             elif role == "assistant":
-                calls = [f"[called {name} {json.dumps(_args(raw), sort_keys=True, ensure_ascii=False)}]"
-                         for _, name, raw in iter_calls(message)]
+                calls = [
+                    f"[called {name} {json.dumps(_args(raw), sort_keys=True, ensure_ascii=False)}]"
+                    for _, name, raw in iter_calls(message)
+                ]
                 blocks.append("ASSISTANT: " + "\n".join([content, *calls]).strip())
             else:
                 blocks.append(f"USER: {content}")
@@ -293,15 +296,33 @@ class ShuffledJsonKeys(BaseStrategy):
 
 
 HELPER_TOOLS = [
-    {"type": "function", "function": {"name": "get_current_time", "description": "Current date and time (UTC).",
-                                      "parameters": {"type": "object", "properties": {}}}},
-    {"type": "function", "function": {"name": "convert_currency", "description": "Convert an amount between currencies.",
-                                      "parameters": {"type": "object", "properties": {
-                                          "amount": {"type": "number"}, "from": {"type": "string"},
-                                          "to": {"type": "string"}}}}},
-    {"type": "function", "function": {"name": "calculate", "description": "Evaluate an arithmetic expression.",
-                                      "parameters": {"type": "object", "properties": {
-                                          "expression": {"type": "string"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_current_time",
+            "description": "Current date and time (UTC).",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "convert_currency",
+            "description": "Convert an amount between currencies.",
+            "parameters": {
+                "type": "object",
+                "properties": {"amount": {"type": "number"}, "from": {"type": "string"}, "to": {"type": "string"}},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "calculate",
+            "description": "Evaluate an arithmetic expression.",
+            "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}},
+        },
+    },
 ]
 
 
@@ -324,7 +345,7 @@ class ToolChurn(BaseStrategy):
     def __init__(self, helpers: int = 3) -> None:
         if not 1 <= int(helpers) <= len(HELPER_TOOLS):
             raise ValueError(f"pitfall_tool_churn: helpers must be 1-{len(HELPER_TOOLS)}")
-        self.helpers = HELPER_TOOLS[:int(helpers)]
+        self.helpers = HELPER_TOOLS[: int(helpers)]
         self.step = 0
 
     def tools(self) -> list[dict]:
@@ -346,5 +367,8 @@ class ToolChurn(BaseStrategy):
         """The task's tools, ``submit`` and this step's helper only."""
         helper_names = [t["function"]["name"] for t in self.helpers]
         loaded = helper_names[self.step % len(helper_names)]
-        return [t for t in tools if t.get("function", {}).get("name") not in helper_names
-                or t.get("function", {}).get("name") == loaded]
+        return [
+            t
+            for t in tools
+            if t.get("function", {}).get("name") not in helper_names or t.get("function", {}).get("name") == loaded
+        ]

@@ -30,6 +30,7 @@ not matched (the seed's substring test makes "of" and "the" match everything); t
 (split at ``_``) counts as description words; and the recently used tools are kept whatever
 their rank (the seed ranks once per user question; an agent's phase is its recent work).
 """
+
 from __future__ import annotations
 
 import re
@@ -71,8 +72,13 @@ class SelectTools(BaseStrategy):
     budget_guarantee = "none"
     """It removes tool schemas only (a few hundred tokens); it does not aim at the budget."""
 
-    def __init__(self, max_tools: int = 1, keep_recent_rounds: int = 1, always: list[str] | tuple[str, ...] = ("submit",),
-                 min_word: int = 4) -> None:
+    def __init__(
+        self,
+        max_tools: int = 1,
+        keep_recent_rounds: int = 1,
+        always: list[str] | tuple[str, ...] = ("submit",),
+        min_word: int = 4,
+    ) -> None:
         if int(max_tools) < 0 or int(keep_recent_rounds) < 0 or int(min_word) < 1:
             raise ValueError("select_tools: max_tools and keep_recent_rounds must be >= 0, min_word >= 1")
         self.max_tools = int(max_tools)
@@ -89,8 +95,11 @@ class SelectTools(BaseStrategy):
         replies = [m for m in body if m.get("role") == "assistant"]
         self.query = str(replies[-1].get("content") or "") if replies else str(head[-1].get("content") or "")
         rounds = split_rounds(body)
-        recent = [r for r in rounds if r[0].get("role") == "assistant"][-self.keep_recent_rounds:] \
-            if self.keep_recent_rounds else []
+        recent = (
+            [r for r in rounds if r[0].get("role") == "assistant"][-self.keep_recent_rounds :]
+            if self.keep_recent_rounds
+            else []
+        )
         self.recent = {name for r in recent for _, name, _ in iter_calls(r[0])}
         return list(messages)
 
@@ -98,7 +107,7 @@ class SelectTools(BaseStrategy):
         """The names offered this step (see the module docstring)."""
         keep = {tool_name(t) for t in tools if self.kept(tool_name(t))}
         others = [t for t in tools if tool_name(t) not in keep]
-        keep.update(tool_name(t) for t in rank_tools(self.query, others, self.min_word)[:self.max_tools])
+        keep.update(tool_name(t) for t in rank_tools(self.query, others, self.min_word)[: self.max_tools])
         return [tool_name(t) for t in tools if tool_name(t) in keep]
 
     def kept(self, name: str) -> bool:
@@ -110,8 +119,11 @@ class SelectTools(BaseStrategy):
         names = self.select(tools)
         if names != self.offered:
             if self.offered is not None:
-                self.ctx.log("tool_exposure", offered=names,
-                             added=[n for n in names if n not in self.offered],
-                             removed=[n for n in self.offered if n not in names])
+                self.ctx.log(
+                    "tool_exposure",
+                    offered=names,
+                    added=[n for n in names if n not in self.offered],
+                    removed=[n for n in self.offered if n not in names],
+                )
             self.offered = names
         return [t for t in tools if tool_name(t) in names]

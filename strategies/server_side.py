@@ -19,6 +19,7 @@ time and sent as ``input_tokens``. The server counts with its own tokenizer, the
 tiktoken, so the two meet at slightly different points; the request the harness records and
 counts is the unedited one (the server reports the tokens it cleared in the event).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -79,8 +80,14 @@ class ServerClearToolUses(ServerSideStrategy):
 
     method = "server_clear_tool_uses"
 
-    def __init__(self, trigger: Any = 1.0, keep: int = 3, clear_at_least: Any = 0,
-                 exclude_tools: list[str] | None = None, clear_tool_inputs: bool | list[str] = False) -> None:
+    def __init__(
+        self,
+        trigger: Any = 1.0,
+        keep: int = 3,
+        clear_at_least: Any = 0,
+        exclude_tools: list[str] | None = None,
+        clear_tool_inputs: bool | list[str] = False,
+    ) -> None:
         check_threshold(trigger, "server_clear_tool_uses: trigger")
         if clear_at_least:
             check_threshold(clear_at_least, "server_clear_tool_uses: clear_at_least")
@@ -90,8 +97,9 @@ class ServerClearToolUses(ServerSideStrategy):
         self.keep = int(keep)
         self.clear_at_least = clear_at_least
         self.exclude_tools = list(exclude_tools or [])
-        self.clear_tool_inputs = list(clear_tool_inputs) if isinstance(clear_tool_inputs, (list, tuple)) \
-            else bool(clear_tool_inputs)
+        self.clear_tool_inputs = (
+            list(clear_tool_inputs) if isinstance(clear_tool_inputs, (list, tuple)) else bool(clear_tool_inputs)
+        )
 
     def edits(self) -> list[dict]:
         """One ``clear_tool_uses_20250919`` edit with the resolved thresholds."""
@@ -101,8 +109,10 @@ class ServerClearToolUses(ServerSideStrategy):
             "keep": {"type": "tool_uses", "value": self.keep},
         }
         if self.clear_at_least:
-            edit["clear_at_least"] = {"type": "input_tokens",
-                                      "value": resolve_tokens(self.clear_at_least, self.ctx.budget, "clear_at_least")}
+            edit["clear_at_least"] = {
+                "type": "input_tokens",
+                "value": resolve_tokens(self.clear_at_least, self.ctx.budget, "clear_at_least"),
+            }
         if self.exclude_tools:
             edit["exclude_tools"] = list(self.exclude_tools)
         if self.clear_tool_inputs:

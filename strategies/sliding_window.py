@@ -7,6 +7,7 @@ so the request stays valid (orphaned tool results and unanswered calls are dropp
 Its prefix moves every step, so it breaks the prefix cache every step, and key results
 slide out of view, so the agent repeats calls (source 002, "common mistakes").
 """
+
 from __future__ import annotations
 
 from harness.conversation import drop_orphans, split_rounds
@@ -58,6 +59,7 @@ class SlidingWindow(BaseStrategy):
     def _log_cut(self, kept: int, dropped: int) -> None:
         """Log a ``compaction`` each time the window's start moves (almost every step once full)."""
         if dropped and dropped != self._dropped:
-            self.ctx.log("compaction", method="sliding_window", kept=kept, dropped=dropped,
-                         newly_dropped=dropped - self._dropped)
+            self.ctx.log(
+                "compaction", method="sliding_window", kept=kept, dropped=dropped, newly_dropped=dropped - self._dropped
+            )
         self._dropped = dropped

@@ -33,6 +33,7 @@ It may wrap another strategy (``base``): the base projects the history first, wi
 budget reduced by the status messages' tokens; status messages whose anchor the base
 removed are dropped with it. No model call.
 """
+
 from __future__ import annotations
 
 import re
@@ -74,8 +75,15 @@ class StatusBar(WrappingStrategy):
             different offers count against one merchant); default: all arguments.
     """
 
-    def __init__(self, mode: str = "replace", base: Any = None, limits: dict | None = None,
-                 max_steps: int | None = None, todo: bool = True, resource_args: dict | None = None) -> None:
+    def __init__(
+        self,
+        mode: str = "replace",
+        base: Any = None,
+        limits: dict | None = None,
+        max_steps: int | None = None,
+        todo: bool = True,
+        resource_args: dict | None = None,
+    ) -> None:
         if mode not in ("replace", "append"):
             raise ValueError(f"status_bar: mode must be 'replace' or 'append', got {mode!r}")
         self.mode = mode
@@ -83,8 +91,9 @@ class StatusBar(WrappingStrategy):
         self.limits = {str(k): int(v) for k, v in (limits or {}).items()}
         self.max_steps = max_steps
         self.todo = bool(todo)
-        self.resource_args = {str(k): [str(a) for a in ([v] if isinstance(v, str) else v)]
-                              for k, v in (resource_args or {}).items()}
+        self.resource_args = {
+            str(k): [str(a) for a in ([v] if isinstance(v, str) else v)] for k, v in (resource_args or {}).items()
+        }
         self.injected: list[tuple[tuple, dict, dict]] = []  # append mode: (anchor key, status message, anchor owner)
 
     def status(self, messages: list[dict]) -> str:
@@ -105,8 +114,7 @@ class StatusBar(WrappingStrategy):
         called = {name for m in messages for _, name, _ in iter_calls(m)}
         for name in called:
             per_tool.setdefault(name, 0)
-        lines = [STATUS_FIRST_LINE,
-                 f"steps used: {steps}" + (f" of {self.max_steps}" if self.max_steps else "")]
+        lines = [STATUS_FIRST_LINE, f"steps used: {steps}" + (f" of {self.max_steps}" if self.max_steps else "")]
         tool_items = [f"{n} {c}" + (f" ({failed[n]} failed)" if failed[n] else "") for n, c in sorted(per_tool.items())]
         lines.append("calls per tool: " + (", ".join(tool_items) or "none"))
         lines.append(RESOURCES_HEADING)

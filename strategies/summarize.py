@@ -16,6 +16,7 @@ the rest of the trial (logged as ``summarize_breaker``) and keeps the last summa
 everything after it. Each summary is one summarizer call, billed to the trial as a
 ``summarizer`` step (the ``summarizer`` config key chooses its model).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,9 +25,13 @@ from harness.conversation import split_head, split_rounds
 from strategies._common import check_threshold, resolve_tokens
 from strategies.base import BaseStrategy
 
-SUMMARY_PREFIX = "[summary of the earlier work: {rounds} rounds, written by the summarizer; the recent rounds follow verbatim]\n"
-INSTRUCTIONS = ("The agent will continue from this summary and the most recent rounds, which it still sees. "
-                "Keep every exact id, name, number and date it will need, and every failed attempt with its error.")
+SUMMARY_PREFIX = (
+    "[summary of the earlier work: {rounds} rounds, written by the summarizer; the recent rounds follow verbatim]\n"
+)
+INSTRUCTIONS = (
+    "The agent will continue from this summary and the most recent rounds, which it still sees. "
+    "Keep every exact id, name, number and date it will need, and every failed attempt with its error."
+)
 
 
 class Summarize(BaseStrategy):
@@ -48,8 +53,9 @@ class Summarize(BaseStrategy):
     """The ``keep_recent_rounds`` recent rounds and the summary stay; after the breaker it sends
     everything after the last summary (as ``none``)."""
 
-    def __init__(self, threshold: Any = 0.8, keep_recent_rounds: int = 4, max_failures: int = 3,
-                 instructions: str = INSTRUCTIONS) -> None:
+    def __init__(
+        self, threshold: Any = 0.8, keep_recent_rounds: int = 4, max_failures: int = 3, instructions: str = INSTRUCTIONS
+    ) -> None:
         check_threshold(threshold, "summarize: threshold")
         if keep_recent_rounds < 1:
             raise ValueError("summarize: keep_recent_rounds must be at least 1")
@@ -91,10 +97,20 @@ class Summarize(BaseStrategy):
         out = self._project(head, body)
         after = self._size(out)
         self.failures = self.failures + 1 if after > self.ctx.budget else 0
-        self.ctx.log("compaction", method="summarize", summarized_rounds=len(old), total_rounds=self.summarized_rounds,
-                     tokens_before=before, tokens_after=after, over_budget=after > self.ctx.budget)
+        self.ctx.log(
+            "compaction",
+            method="summarize",
+            summarized_rounds=len(old),
+            total_rounds=self.summarized_rounds,
+            tokens_before=before,
+            tokens_after=after,
+            over_budget=after > self.ctx.budget,
+        )
         if self.failures >= self.max_failures:
             self.tripped = True
-            self.ctx.log("summarize_breaker", consecutive_failures=self.failures,
-                         detail="summaries keep failing to bring the request under the budget; no more summaries this trial")
+            self.ctx.log(
+                "summarize_breaker",
+                consecutive_failures=self.failures,
+                detail="summaries keep failing to bring the request under the budget; no more summaries this trial",
+            )
         return out

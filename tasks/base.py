@@ -13,6 +13,7 @@ Rules every family obeys (see ../shared/DESIGN.md):
 * read-type tool results carry a ``resource`` key so that re-reads can be counted;
 * bad tool arguments come back as ``ToolResult(is_error=True)``, never as exceptions.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,8 +70,7 @@ RATE_LIMITED = "ERROR: rate limited"
 
 def rate_limited_message(limit: int) -> str:
     """The result of a call beyond a task's per-turn limit (it starts with ``RATE_LIMITED``)."""
-    return (f"{RATE_LIMITED}: at most {limit} tool calls per turn; this call was not executed. "
-            "Retry it in a later turn.")
+    return f"{RATE_LIMITED}: at most {limit} tool calls per turn; this call was not executed. Retry it in a later turn."
 
 
 class TaskInstance(ABC):

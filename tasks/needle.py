@@ -15,6 +15,7 @@ The reference policy (``reference_agent/policies/needle.py``) searches once and 
 what it sees. ``trial_metrics`` records the fact's document and its relative place in the
 documents (``fact_position``: 0 = start, 1 = end).
 """
+
 from __future__ import annotations
 
 import random
@@ -22,13 +23,47 @@ import re
 
 from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
 
-TOPICS = ["facility maintenance", "badge access", "courier schedules", "archive retention", "fire drills",
-          "network closets", "visitor logs", "cold storage", "generator tests", "loading docks"]
-WORDS = ("the quarterly review notes that staff should confirm the schedule with the site lead before any change "
-         "and record every exception in the shared log so that the next shift can follow up without delay while "
-         "contractors sign in at the front desk and return their badges at the end of the day").split()
-VAULTS = ["Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Granite", "Harbor", "Indigo", "Juniper", "Kestrel",
-          "Lumen", "Marble", "Nimbus", "Onyx", "Pewter", "Quartz", "Russet", "Slate", "Tundra", "Umber", "Vesper"]
+TOPICS = [
+    "facility maintenance",
+    "badge access",
+    "courier schedules",
+    "archive retention",
+    "fire drills",
+    "network closets",
+    "visitor logs",
+    "cold storage",
+    "generator tests",
+    "loading docks",
+]
+WORDS = (
+    "the quarterly review notes that staff should confirm the schedule with the site lead before any change "
+    "and record every exception in the shared log so that the next shift can follow up without delay while "
+    "contractors sign in at the front desk and return their badges at the end of the day"
+).split()
+VAULTS = [
+    "Amber",
+    "Basalt",
+    "Cobalt",
+    "Dune",
+    "Ember",
+    "Fjord",
+    "Granite",
+    "Harbor",
+    "Indigo",
+    "Juniper",
+    "Kestrel",
+    "Lumen",
+    "Marble",
+    "Nimbus",
+    "Onyx",
+    "Pewter",
+    "Quartz",
+    "Russet",
+    "Slate",
+    "Tundra",
+    "Umber",
+    "Vesper",
+]
 CODE = re.compile(r"access code of the (\w+) vault is (\d{4}-\d{4})")
 QUESTION = re.compile(r"What is the access code of the (\w+) vault\?")
 SEARCH_REPLY = "I will search the bulletins."  # the reference agent's search reply (``fact_place`` counts it)
@@ -44,8 +79,9 @@ class Needle(TaskFamily):
 
     name = "needle"
 
-    def __init__(self, documents: int = 20, doc_tokens: int = 400, position: int = 10,
-                 positions: list[int] | None = None) -> None:
+    def __init__(
+        self, documents: int = 20, doc_tokens: int = 400, position: int = 10, positions: list[int] | None = None
+    ) -> None:
         self.documents = self.check_knob("documents", documents, 1, 200)
         self.doc_tokens = self.check_knob("doc_tokens", doc_tokens, 50, 20_000)
         self.position = self.check_knob("position", position, 1, documents)
@@ -104,15 +140,27 @@ class NeedleInstance(TaskInstance):
         self.id = f"needle-d{family.documents}x{family.doc_tokens}-p{position}-s{seed}"
         self.position, self.count = position, family.documents
         self.vault, self.code, self.documents = vault, code, documents
-        self.system_prompt = ("You are a facilities assistant. You answer from the documents your search returns. "
-                              "When you have the answer, call submit.")
-        self.user_prompt = (f"What is the access code of the {vault} vault? Search the bulletins once with "
-                            f"search_documents (it returns the {family.documents} most relevant documents), then submit "
-                            "the code as submit(code=\"NNNN-NNNN\").")
-        self.tools = [tool_schema("search_documents", "Search the facility bulletins; returns the top documents.",
-                                  {"query": {"type": "string", "description": "what to search for"}})]
-        self.answer_schema = {"type": "object", "required": ["code"],
-                              "properties": {"code": {"type": "string", "description": "the access code, NNNN-NNNN"}}}
+        self.system_prompt = (
+            "You are a facilities assistant. You answer from the documents your search returns. "
+            "When you have the answer, call submit."
+        )
+        self.user_prompt = (
+            f"What is the access code of the {vault} vault? Search the bulletins once with "
+            f"search_documents (it returns the {family.documents} most relevant documents), then submit "
+            'the code as submit(code="NNNN-NNNN").'
+        )
+        self.tools = [
+            tool_schema(
+                "search_documents",
+                "Search the facility bulletins; returns the top documents.",
+                {"query": {"type": "string", "description": "what to search for"}},
+            )
+        ]
+        self.answer_schema = {
+            "type": "object",
+            "required": ["code"],
+            "properties": {"code": {"type": "string", "description": "the access code, NNNN-NNNN"}},
+        }
 
     def call(self, name: str, args: dict) -> ToolResult:
         """``search_documents(query)``: every document, in rank order, as one result."""

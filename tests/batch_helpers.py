@@ -1,4 +1,5 @@
 """Helpers for the batching tests of the family policies (profile ``realistic``, ``parallel_calls``)."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,9 @@ def call_args(call: dict) -> tuple[str, dict]:
     return call["function"]["name"], json.loads(call["function"].get("arguments") or "{}")
 
 
-def answer_round(instance: Any, messages: list[dict], reply: dict, calls: list[dict], limit: int | None = None,
-                 step: int = 0) -> list[dict]:
+def answer_round(
+    instance: Any, messages: list[dict], reply: dict, calls: list[dict], limit: int | None = None, step: int = 0
+) -> list[dict]:
     """``messages`` plus the assistant turn issuing ``calls`` and one result per call; calls beyond ``limit``
     get a rate-limited result (the call was not done)."""
     calls = [{**call, "id": f"c{step}-{i}"} for i, call in enumerate(calls)]
@@ -38,8 +40,9 @@ def answer_round(instance: Any, messages: list[dict], reply: dict, calls: list[d
     return out
 
 
-def batched_run(instance: Any, policy: Any, limit: int | None = None, max_steps: int = 60
-                ) -> tuple[list[list[dict]], dict]:
+def batched_run(
+    instance: Any, policy: Any, limit: int | None = None, max_steps: int = 60
+) -> tuple[list[list[dict]], dict]:
     """Drive ``policy`` the way the realistic profile does, without noise: each turn issues ``act``'s call
     plus every call of ``parallel_calls``; a task ``limit`` rate-limits the calls of a turn beyond it.
     Returns the requests the policy saw and its final (submitting) reply."""
@@ -61,10 +64,18 @@ def profiled_row(directory: Path, instance: Any, trial: int = 0, profile: str = 
     """One unmanaged trial of the scripted reference agent under ``profile`` (unbounded window), recorded in
     ``directory``."""
     writer = RunWriter(directory / f"{profile}-{instance.seed}-{trial}")
-    settings = TrialSettings(budget=10_000_000, max_steps=150, strategy_name="none", strategy_params={},
-                             model_name="scripted")
-    row = run_trial(trial_id=f"t{trial}", trial_index=trial, instance=instance, strategy=NoManagement(),
-                    model=ScriptedModel(context_window=10_000_000, profile=profile), summarizer=None,
-                    settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=10_000_000, max_steps=150, strategy_name="none", strategy_params={}, model_name="scripted"
+    )
+    row = run_trial(
+        trial_id=f"t{trial}",
+        trial_index=trial,
+        instance=instance,
+        strategy=NoManagement(),
+        model=ScriptedModel(context_window=10_000_000, profile=profile),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row

@@ -7,6 +7,7 @@ folder and compares (wall-time columns masked); one file per doc lets pytest-xdi
 different cores. When one fails, regenerate with ``.venv/bin/python
 benchmarks/experiments_table.py --run --update DOC`` and commit the result.
 """
+
 from __future__ import annotations
 
 import sys
@@ -31,5 +32,7 @@ def check_current(doc: str, results: Path, only: set[str] | None = None) -> None
     """Run what ``doc``'s blocks (or those in ``only``) need into ``results`` and assert none of them is stale."""
     tables.run_for(ROOT / doc, results, only)
     stale = tables.stale_blocks(ROOT / doc, results, only)
-    assert not stale, (f"{doc}: stale generated blocks {stale}; regenerate: .venv/bin/python "
-                       f"benchmarks/experiments_table.py --run --update {doc}")
+    assert not stale, (
+        f"{doc}: stale generated blocks {stale}; regenerate: .venv/bin/python "
+        f"benchmarks/experiments_table.py --run --update {doc}"
+    )

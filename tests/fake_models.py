@@ -4,6 +4,7 @@ Each plays a fixed script of replies against ``invoice_audit`` (tool ``get_invoi
 and ignores what it is sent. Tool-call ids are written by the script, so a script can
 repeat them across turns as some servers do (``call_0``, ``call_1`` in every reply).
 """
+
 from __future__ import annotations
 
 import copy
@@ -31,10 +32,12 @@ SCRIPTS: dict[str, list[dict]] = {
     "repeated_ids": [_pages(1, 2), _pages(3, 4, 1), _pages(2, 3), _pages(4, 1, 2), _pages(3, 4), SUBMIT],
     # a lone surrogate in the tool arguments (valid JSON: the escape is ASCII) and in the reply's text
     "surrogate": [
-        {"role": "assistant", "content": "let me look \ud800",
-         "tool_calls": [_call("call_0", "get_invoice_page", '{"page": "\\ud800", "note": "x\\udfff"}')]},
-        {"role": "assistant", "content": "",
-         "tool_calls": [_call("call_0", "submit", '{"invoice_ids": ["\\ud800"]}')]},
+        {
+            "role": "assistant",
+            "content": "let me look \ud800",
+            "tool_calls": [_call("call_0", "get_invoice_page", '{"page": "\\ud800", "note": "x\\udfff"}')],
+        },
+        {"role": "assistant", "content": "", "tool_calls": [_call("call_0", "submit", '{"invoice_ids": ["\\ud800"]}')]},
     ],
 }
 

@@ -1,4 +1,5 @@
 """Shared helpers for the task-family tests: one trial of the reference agent."""
+
 from __future__ import annotations
 
 import json
@@ -25,11 +26,19 @@ def run_reference(tmp_path, instance, strategy=None, max_steps=150, trial_id="t"
 
 def _run(directory, instance, strategy, budget, max_steps, trial_id, model=None):
     writer = RunWriter(directory)
-    settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="test", strategy_params={},
-                             model_name="scripted")
-    row = run_trial(trial_id=trial_id, trial_index=0, instance=instance, strategy=strategy or NoManagement(),
-                    model=model or ScriptedModel(profile="perfect", context_window=10_000_000), summarizer=None, settings=settings,
-                    writer=writer)
+    settings = TrialSettings(
+        budget=budget, max_steps=max_steps, strategy_name="test", strategy_params={}, model_name="scripted"
+    )
+    row = run_trial(
+        trial_id=trial_id,
+        trial_index=0,
+        instance=instance,
+        strategy=strategy or NoManagement(),
+        model=model or ScriptedModel(profile="perfect", context_window=10_000_000),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row
 
@@ -37,7 +46,10 @@ def _run(directory, instance, strategy, budget, max_steps, trial_id, model=None)
 def unmanaged_requests(instance, max_steps: int = 80) -> Iterator[list[dict]]:
     """Each request the reference agent sees in an unmanaged run (the whole history), until it submits."""
     policy = reference_policy(instance)
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+    ]
     for step in range(max_steps):
         yield list(messages)
         message = dict(policy.act(messages, instance.tools))
@@ -49,4 +61,3 @@ def unmanaged_requests(instance, max_steps: int = 80) -> Iterator[list[dict]]:
             result = instance.call(call["function"]["name"], json.loads(call["function"]["arguments"]))
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.content})
     raise AssertionError("the reference agent did not submit")
-

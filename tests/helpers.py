@@ -1,4 +1,5 @@
 """Shared test helpers: a stand-in strategy context and hand-built histories."""
+
 from __future__ import annotations
 
 import copy
@@ -17,8 +18,14 @@ TASK = {"role": "user", "content": "Do the task."}
 class FakeContext(CountsTokens):
     """A StrategyContext for unit tests: real token counting, recorded events, canned summaries."""
 
-    def __init__(self, budget: int, tools: list[dict] | None = None, summary: str = "Key findings:\n- x",
-                 counter: TokenCounter | None = None, store: Path | None = None) -> None:
+    def __init__(
+        self,
+        budget: int,
+        tools: list[dict] | None = None,
+        summary: str = "Key findings:\n- x",
+        counter: TokenCounter | None = None,
+        store: Path | None = None,
+    ) -> None:
         self.budget = budget
         self.counter = counter or TokenCounter()
         self.tools = tools or []
@@ -39,8 +46,9 @@ def call(call_id: str, name: str = "read", **args: Any) -> dict:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
-def history(rounds: int = 6, size: int = 400, parallel: int = 1, error_at: int | None = None,
-            user_turn_at: int | None = None) -> list[dict]:
+def history(
+    rounds: int = 6, size: int = 400, parallel: int = 1, error_at: int | None = None, user_turn_at: int | None = None
+) -> list[dict]:
     """system, task, then `rounds` assistant rounds with `parallel` tool calls each (~size words per result)."""
     messages = [dict(SYSTEM), dict(TASK)]
     for r in range(rounds):
@@ -50,10 +58,21 @@ def history(rounds: int = 6, size: int = 400, parallel: int = 1, error_at: int |
         messages.append({"role": "assistant", "content": f"step {r}", "tool_calls": calls})
         for i in range(parallel):
             is_error = error_at == r
-            content = ("ERROR: permission denied " if is_error else "") + " ".join(f"word{r}_{i}_{k}" for k in range(size))
-            messages.append({"role": "tool", "tool_call_id": f"c{r}_{i}", "content": content, "_tool": "read",
-                             "_args": {"path": f"f{r}_{i}.py"}, "_error": is_error, "_step": r + 1,
-                             "_resource": None if is_error else f"file:f{r}_{i}.py"})
+            content = ("ERROR: permission denied " if is_error else "") + " ".join(
+                f"word{r}_{i}_{k}" for k in range(size)
+            )
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": f"c{r}_{i}",
+                    "content": content,
+                    "_tool": "read",
+                    "_args": {"path": f"f{r}_{i}.py"},
+                    "_error": is_error,
+                    "_step": r + 1,
+                    "_resource": None if is_error else f"file:f{r}_{i}.py",
+                }
+            )
     return messages
 
 

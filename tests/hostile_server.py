@@ -13,6 +13,7 @@ trial that survives the hostile reply ends at once. ``GET .../v1/models`` always
 
 ``MODES`` maps each mode's name to a ``Mode``: ``reply(protocol, request)`` gives the hostile ``Reply``.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 OPENAI, ANTHROPIC = "openai", "anthropic"
-USAGE = {OPENAI: {"prompt_tokens": 120, "completion_tokens": 10, "total_tokens": 130},
-         ANTHROPIC: {"input_tokens": 120, "output_tokens": 10}}
+USAGE = {
+    OPENAI: {"prompt_tokens": 120, "completion_tokens": 10, "total_tokens": 130},
+    ANTHROPIC: {"input_tokens": 120, "output_tokens": 10},
+}
 
 
 @dataclass
@@ -62,16 +65,30 @@ class Mode:
 
 
 def openai_body(message: dict | None = None, usage: Any = "default", finish: str = "stop", **extra) -> dict:
-    body = {"id": "chatcmpl-hostile", "object": "chat.completion", "created": 0, "model": "hostile",
-            "choices": [{"index": 0, "finish_reason": finish, "message": message}], **extra}
+    body = {
+        "id": "chatcmpl-hostile",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "hostile",
+        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+        **extra,
+    }
     if usage is not None:
         body["usage"] = USAGE[OPENAI] if usage == "default" else usage
     return body
 
 
 def anthropic_body(blocks: Any, usage: Any = "default", stop: str = "end_turn", **extra) -> dict:
-    body = {"id": "msg_hostile", "type": "message", "role": "assistant", "model": "hostile", "content": blocks,
-            "stop_reason": stop, "stop_sequence": None, **extra}
+    body = {
+        "id": "msg_hostile",
+        "type": "message",
+        "role": "assistant",
+        "model": "hostile",
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        **extra,
+    }
     if usage is not None:
         body["usage"] = USAGE[ANTHROPIC] if usage == "default" else usage
     return body
@@ -101,8 +118,9 @@ def raw_call(protocol: str, arguments_text: str) -> Reply:
     if protocol == OPENAI:
         return calls_reply(protocol, [("call_1", "query_api", arguments_text)])
     marker = "\u0000INPUT\u0000"
-    text = json.dumps(anthropic_body([{"type": "tool_use", "id": "toolu_1", "name": "query_api", "input": marker}],
-                                     stop="tool_use"))
+    text = json.dumps(
+        anthropic_body([{"type": "tool_use", "id": "toolu_1", "name": "query_api", "input": marker}], stop="tool_use")
+    )
     return Reply(body=text.replace(json.dumps(marker), arguments_text))
 
 
@@ -150,8 +168,12 @@ MODES: dict[str, Mode] = {
     "deep_args": Mode(each(lambda p: raw_call(p, DEEP))),
     "malformed_args": Mode(each(lambda p: calls_reply(p, [("call_1", "query_api", '{"dataset": "orders"')]))),
     "args_not_object": Mode(each(lambda p: raw_call(p, "[1, 2, 3]"))),
-    "args_as_object": Mode(both(lambda: calls_reply(OPENAI, [("call_1", "query_api", {"dataset": "orders"})]),
-                                lambda: calls_reply(ANTHROPIC, [("toolu_1", "query_api", '{"dataset": "orders"}')]))),
+    "args_as_object": Mode(
+        both(
+            lambda: calls_reply(OPENAI, [("call_1", "query_api", {"dataset": "orders"})]),
+            lambda: calls_reply(ANTHROPIC, [("toolu_1", "query_api", '{"dataset": "orders"}')]),
+        )
+    ),
     "args_number": Mode(each(lambda p: calls_reply(p, [("call_1", "query_api", 5)]))),
     "args_null": Mode(each(lambda p: calls_reply(p, [("call_1", "query_api", None)]))),
     "surrogate_args": Mode(each(lambda p: raw_call(p, '{"dataset": "\\ud800"}'))),
@@ -161,87 +183,206 @@ MODES: dict[str, Mode] = {
     "tool_name_not_string": Mode(each(lambda p: calls_reply(p, [("call_1", 42, "{}" if p == OPENAI else {})]))),
     "missing_call_id": Mode(each(lambda p: calls_reply(p, [(None, "rm_rf_slash", "{}" if p == OPENAI else {})]))),
     "call_id_not_string": Mode(each(lambda p: calls_reply(p, [(7, "rm_rf_slash", "{}" if p == OPENAI else {})]))),
-    "duplicate_call_ids": Mode(each(lambda p: calls_reply(p, [("dup", "rm_rf_slash", "{}" if p == OPENAI else {}),
-                                                             ("dup", "rm_rf_slash", "{}" if p == OPENAI else {})]))),
-    "many_tool_calls": Mode(each(lambda p: calls_reply(p, [(f"c{i}", "rm_rf_slash", "{}" if p == OPENAI else {})
-                                                           for i in range(1000)]))),
-    "tool_calls_not_list": Mode(both(
-        lambda: Reply(body=openai_body({"role": "assistant", "content": None,
-                                        "tool_calls": {"id": "c1", "function": {"name": "submit"}}})),
-        lambda: Reply(body=anthropic_body([{"type": "tool_use", "id": "t1", "name": "query_api", "input": {}},
-                                           "not a block", None, 7])))),
-    "call_without_function": Mode(both(
-        lambda: Reply(body=openai_body({"role": "assistant", "content": None,
-                                        "tool_calls": [{"id": "c1", "type": "function", "function": None}, None]})),
-        lambda: Reply(body=anthropic_body([{"type": "tool_use"}])))),
+    "duplicate_call_ids": Mode(
+        each(
+            lambda p: calls_reply(
+                p,
+                [
+                    ("dup", "rm_rf_slash", "{}" if p == OPENAI else {}),
+                    ("dup", "rm_rf_slash", "{}" if p == OPENAI else {}),
+                ],
+            )
+        )
+    ),
+    "many_tool_calls": Mode(
+        each(lambda p: calls_reply(p, [(f"c{i}", "rm_rf_slash", "{}" if p == OPENAI else {}) for i in range(1000)]))
+    ),
+    "tool_calls_not_list": Mode(
+        both(
+            lambda: Reply(
+                body=openai_body(
+                    {"role": "assistant", "content": None, "tool_calls": {"id": "c1", "function": {"name": "submit"}}}
+                )
+            ),
+            lambda: Reply(
+                body=anthropic_body(
+                    [{"type": "tool_use", "id": "t1", "name": "query_api", "input": {}}, "not a block", None, 7]
+                )
+            ),
+        )
+    ),
+    "call_without_function": Mode(
+        both(
+            lambda: Reply(
+                body=openai_body(
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [{"id": "c1", "type": "function", "function": None}, None],
+                    }
+                )
+            ),
+            lambda: Reply(body=anthropic_body([{"type": "tool_use"}])),
+        )
+    ),
     # -- text
-    "null_content": Mode(both(lambda: text_reply(OPENAI, None),
-                              lambda: Reply(body=anthropic_body(None)))),
-    "content_not_string": Mode(both(
-        lambda: text_reply(OPENAI, [{"type": "text", "text": "part"}, 7]),
-        lambda: Reply(body=anthropic_body([{"type": "text", "text": None}, {"type": "text", "text": 7},
-                                           {"type": "text"}])))),
+    "null_content": Mode(both(lambda: text_reply(OPENAI, None), lambda: Reply(body=anthropic_body(None)))),
+    "content_not_string": Mode(
+        both(
+            lambda: text_reply(OPENAI, [{"type": "text", "text": "part"}, 7]),
+            lambda: Reply(
+                body=anthropic_body([{"type": "text", "text": None}, {"type": "text", "text": 7}, {"type": "text"}])
+            ),
+        )
+    ),
     "lone_surrogate": Mode(each(lambda p: Reply(body=json.dumps(text_reply(p, "half \ud800 a pair").body)))),
     "nul_and_controls": Mode(each(lambda p: text_reply(p, "a\u0000b\u001b[31mred\u202eevil"))),
-    "text_tool_call_nan": Mode(each(lambda p: text_reply(
-        p, '```json\n{"name": "query_api", "arguments": {"dataset": NaN}}\n```'))),
+    "text_tool_call_nan": Mode(
+        each(lambda p: text_reply(p, '```json\n{"name": "query_api", "arguments": {"dataset": NaN}}\n```'))
+    ),
     "text_tool_call_deep": Mode(each(lambda p: text_reply(p, "```json\n" + "[" * 100_000 + "\n```"))),
-    "text_tool_call_huge_float": Mode(each(lambda p: text_reply(
-        p, '<tool_call>{"name": "query_api", "arguments": {"dataset": 1e400}}</tool_call>'))),
+    "text_tool_call_huge_float": Mode(
+        each(lambda p: text_reply(p, '<tool_call>{"name": "query_api", "arguments": {"dataset": 1e400}}</tool_call>'))
+    ),
     "cut_at_max_tokens": Mode(each(lambda p: text_reply(p, "", finish="length" if p == OPENAI else "max_tokens"))),
     "huge_content": Mode(each(lambda p: text_reply(p, TEN_MB))),
     "many_braces": Mode(each(lambda p: text_reply(p, "{" * 1_000_000))),
     "open_fence_blanks": Mode(each(lambda p: text_reply(p, "```json" + " \t" * 200_000 + "x"))),
     "whitespace_run": Mode(each(lambda p: text_reply(p, "a" + " " * 1_000_000 + "b"))),
-    "surrogate_in_block": Mode(both(
-        lambda: Reply(body=json.dumps(openai_body({"role": "assistant", "content": [{"type": "text", "text": "\udfff"}],
-                                                   "reasoning_content": "\ud800"}))),
-        lambda: Reply(body=json.dumps(anthropic_body([{"type": "thinking", "thinking": "\ud800", "signature": "s"},
-                                                      {"type": "text", "text": "hm"}]))))),
-    "unknown_block_type": Mode(both(
-        lambda: Reply(body=openai_body({"role": "assistant", "content": "hm", "refusal": {"odd": True},
-                                        "audio": [1, 2]})),
-        lambda: Reply(body=anthropic_body([{"type": "mystery", "data": {"x": 1}}, {"type": "text", "text": "hm"}])))),
+    "surrogate_in_block": Mode(
+        both(
+            lambda: Reply(
+                body=json.dumps(
+                    openai_body(
+                        {
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": "\udfff"}],
+                            "reasoning_content": "\ud800",
+                        }
+                    )
+                )
+            ),
+            lambda: Reply(
+                body=json.dumps(
+                    anthropic_body(
+                        [{"type": "thinking", "thinking": "\ud800", "signature": "s"}, {"type": "text", "text": "hm"}]
+                    )
+                )
+            ),
+        )
+    ),
+    "unknown_block_type": Mode(
+        both(
+            lambda: Reply(
+                body=openai_body({"role": "assistant", "content": "hm", "refusal": {"odd": True}, "audio": [1, 2]})
+            ),
+            lambda: Reply(body=anthropic_body([{"type": "mystery", "data": {"x": 1}}, {"type": "text", "text": "hm"}])),
+        )
+    ),
     # -- the response's shape
-    "empty_choices": Mode(both(lambda: Reply(body={**openai_body(), "choices": []}),
-                               lambda: Reply(body=anthropic_body([])))),
-    "null_choice": Mode(both(lambda: Reply(body={**openai_body(), "choices": [None]}),
-                             lambda: Reply(body=anthropic_body([None])))),
-    "no_message": Mode(both(lambda: Reply(body={**openai_body(), "choices": [{"index": 0, "finish_reason": "stop"}]}),
-                            lambda: Reply(body={k: v for k, v in anthropic_body([]).items() if k != "content"}))),
+    "empty_choices": Mode(
+        both(lambda: Reply(body={**openai_body(), "choices": []}), lambda: Reply(body=anthropic_body([])))
+    ),
+    "null_choice": Mode(
+        both(lambda: Reply(body={**openai_body(), "choices": [None]}), lambda: Reply(body=anthropic_body([None])))
+    ),
+    "no_message": Mode(
+        both(
+            lambda: Reply(body={**openai_body(), "choices": [{"index": 0, "finish_reason": "stop"}]}),
+            lambda: Reply(body={k: v for k, v in anthropic_body([]).items() if k != "content"}),
+        )
+    ),
     "error_in_200": Mode(each(lambda p: Reply(200, error_body(p, "internal failure", "server_error")))),
     "json_not_object": Mode(each(lambda p: Reply(body=[1, 2, 3]))),
     "json_null": Mode(each(lambda p: Reply(body=b"null"))),
-    "non_json_body": Mode(each(lambda p: Reply(body=b"<html><body>502 Bad Gateway</body></html>",
-                                                headers={"content-type": "text/html"}))),
+    "non_json_body": Mode(
+        each(lambda p: Reply(body=b"<html><body>502 Bad Gateway</body></html>", headers={"content-type": "text/html"}))
+    ),
     "non_json_as_json": Mode(each(lambda p: Reply(body=b"<html>oops</html>"))),
-    "wrong_content_type": Mode(each(lambda p: Reply(body=json.dumps(submit_reply(p, {"first_total": 0}).body).encode(),
-                                                     headers={"content-type": "text/plain"}))),
-    "event_stream": Mode(each(lambda p: Reply(body=b'data: {"choices": []}\n\ndata: [DONE]\n\n',
-                                               headers={"content-type": "text/event-stream"}))),
+    "wrong_content_type": Mode(
+        each(
+            lambda p: Reply(
+                body=json.dumps(submit_reply(p, {"first_total": 0}).body).encode(),
+                headers={"content-type": "text/plain"},
+            )
+        )
+    ),
+    "event_stream": Mode(
+        each(
+            lambda p: Reply(
+                body=b'data: {"choices": []}\n\ndata: [DONE]\n\n', headers={"content-type": "text/event-stream"}
+            )
+        )
+    ),
     "truncated_json": Mode(each(lambda p: Reply(body=json.dumps(text_reply(p, "cut").body)[:40].encode()))),
     "empty_body": Mode(each(lambda p: Reply(body=b""))),
     "no_content_204": Mode(each(lambda p: Reply(204, b""))),
     # -- usage
     "missing_usage": Mode(each(lambda p: usage_reply(p, None, None))),
     "usage_not_object": Mode(each(lambda p: usage_reply(p, "lots", [1, 2]))),
-    "non_numeric_tokens": Mode(each(lambda p: usage_reply(
-        p, {"prompt_tokens": "lots", "completion_tokens": "few"}, {"input_tokens": "lots", "output_tokens": "few"}))),
-    "float_tokens": Mode(each(lambda p: usage_reply(
-        p, {"prompt_tokens": 120.5, "completion_tokens": 10}, {"input_tokens": 120.5, "output_tokens": 10}))),
-    "nan_tokens": Mode(each(lambda p: Reply(body=json.dumps(usage_reply(
-        p, {"prompt_tokens": float("nan"), "completion_tokens": float("inf")},
-        {"input_tokens": float("nan"), "output_tokens": float("inf")}).body)))),
-    "huge_cached_tokens": Mode(each(lambda p: usage_reply(
-        p, {"prompt_tokens": 120, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 1e30}},
-        {"input_tokens": 120, "output_tokens": 10, "cache_read_input_tokens": 1e30}))),
-    "negative_tokens": Mode(each(lambda p: usage_reply(
-        p, {"prompt_tokens": 120, "completion_tokens": -5}, {"input_tokens": 120, "output_tokens": -5}))),
-    "bool_tokens": Mode(each(lambda p: usage_reply(
-        p, {"prompt_tokens": True, "completion_tokens": 10}, {"input_tokens": True, "output_tokens": 10}))),
-    "huge_int_tokens": Mode(each(lambda p: Reply(body=json.dumps(usage_reply(
-        p, {"prompt_tokens": 1, "completion_tokens": 1}, {"input_tokens": 1, "output_tokens": 1}).body)
-        .replace('_tokens": 1', '_tokens": ' + "9" * 5000, 1)))),
+    "non_numeric_tokens": Mode(
+        each(
+            lambda p: usage_reply(
+                p,
+                {"prompt_tokens": "lots", "completion_tokens": "few"},
+                {"input_tokens": "lots", "output_tokens": "few"},
+            )
+        )
+    ),
+    "float_tokens": Mode(
+        each(
+            lambda p: usage_reply(
+                p, {"prompt_tokens": 120.5, "completion_tokens": 10}, {"input_tokens": 120.5, "output_tokens": 10}
+            )
+        )
+    ),
+    "nan_tokens": Mode(
+        each(
+            lambda p: Reply(
+                body=json.dumps(
+                    usage_reply(
+                        p,
+                        {"prompt_tokens": float("nan"), "completion_tokens": float("inf")},
+                        {"input_tokens": float("nan"), "output_tokens": float("inf")},
+                    ).body
+                )
+            )
+        )
+    ),
+    "huge_cached_tokens": Mode(
+        each(
+            lambda p: usage_reply(
+                p,
+                {"prompt_tokens": 120, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 1e30}},
+                {"input_tokens": 120, "output_tokens": 10, "cache_read_input_tokens": 1e30},
+            )
+        )
+    ),
+    "negative_tokens": Mode(
+        each(
+            lambda p: usage_reply(
+                p, {"prompt_tokens": 120, "completion_tokens": -5}, {"input_tokens": 120, "output_tokens": -5}
+            )
+        )
+    ),
+    "bool_tokens": Mode(
+        each(
+            lambda p: usage_reply(
+                p, {"prompt_tokens": True, "completion_tokens": 10}, {"input_tokens": True, "output_tokens": 10}
+            )
+        )
+    ),
+    "huge_int_tokens": Mode(
+        each(
+            lambda p: Reply(
+                body=json.dumps(
+                    usage_reply(
+                        p, {"prompt_tokens": 1, "completion_tokens": 1}, {"input_tokens": 1, "output_tokens": 1}
+                    ).body
+                ).replace('_tokens": 1', '_tokens": ' + "9" * 5000, 1)
+            )
+        )
+    ),
     # -- HTTP status and transport
     "rate_limit_429": Mode(status(429, "slow down", "rate_limit_error", **{"retry-after": "3"})),
     "server_500_retry_after": Mode(status(500, "boom", "api_error", **{"retry-after": "2"})),
@@ -252,13 +393,15 @@ MODES: dict[str, Mode] = {
     "retry_after_huge": Mode(status(429, "slow down", "rate_limit_error", **{"retry-after": "1e308"})),
     "retry_after_garbage": Mode(status(429, "slow down", "rate_limit_error", **{"retry-after": "Wed, 99 Foo 10:00"})),
     "unauthorized_401": Mode(status(401, "invalid api key", "authentication_error")),
-    "context_overflow_400": Mode(status(400, "prompt is too long: maximum context length is 10 tokens",
-                                        "invalid_request_error")),
+    "context_overflow_400": Mode(
+        status(400, "prompt is too long: maximum context length is 10 tokens", "invalid_request_error")
+    ),
     "closed_mid_body": Mode(each(lambda p: Reply(body=json.dumps(text_reply(p, "x" * 500).body).encode(), cut=60))),
     "dropped_connection": Mode(each(lambda p: Reply(drop=True))),
     "always_dropped": Mode(each(lambda p: Reply(drop=True)), times=1_000_000),
-    "bad_gzip": Mode(each(lambda p: Reply(body=json.dumps(text_reply(p, "x").body).encode(),
-                                          headers={"content-encoding": "gzip"}))),
+    "bad_gzip": Mode(
+        each(lambda p: Reply(body=json.dumps(text_reply(p, "x").body).encode(), headers={"content-encoding": "gzip"}))
+    ),
     "slow_reply": Mode(each(lambda p: Reply(body=text_reply(p, "late").body, delay=1.5))),
 }
 
@@ -338,7 +481,7 @@ class HostileServer:
                     self.send_header("connection", "close")
                 self.end_headers()
                 try:
-                    self.wfile.write(data if reply.cut is None else data[:reply.cut])
+                    self.wfile.write(data if reply.cut is None else data[: reply.cut])
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass

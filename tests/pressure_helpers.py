@@ -1,4 +1,5 @@
 """Memory pressure of one unmanaged trial under the ``greedy`` batcher (issue 13 §1), for the family tests."""
+
 from __future__ import annotations
 
 import json
@@ -28,6 +29,8 @@ def greedy_pressure(directory: Path, instance: Any, profile: str = "greedy") -> 
     """Run ``instance`` under strategy none with the ``profile`` batcher and measure its history, round by round."""
     row = profiled_row(directory, instance, profile=profile)
     steps_file = directory / f"{profile}-{instance.seed}-0" / "steps.jsonl"
-    history = [s["history_tokens"] for s in map(json.loads, steps_file.read_text().splitlines()) if s["kind"] == "agent"]
+    history = [
+        s["history_tokens"] for s in map(json.loads, steps_file.read_text().splitlines()) if s["kind"] == "agent"
+    ]
     growth = max((b - a for a, b in zip(history, history[1:])), default=0)
     return Pressure(bool(row["success"]), int(row["steps"]), int(row["final_history_tokens"]), growth)

@@ -5,6 +5,7 @@ the seed's code, byte for byte apart from the names prefixed ``seed_`` and comme
 seed reports: 62 messages ~30,759 tokens; clearing only (budget 24,000) -> 62 messages
 ~6,017; with a summarizer (budget 4,000) -> 14 messages ~4,468.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,13 @@ def seed_split_rounds(messages: list[dict]) -> tuple[list[dict], list[list[dict]
 class SeedLayeredContext:
     """The seed's LayeredContext, unchanged."""
 
-    def __init__(self, budget: int = 24_000, keep_tool_results: int = 3, keep_recent_rounds: int = 6,
-                 summarize: Callable[[list[dict]], str] | None = None):
+    def __init__(
+        self,
+        budget: int = 24_000,
+        keep_tool_results: int = 3,
+        keep_recent_rounds: int = 6,
+        summarize: Callable[[list[dict]], str] | None = None,
+    ):
         self.budget = budget
         self.keep_tool_results = keep_tool_results
         self.keep_recent_rounds = keep_recent_rounds
@@ -59,7 +65,7 @@ class SeedLayeredContext:
         if self._size(prefix, rounds) > self.budget:
             self._clear_old_tool_results(rounds)
         if self._size(prefix, rounds) > self.budget and len(rounds) > self.keep_recent_rounds:
-            old, rounds = rounds[: -self.keep_recent_rounds], rounds[-self.keep_recent_rounds:]
+            old, rounds = rounds[: -self.keep_recent_rounds], rounds[-self.keep_recent_rounds :]
             if self.summarize:
                 flat = [m for r in old for m in r]
                 if self.summary:
@@ -81,7 +87,13 @@ def fake_history(turns: int) -> list[dict]:
     msgs = [SYSTEM, {"role": "user", "content": "帮我核对客户 C007 过去一年的所有发票和退款记录。"}]
     for i in range(turns):
         msgs.append({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", "name": "get_invoice_page"}]})
-        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"第 {i} 页发票明细:" + "INV-xxxx 金额 468 已付;" * 120})
+        msgs.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "content": f"第 {i} 页发票明细:" + "INV-xxxx 金额 468 已付;" * 120,
+            }
+        )
     return msgs
 
 
@@ -90,7 +102,7 @@ def total(msgs):
 
 
 def fake_summarize(msgs):
-    return f"已核对 {sum(1 for m in msgs if m['role']=='tool')} 页发票,暂未发现重复扣款。"
+    return f"已核对 {sum(1 for m in msgs if m['role'] == 'tool')} 页发票,暂未发现重复扣款。"
 
 
 class EstContext:

@@ -1,4 +1,5 @@
 """What a trial cost and whether it held its budget (issue 11, sections 1, 2, 6 and 8)."""
+
 from __future__ import annotations
 
 from harness.hooks import Hooks
@@ -16,10 +17,19 @@ from tests.helpers import compose
 
 def _trial(tmp_path, strategy, budget, model=None, hooks=Hooks(), pages=20):
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=budget, max_steps=80, strategy_name="x", strategy_params={}, model_name="scripted",
-                             hooks=hooks)
-    row = run_trial(trial_id="t", trial_index=0, instance=InvoiceAudit(pages=pages).generate(0), strategy=strategy,
-                    model=model or ScriptedModel(profile="perfect"), summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=budget, max_steps=80, strategy_name="x", strategy_params={}, model_name="scripted", hooks=hooks
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=InvoiceAudit(pages=pages).generate(0),
+        strategy=strategy,
+        model=model or ScriptedModel(profile="perfect"),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row, read_jsonl(tmp_path / "steps.jsonl")
 
@@ -58,8 +68,10 @@ class _JudgingModel(ScriptedModel):
 
         def complete(messages, tools):
             if not tools:  # the stop hook's judge call
-                return Completion({"role": "assistant", "content": "COMPLETE"},
-                                  Usage(prompt_tokens=1_000, cached_tokens=0, output_tokens=3))
+                return Completion(
+                    {"role": "assistant", "content": "COMPLETE"},
+                    Usage(prompt_tokens=1_000, cached_tokens=0, output_tokens=3),
+                )
             return original(messages, tools)
 
         session.complete = complete
@@ -67,8 +79,9 @@ class _JudgingModel(ScriptedModel):
 
 
 def test_stop_hook_calls_enter_the_trial_totals(tmp_path):
-    row, steps = _trial(tmp_path, NoManagement(), budget=100_000, model=_JudgingModel(),
-                        hooks=Hooks(completion_check=True))
+    row, steps = _trial(
+        tmp_path, NoManagement(), budget=100_000, model=_JudgingModel(), hooks=Hooks(completion_check=True)
+    )
     assert row["stop_hook_calls"] == 1 and row["stop_hook_input_tokens"] == 1_000
     assert row["total_input_tokens"] == row["input_tokens"] + 1_000
     assert row["total_output_tokens"] == row["output_tokens"] + 3
@@ -80,8 +93,14 @@ def test_a_changed_target_is_recorded_as_the_class_that_ran(tmp_path):
     assert recorded_strategy_name(spec) == "strategies.headtail.HeadTail"
     assert recorded_strategy_name({"name": "none", "_target_": "strategies.none.NoManagement"}) == "none"
     assert recorded_strategy_name({"name": "my_plugin", "_target_": "pkg.Mine"}) == "my_plugin"
-    cfg = compose("suite=smoke", "task=invoice_audit", "trials=1", "progress=false",
-                  "strategy._target_=strategies.headtail.HeadTail", "budget=4k")
+    cfg = compose(
+        "suite=smoke",
+        "task=invoice_audit",
+        "trials=1",
+        "progress=false",
+        "strategy._target_=strategies.headtail.HeadTail",
+        "budget=4k",
+    )
     rows = execute(cfg, tmp_path, echo=lambda _: None)
     assert rows and all(r["strategy"] == "strategies.headtail.HeadTail" for r in rows)
     assert all(r["strategy_class"] == "strategies.headtail.HeadTail" for r in rows)
@@ -105,9 +124,19 @@ def test_a_per_turn_call_limit_rejects_the_extra_calls_without_executing_them(tm
 
     instance.call = counting_call
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=1_000_000, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted")
-    row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=NoManagement(),
-                    model=ScriptedModel(profile="realistic"), summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=1_000_000, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted"
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=instance,
+        strategy=NoManagement(),
+        model=ScriptedModel(profile="realistic"),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     events = read_transcript(tmp_path, "t")
     limited = [e for e in events if e.get("event") == "tool" and e["is_error"]]

@@ -1,4 +1,5 @@
 """harness.analysis and harness.curves: statistics, curve shapes, aggregation, pairing."""
+
 import json
 import math
 import shutil
@@ -15,6 +16,7 @@ FIXTURE = ROOT / "results" / "fixtures" / "smoke-1500"
 
 
 # ---------------------------------------------------------------- curve shapes (synthetic)
+
 
 def sawtooth_curve(budget=25_000, cycles=3, rise=2_500, floor=8_000):
     out, value = [], 1_000
@@ -84,8 +86,11 @@ def test_identical_jittery_curves_get_one_label():
     # headtail, sliding_window and notes at 8K on callback_search: one cycle 0.7 -> 0.95 B every four
     # steps (visually identical): were pinned / sawtooth / sawtooth
     starts = [0.06, 0.23, 0.26, 0.94]
-    cycles = {"headtail": [0.69, 0.87, 0.90, 0.94], "sliding_window": [0.68, 0.85, 0.88, 0.92],
-              "notes": [0.71, 0.89, 0.92, 0.95]}
+    cycles = {
+        "headtail": [0.69, 0.87, 0.90, 0.94],
+        "sliding_window": [0.68, 0.85, 0.88, 0.92],
+        "notes": [0.71, 0.89, 0.92, 0.95],
+    }
     shapes = {name: classify([BUDGET * r for r in starts + cycle * 36], BUDGET) for name, cycle in cycles.items()}
     assert set(shapes.values()) == {"pinned"}, shapes
 
@@ -127,6 +132,7 @@ def test_trial_rows_carry_the_shape():
 
 # ---------------------------------------------------------------- statistics
 
+
 def test_wilson_known_values():
     low, high = analysis.wilson(8, 10)
     assert low == pytest.approx(0.4902, abs=1e-3) and high == pytest.approx(0.9433, abs=1e-3)
@@ -161,17 +167,46 @@ def test_bootstrap_is_deterministic_and_order_free():
 
 # ---------------------------------------------------------------- frames and aggregates
 
+
 def test_load_fixture_and_summarize_columns():
     trials = analysis.load_trials([FIXTURE])
     assert len(trials) == 18 and trials["run_dir"].nunique() == 3
     summary = analysis.summarize(trials)
     assert len(summary) == 3
-    for col in ("strategy", "params", "family", "budget", "model", "trials", "tasks", "successes", "success_rate",
-                "success_ci_low", "success_ci_high", "pass^1", "pass^2", "mean_input_tokens", "input_tokens_ci_low",
-                "input_tokens_ci_high", "mean_cached_tokens", "mean_output_tokens", "mean_total_input_tokens",
-                "cache_hit_ratio", "mean_cost", "cost_ci_low", "total_cost", "reread_rate", "mean_peak_context",
-                "mean_compactions", "mean_steps", "outcome_submitted", "outcome_context_overflow", "curve_shapes",
-                "thrashing_trials", "reference_agent"):
+    for col in (
+        "strategy",
+        "params",
+        "family",
+        "budget",
+        "model",
+        "trials",
+        "tasks",
+        "successes",
+        "success_rate",
+        "success_ci_low",
+        "success_ci_high",
+        "pass^1",
+        "pass^2",
+        "mean_input_tokens",
+        "input_tokens_ci_low",
+        "input_tokens_ci_high",
+        "mean_cached_tokens",
+        "mean_output_tokens",
+        "mean_total_input_tokens",
+        "cache_hit_ratio",
+        "mean_cost",
+        "cost_ci_low",
+        "total_cost",
+        "reread_rate",
+        "mean_peak_context",
+        "mean_compactions",
+        "mean_steps",
+        "outcome_submitted",
+        "outcome_context_overflow",
+        "curve_shapes",
+        "thrashing_trials",
+        "reference_agent",
+    ):
         assert col in summary.columns, col
     none = summary[summary["strategy"] == "none"].iloc[0]
     assert none["success_rate"] == 1.0 and none["pass^2"] == 1.0 and none["curve_shapes"] == "monotonic:6"

@@ -1,5 +1,6 @@
 """The Anthropic Messages backend, offline: recorded Messages-API responses replayed through the real
 ``anthropic`` SDK over an httpx mock transport (tests/fixtures/anthropic/README.md says how they were written)."""
+
 import json
 from pathlib import Path
 
@@ -7,7 +8,6 @@ import pytest
 
 pytest.importorskip("anthropic")
 
-from harness.accounting import CallRecorder  # noqa: E402
 from harness.cache_sim import PROFILES  # noqa: E402
 from harness.loop import TrialSettings, run_trial  # noqa: E402
 from harness.models import retry as retry_module  # noqa: E402
@@ -28,8 +28,16 @@ httpx = http_module()
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
 ANTHROPIC_LIKE = Pricing("anthropic-like", input=3.0, cached_input=0.3, output=15.0, cache_write=3.75)
 MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
-TOOLS = [{"type": "function", "function": {"name": "get_invoice_page", "description": "d",
-                                           "parameters": {"type": "object", "properties": {"page": {"type": "integer"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_invoice_page",
+            "description": "d",
+            "parameters": {"type": "object", "properties": {"page": {"type": "integer"}}},
+        },
+    }
+]
 
 
 def fixture(name):
@@ -56,8 +64,12 @@ class Replay:
 
 def model(replay, **kwargs):
     kwargs.setdefault("retry", {"attempts": 4, "initial_wait": 1.0, "max_wait": 8.0, "jitter": 0.5})
-    return AnthropicModel(base_url="http://fake.test", api_key="sk-ant-test",
-                          http_client=httpx.Client(transport=httpx.MockTransport(replay)), **kwargs)
+    return AnthropicModel(
+        base_url="http://fake.test",
+        api_key="sk-ant-test",
+        http_client=httpx.Client(transport=httpx.MockTransport(replay)),
+        **kwargs,
+    )
 
 
 @pytest.fixture
@@ -73,27 +85,77 @@ def instance():
 
 def run(tmp_path, replay, strategy=None, pricing=ANTHROPIC_LIKE, wrap=lambda m: m, **kwargs):
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=100_000, max_steps=6, strategy_name="s", strategy_params={}, model_name="anthropic",
-                             pricing=pricing, cache_profile=PROFILES["anthropic"])
-    row = run_trial(trial_id="t", trial_index=0, instance=instance(), strategy=strategy or NoManagement(),
-                    model=wrap(model(replay, **kwargs)), summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=100_000,
+        max_steps=6,
+        strategy_name="s",
+        strategy_params={},
+        model_name="anthropic",
+        pricing=pricing,
+        cache_profile=PROFILES["anthropic"],
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=instance(),
+        strategy=strategy or NoManagement(),
+        model=wrap(model(replay, **kwargs)),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row, read_jsonl(tmp_path / "steps.jsonl")
 
 
 # ------------------------------------------------------------------ usage, cache and cost
 
-@pytest.mark.parametrize("usage,prompt,cached,writes,output", [
-    ({"input_tokens": 12, "output_tokens": 5, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 30},
-     2042, 2000, 30, 5),
-    ({"input_tokens": 12, "output_tokens": 24, "cache_read_input_tokens": 2557}, 2569, 2557, 0, 24),  # llama-server
-    ({"input_tokens": 180, "output_tokens": 38, "iterations": [  # a compaction's own tokens are billed too
-        {"type": "compaction", "input_tokens": 4450, "output_tokens": 160, "cache_read_input_tokens": 0,
-         "cache_creation_input_tokens": 0}]}, 4630, 0, 0, 198),
-])
+
+@pytest.mark.parametrize(
+    "usage,prompt,cached,writes,output",
+    [
+        (
+            {
+                "input_tokens": 12,
+                "output_tokens": 5,
+                "cache_read_input_tokens": 2000,
+                "cache_creation_input_tokens": 30,
+            },
+            2042,
+            2000,
+            30,
+            5,
+        ),
+        ({"input_tokens": 12, "output_tokens": 24, "cache_read_input_tokens": 2557}, 2569, 2557, 0, 24),  # llama-server
+        (
+            {
+                "input_tokens": 180,
+                "output_tokens": 38,
+                "iterations": [  # a compaction's own tokens are billed too
+                    {
+                        "type": "compaction",
+                        "input_tokens": 4450,
+                        "output_tokens": 160,
+                        "cache_read_input_tokens": 0,
+                        "cache_creation_input_tokens": 0,
+                    }
+                ],
+            },
+            4630,
+            0,
+            0,
+            198,
+        ),
+    ],
+)
 def test_usage_counts_cache_reads_as_cached_and_creation_as_writes(usage, prompt, cached, writes, output):
     got = normalize_usage({"usage": usage})
-    assert (got.prompt_tokens, got.cached_tokens, got.cache_write_tokens, got.output_tokens) == (prompt, cached, writes, output)
+    assert (got.prompt_tokens, got.cached_tokens, got.cache_write_tokens, got.output_tokens) == (
+        prompt,
+        cached,
+        writes,
+        output,
+    )
     assert got.cached_source == "reported"
 
 
@@ -137,6 +199,7 @@ def test_the_anthropic_simulator_profile_agrees_with_the_server_figures(tmp_path
 
 # ------------------------------------------------------------------ the request
 
+
 def test_request_shape_parallel_tool_use_errors_and_breakpoints(tmp_path):
     replay = Replay(*fixture("trial_cache")["exchanges"])
     run(tmp_path, replay)
@@ -151,25 +214,45 @@ def test_request_shape_parallel_tool_use_errors_and_breakpoints(tmp_path):
     headers = replay.requests[1].headers
     assert "sk-ant-test" in (headers.get("x-api-key") or headers.get("authorization") or "")
     marks = [b for m in second["messages"] for b in m["content"] if "cache_control" in b]
-    assert len(marks) + 2 <= 4 and results["content"][-1].get("cache_control") and assistant["content"][-1].get("cache_control")
+    assert (
+        len(marks) + 2 <= 4
+        and results["content"][-1].get("cache_control")
+        and assistant["content"][-1].get("cache_control")
+    )
 
 
 def test_error_results_carry_is_error():
-    request = to_messages(MESSAGES + [
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
-            {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "a", "content": "ERROR: page must be an integer"},
-        {"role": "tool", "tool_call_id": "b", "content": "fine"}], TOOLS)
+    request = to_messages(
+        MESSAGES
+        + [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                    {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "ERROR: page must be an integer"},
+            {"role": "tool", "tool_call_id": "b", "content": "fine"},
+        ],
+        TOOLS,
+    )
     a, b = request.messages[-1]["content"]
     assert a["is_error"] is True and "is_error" not in b
 
 
 def test_at_most_four_breakpoints_and_never_on_an_empty_text():
-    history = MESSAGES + [{"role": "assistant", "content": "", "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "a", "content": "x"}, {"role": "assistant", "content": ""},
-        {"role": "user", "content": ""}]
+    history = MESSAGES + [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "x"},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": ""},
+    ]
     request = to_messages(history, TOOLS)
     assert place_breakpoints(request) <= 4
     blocks = [b for m in request.messages for b in m["content"]] + request.system + request.tools
@@ -177,6 +260,7 @@ def test_at_most_four_breakpoints_and_never_on_an_empty_text():
 
 
 # ------------------------------------------------------------------ errors and retries
+
 
 def test_overloaded_529_is_retried_through_the_shared_wrapper(waits):
     errors = fixture("errors")
@@ -215,7 +299,9 @@ def test_authentication_error_is_not_retried(waits):
 
 def test_exhausted_retries_end_the_trial_as_model_error(tmp_path, waits):
     row, _ = run(tmp_path, Replay(fixture("errors")["overloaded"]), retry={"attempts": 3})
-    assert row["outcome"] == "model_error" and "gave up after 3 attempts" in row["error"] and "overloaded" in row["error"]
+    assert (
+        row["outcome"] == "model_error" and "gave up after 3 attempts" in row["error"] and "overloaded" in row["error"]
+    )
 
 
 def test_wrapped_backends_still_work(tmp_path, waits):
@@ -225,6 +311,7 @@ def test_wrapped_backends_still_work(tmp_path, waits):
 
 
 # ------------------------------------------------------------------ preflight
+
 
 def test_preflight_names_the_missing_key_variable(monkeypatch):
     monkeypatch.delenv("CTXBENCH_TEST_NO_KEY", raising=False)
@@ -248,13 +335,16 @@ def test_preflight_reaches_the_endpoint_and_reports_a_rejected_key():
 
 # ------------------------------------------------------------------ llama-server's replies
 
+
 def test_llamacpp_json_block_is_a_tool_call():
     replay = Replay(*fixture("llamacpp_messages")["exchanges"])
     llama = model(replay, parse_text_tool_calls=True, cache_breakpoints=False)
     first, second, after_error = (llama.complete(MESSAGES, TOOLS) for _ in range(3))
     for completion in (first, second, after_error):
         [call] = completion.message["tool_calls"]
-        assert call["function"]["name"] == "get_invoice_page" and json.loads(call["function"]["arguments"]) == {"page": 1}
+        assert call["function"]["name"] == "get_invoice_page" and json.loads(call["function"]["arguments"]) == {
+            "page": 1
+        }
         assert completion.message["_raw_content"].count("get_invoice_page") == 1
     assert (first.usage.prompt_tokens, first.usage.cached_tokens) == (161, 0)
     assert (second.usage.prompt_tokens, second.usage.cached_tokens, second.usage.cache_write_tokens) == (161, 160, 0)
@@ -271,33 +361,57 @@ def test_llamacpp_context_size_error_is_context_overflow(waits):
 
 # ------------------------------------------------------------------ server-side strategies
 
+
 def test_server_clear_tool_uses_sends_the_parameters_and_records_the_servers_edits(tmp_path):
     replay = Replay(*fixture("server_clear_tool_uses")["exchanges"])
-    strategy = ServerClearToolUses(trigger=3000, keep=1, clear_at_least=500, exclude_tools=["submit"],
-                                   clear_tool_inputs=True)
+    strategy = ServerClearToolUses(
+        trigger=3000, keep=1, clear_at_least=500, exclude_tools=["submit"], clear_tool_inputs=True
+    )
     row, steps = run(tmp_path, replay, strategy=strategy, server_context_management=True)
     sent = replay.body(2)
-    assert sent["context_management"] == {"edits": [{
-        "type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 3000},
-        "keep": {"type": "tool_uses", "value": 1}, "clear_at_least": {"type": "input_tokens", "value": 500},
-        "exclude_tools": ["submit"], "clear_tool_inputs": True}]}
+    assert sent["context_management"] == {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 3000},
+                "keep": {"type": "tool_uses", "value": 1},
+                "clear_at_least": {"type": "input_tokens", "value": 500},
+                "exclude_tools": ["submit"],
+                "clear_tool_inputs": True,
+            }
+        ]
+    }
     assert "context-management-2025-06-27" in replay.requests[2].headers["anthropic-beta"]
     assert len(sent["messages"]) == 5  # prepare left the history whole: the server edits it
     assert [s["strategy_events"] for s in steps] == [[], [], ["compaction"]]
     assert row["compactions"] == 1
     events = read_transcript(tmp_path, "t")
     [edit] = [e for e in events if e.get("event") == "strategy"]
-    assert edit["data"] == {"method": "server_clear_tool_uses", "tier": "server", "edit": "clear_tool_uses_20250919",
-                            "cleared_tool_uses": 2, "cleared_input_tokens": 2914}
+    assert edit["data"] == {
+        "method": "server_clear_tool_uses",
+        "tier": "server",
+        "edit": "clear_tool_uses_20250919",
+        "cleared_tool_uses": 2,
+        "cleared_input_tokens": 2914,
+    }
 
 
 def test_server_compaction_block_is_sent_back_and_logged(tmp_path):
     replay = Replay(*fixture("server_compaction")["exchanges"])
-    row, steps = run(tmp_path, replay, strategy=ServerCompaction(trigger="4k", instructions="keep invoice ids"),
-                     server_context_management=True)
+    row, steps = run(
+        tmp_path,
+        replay,
+        strategy=ServerCompaction(trigger="4k", instructions="keep invoice ids"),
+        server_context_management=True,
+    )
     assert replay.body(0)["context_management"]["edits"] == [
-        {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 4000},
-         "pause_after_compaction": False, "instructions": "keep invoice ids"}]
+        {
+            "type": "compact_20260112",
+            "trigger": {"type": "input_tokens", "value": 4000},
+            "pause_after_compaction": False,
+            "instructions": "keep invoice ids",
+        }
+    ]
     assert "compact-2026-01-12" in replay.requests[0].headers["anthropic-beta"]
     assistant = replay.body(2)["messages"][3]
     assert assistant["role"] == "assistant" and assistant["content"][0]["type"] == "compaction"
@@ -307,9 +421,14 @@ def test_server_compaction_block_is_sent_back_and_logged(tmp_path):
 
 
 def test_a_backend_without_server_context_management_refuses_the_strategy():
-    for name, strategy in (("server_clear_tool_uses", ServerClearToolUses()), ("server_compaction", ServerCompaction())):
-        for backend in (AnthropicModel(name="llamacpp_messages", server_context_management=False),
-                        FaultInjecting(AnthropicModel(name="x", server_context_management=False))):
+    for name, strategy in (
+        ("server_clear_tool_uses", ServerClearToolUses()),
+        ("server_compaction", ServerCompaction()),
+    ):
+        for backend in (
+            AnthropicModel(name="llamacpp_messages", server_context_management=False),
+            FaultInjecting(AnthropicModel(name="x", server_context_management=False)),
+        ):
             with pytest.raises(ConfigError, match=f"strategy {name} .* \\(supported: model=anthropic\\)"):
                 check_server_side(strategy, backend, name)
         check_server_side(strategy, Delayed(AnthropicModel(server_context_management=True), 0), name)
@@ -323,9 +442,21 @@ def test_the_cli_refuses_a_server_strategy_on_another_backend(tmp_path):
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "harness", "run", "strategy=server_clear_tool_uses", "model=scripted",
-                             f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True, timeout=120,
-                            cwd=Path(__file__).parent.parent)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            "strategy=server_clear_tool_uses",
+            "model=scripted",
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+    )
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "server_clear_tool_uses" in lines[0] and "model=anthropic" in lines[0]
@@ -337,10 +468,25 @@ def test_a_simulated_anthropic_cache_also_simulates_the_writes(tmp_path):
     from reference_agent.scripted import ScriptedModel
 
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=100_000, max_steps=20, strategy_name="none", strategy_params={}, model_name="scripted",
-                             pricing=ANTHROPIC_LIKE, cache_profile=PROFILES["anthropic"])
-    run_trial(trial_id="t", trial_index=0, instance=instance(), strategy=NoManagement(), model=ScriptedModel(),
-              summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=100_000,
+        max_steps=20,
+        strategy_name="none",
+        strategy_params={},
+        model_name="scripted",
+        pricing=ANTHROPIC_LIKE,
+        cache_profile=PROFILES["anthropic"],
+    )
+    run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=instance(),
+        strategy=NoManagement(),
+        model=ScriptedModel(),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     steps = read_jsonl(tmp_path / "steps.jsonl")
     assert all(s["cached_source"] == "simulated" for s in steps)
@@ -355,7 +501,11 @@ def test_count_tokens_asks_the_server(waits):
     def answer(request):
         assert request.url.path == "/v1/messages/count_tokens"
         body = json.loads(request.content)
-        assert body["system"][0]["text"] == "s" and "max_tokens" not in body and body["tools"][0]["name"] == "get_invoice_page"
+        assert (
+            body["system"][0]["text"] == "s"
+            and "max_tokens" not in body
+            and body["tools"][0]["name"] == "get_invoice_page"
+        )
         return httpx.Response(200, json={"input_tokens": 2569})
 
     assert model(answer).count_tokens(MESSAGES, TOOLS) == 2569

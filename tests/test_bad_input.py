@@ -1,4 +1,5 @@
 """Bad input is one line and exit code 2, and leaves no folder behind (issue 22 §5)."""
+
 from __future__ import annotations
 
 import json
@@ -15,16 +16,19 @@ def one_line_exit_2(result) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("override,needle", [
-    ("seed=abc", "seed=abc must be an integer"),
-    ("trials=abc", "trials=abc must be an integer"),
-    ("workers=0", "workers=0 must be at least 1"),
-    ("workers=-2", "workers=-2 must be at least 1"),
-    ("progress=maybe", "progress=maybe must be true or false"),
-    ("latency_s=nan", "latency_s=nan must be a finite number"),
-    ("max_cost=-1", "max_cost=-1 must be at least 0"),
-    ("--frseh", "unknown option --frseh for run"),
-])
+@pytest.mark.parametrize(
+    "override,needle",
+    [
+        ("seed=abc", "seed=abc must be an integer"),
+        ("trials=abc", "trials=abc must be an integer"),
+        ("workers=0", "workers=0 must be at least 1"),
+        ("workers=-2", "workers=-2 must be at least 1"),
+        ("progress=maybe", "progress=maybe must be true or false"),
+        ("latency_s=nan", "latency_s=nan must be a finite number"),
+        ("max_cost=-1", "max_cost=-1 must be at least 0"),
+        ("--frseh", "unknown option --frseh for run"),
+    ],
+)
 def test_a_bad_setting_or_option_is_one_line_and_no_folder(tmp_path, override, needle):
     line = one_line_exit_2(harness("run", *SMOKE1, override, cwd=tmp_path))
     assert needle in line

@@ -4,6 +4,7 @@ The ``openai`` and ``anthropic`` presets leave ``base_url`` unset, so the variab
 default) chooses the endpoint. A run through the command line against a server on 127.0.0.1 shows the
 variable reaching the request, and an explicit ``model.base_url`` overriding it.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,11 +20,20 @@ from harness.models.openai_backend import OpenAIModel
 from tests.hostile_server import ANTHROPIC, OPENAI, HostileServer
 from tests.test_cli import ROOT
 
-BACKENDS = {OPENAI: (OpenAIModel, "OPENAI_BASE_URL", OPENAI_DEFAULT),
-            ANTHROPIC: (AnthropicModel, "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT)}
+BACKENDS = {
+    OPENAI: (OpenAIModel, "OPENAI_BASE_URL", OPENAI_DEFAULT),
+    ANTHROPIC: (AnthropicModel, "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT),
+}
 SUBMIT = {"first_total": 0, "escalated_ticket": "T-1", "second_period": "2025-Q1", "second_total": 0}
-RUN = ["suite=smoke", "task=failure_memory", "trials=1", "max_steps=3", "progress=false", "plots=false",
-       "hydra.run.dir=run"]
+RUN = [
+    "suite=smoke",
+    "task=failure_memory",
+    "trials=1",
+    "max_steps=3",
+    "progress=false",
+    "plots=false",
+    "hydra.run.dir=run",
+]
 
 
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
@@ -43,8 +53,14 @@ def run_cli(tmp_path, backend: str, env: dict, *extra: str) -> subprocess.Comple
     for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         if name not in env:
             full.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "harness", "run", f"model={backend}", *RUN, *extra], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, env=full)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "run", f"model={backend}", *RUN, *extra],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=full,
+    )
 
 
 @pytest.mark.parametrize("backend", sorted(BACKENDS))

@@ -6,6 +6,7 @@ that do not depend on an unseen result; ``act`` reads a round of several results
 and at the calibration sizes the realistic reference agent lands within 1.5x of the frontier
 LLM's steps and input tokens (shared/calibration), succeeding where it did.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,13 @@ CB_SMOKE = dict(merchants=4, noise=2)
 FM_SMOKE = dict(tickets=3, ticket_messages=2, rows=12, page_rows=6)
 CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "calibration"
 # every call it knows, in its own order: no noise, so the tests see the policy's batches
-STEADY = make_profile("realistic", shuffle=False, early_submit=0.0, batch_min_share=1.0,
-                      attention={"base": 0.0, "rot": 0.0, "middle": 0.0})
+STEADY = make_profile(
+    "realistic",
+    shuffle=False,
+    early_submit=0.0,
+    batch_min_share=1.0,
+    attention={"base": 0.0, "rot": 0.0, "middle": 0.0},
+)
 LIMIT_TEXT = f"{RATE_LIMITED}: at most 2 calls per turn; this call was not made, call again."
 
 
@@ -84,6 +90,7 @@ def drive(instance, policy, limit: int | None = None, max_steps: int = 40) -> tu
 
 # -- call_budget -------------------------------------------------------------------------------
 
+
 def test_call_budget_first_round_calls_every_merchant_once():
     instance = CallBudget(**CB_SMOKE).generate(0)
     messages = start(instance)
@@ -106,7 +113,7 @@ def test_call_budget_multi_result_round_is_noted_and_counted():
     # round 2; then the first round is cut (headtail): only round 2's turn, its notes and results remain
     second = batch(messages)
     messages = play(messages, instance, second, 2)
-    cut = start(instance) + messages[-(1 + len(second["tool_calls"])):]
+    cut = start(instance) + messages[-(1 + len(second["tool_calls"])) :]
     _, state, counts = policy._state(cut)
     assert all(counts[m] == 2 for m in ("M01", "M02", "M03", "M04")), counts
     third = policy.act(cut, instance.tools)
@@ -165,6 +172,7 @@ def test_call_budget_early_answer():
 
 # -- failure_memory ----------------------------------------------------------------------------
 
+
 def test_failure_memory_batches_follow_the_calibration_llm():
     """The API query and every ticket; then both exports; then every page; then submit."""
     instance = FailureMemory(**FM_SMOKE).generate(0)
@@ -192,8 +200,10 @@ def test_failure_memory_parallel_calls_need_no_unseen_result():
     first = policy.act(messages, instance.tools)["tool_calls"][0]
     more = policy.parallel_calls(messages, instance.tools, first)
     calls = names({"tool_calls": [first] + more})
-    assert calls == [("export_report", {"dataset": "refunds", "period": instance.first}),
-                     ("export_report", {"dataset": "refunds", "period": instance.second})], "no page of an unseen export"
+    assert calls == [
+        ("export_report", {"dataset": "refunds", "period": instance.first}),
+        ("export_report", {"dataset": "refunds", "period": instance.second}),
+    ], "no page of an unseen export"
     messages = play(messages, instance, {"tool_calls": [first] + more}, 2)
     first = policy.act(messages, instance.tools)["tool_calls"][0]
     more = policy.parallel_calls(messages, instance.tools, first)
@@ -215,9 +225,10 @@ def test_failure_memory_rate_limited_query_is_not_a_failure():
     instance = FailureMemory(**FM_SMOKE).generate(0)
     policy = FailureMemoryPolicy()
     first = policy.act(start(instance), instance.tools)
-    messages = start(instance) + [{"role": "assistant", "content": first["content"],
-                                   "tool_calls": [{**first["tool_calls"][0], "id": "c1"}]},
-                                  {"role": "tool", "tool_call_id": "c1", "content": LIMIT_TEXT}]
+    messages = start(instance) + [
+        {"role": "assistant", "content": first["content"], "tool_calls": [{**first["tool_calls"][0], "id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": LIMIT_TEXT},
+    ]
     assert not policy._knowledge(messages)["api_failed"]
     again = policy.act(messages, instance.tools)
     assert names(again) == names(first), "the query was not made: it is made again"
@@ -240,8 +251,10 @@ def test_failure_memory_under_a_rate_limit_succeeds_without_a_repeated_failure(s
 def test_failure_memory_rate_limited_ticket_is_read_again():
     instance = FailureMemory(**FM_SMOKE).generate(0)
     call = make_call("read_ticket", ticket_id=instance.ticket_ids[0])
-    messages = start(instance) + [{"role": "assistant", "content": "", "tool_calls": [{**call, "id": "c1"}]},
-                                  {"role": "tool", "tool_call_id": "c1", "content": LIMIT_TEXT}]
+    messages = start(instance) + [
+        {"role": "assistant", "content": "", "tool_calls": [{**call, "id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": LIMIT_TEXT},
+    ]
     policy = FailureMemoryPolicy()
     lost, _ = policy._ticket_plan(messages, policy._knowledge(messages))
     assert lost == [instance.ticket_ids[0]]
@@ -270,11 +283,19 @@ def realistic_row(tmp_path: Path, folder: str) -> dict:
     """The realistic reference agent's trial at the calibration settings of ``folder``."""
     family, knobs, strategy, budget = RUNS[folder]
     writer = RunWriter(tmp_path / folder)
-    settings = TrialSettings(budget=budget, max_steps=40, strategy_name="calibration", strategy_params={},
-                             model_name="scripted")
-    row = run_trial(trial_id=f"{folder}-t0", trial_index=0, instance=family(**knobs).generate(0), strategy=strategy(),
-                    model=ScriptedModel(context_window=65536, profile="realistic"), summarizer=None,
-                    settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=budget, max_steps=40, strategy_name="calibration", strategy_params={}, model_name="scripted"
+    )
+    row = run_trial(
+        trial_id=f"{folder}-t0",
+        trial_index=0,
+        instance=family(**knobs).generate(0),
+        strategy=strategy(),
+        model=ScriptedModel(context_window=65536, profile="realistic"),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row
 

@@ -5,6 +5,7 @@
 is in view); ``act`` notes every result of a round that holds several; a rate-limited result
 is issued again, never taken as done; ``early_answer`` says what it would submit now.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -23,7 +24,7 @@ from reference_agent.scripted import ScriptedModel
 from strategies.none import NoManagement
 from tasks.base import RATE_LIMITED
 from tasks.brand_report import BrandReport
-from tasks.code_review import LISTING_LINE, CodeReview
+from tasks.code_review import CodeReview
 from tasks.invoice_audit import InvoiceAudit
 from tasks.kit.cursors import next_cursor
 
@@ -83,6 +84,7 @@ def drive(instance, policy, batch: int = 8, limit: int | None = None, max_steps:
 
 # --- parallel_calls: only calls whose arguments are known now -------------------------------------------------
 
+
 def _cursor_of(page_text: str) -> str:
     return next_cursor(page_text)
 
@@ -90,10 +92,19 @@ def _cursor_of(page_text: str) -> str:
 def _round(instance, tool: str, calls: list[tuple[str, str | None]], first_id: int = 1) -> list[dict]:
     """One assistant turn calling ``tool`` with each cursor, and its results (``None``: the real page)."""
     ids = [f"c{first_id + n}" for n in range(len(calls))]
-    message = {"role": "assistant", "content": "",
-               "tool_calls": [{**make_call(tool, cursor=c), "id": i} for (c, _), i in zip(calls, ids)]}
-    results = [{"role": "tool", "tool_call_id": i, "content": r if r is not None else instance.call(tool, {"cursor": c}).content}
-               for (c, r), i in zip(calls, ids)]
+    message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{**make_call(tool, cursor=c), "id": i} for (c, _), i in zip(calls, ids)],
+    }
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": i,
+            "content": r if r is not None else instance.call(tool, {"cursor": c}).content,
+        }
+        for (c, r), i in zip(calls, ids)
+    ]
     return [message] + results
 
 
@@ -113,7 +124,9 @@ def test_cursor_readers_offer_only_pages_whose_cursor_is_in_view(family):
     first = policy.act(read, instance.tools)["tool_calls"][0]
     assert args_of(first) == {"cursor": _cursor_of(page2)} and policy.parallel_calls(read, instance.tools, first) == []
     # page 2's result is cut (its call and page 1's footer still name its cursor): re-read it with page 3
-    lost = messages + _round(instance, tool, [("", None)]) + _round(instance, tool, [(_cursor_of(page1), "[cleared]")], 2)
+    lost = (
+        messages + _round(instance, tool, [("", None)]) + _round(instance, tool, [(_cursor_of(page1), "[cleared]")], 2)
+    )
     first = policy.act(lost, instance.tools)["tool_calls"][0]
     assert args_of(first) == {"cursor": _cursor_of(page1)}
     assert policy.parallel_calls(lost, instance.tools, first) == []  # page 3's cursor was on the lost page
@@ -127,8 +140,10 @@ def test_a_lost_cursor_is_found_by_walking_from_the_first_page(family):
     policy = reference_policy(instance)
     _, replies, _, _ = drive(instance, reference_policy(instance), batch=8)
     notes = [r["content"] for r in replies[1:3]]  # the notes written on pages 1 and 2
-    messages = start(instance) + [{"role": "assistant", "content": "\n".join(
-        line for line in note.splitlines() if "next_cursor" not in line)} for note in notes]
+    messages = start(instance) + [
+        {"role": "assistant", "content": "\n".join(line for line in note.splitlines() if "next_cursor" not in line)}
+        for note in notes
+    ]
     first = policy.act(messages, instance.tools)
     assert args_of(first["tool_calls"][0]) == {"cursor": ""} and "no longer in view" in first["content"]
     page1 = instance.call(tool, {"cursor": ""}).content
@@ -147,12 +162,14 @@ def test_code_review_searches_first_then_reads_the_candidates_the_searches_name(
     first = policy.act(messages, instance.tools)["tool_calls"][0]
     batch = [first, *policy.parallel_calls(messages, instance.tools, first)]
     assert name_of(batch[0]) == "list_files" and {name_of(c) for c in batch[1:]} == {"grep"}
-    assert [args_of(c)["pattern"] for c in batch[1:]] == list(SEARCHES.values())[:len(batch) - 1]
+    assert [args_of(c)["pattern"] for c in batch[1:]] == list(SEARCHES.values())[: len(batch) - 1]
     for step in range(12):
         calls = [{**c, "id": f"c{step}-{i}"} for i, c in enumerate(batch[:4])]
         messages = messages + [{"role": "assistant", "content": "", "tool_calls": calls}]
-        messages += [{"role": "tool", "tool_call_id": c["id"], "content": instance.call(name_of(c), args_of(c)).content}
-                     for c in calls]
+        messages += [
+            {"role": "tool", "tool_call_id": c["id"], "content": instance.call(name_of(c), args_of(c)).content}
+            for c in calls
+        ]
         state = review_state(messages)
         reads = {args_of(c)["path"] for c in calls if name_of(c) == "read_file"}
         assert reads <= set(state.reviewed) | set(state.modules or []), "only candidates and helper modules are read"
@@ -168,6 +185,7 @@ def test_code_review_searches_first_then_reads_the_candidates_the_searches_name(
 
 
 # --- a round with several results ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("family", sorted(CURSOR_READERS))
 def test_batched_cursor_run_is_one_round_per_page(family):
@@ -189,7 +207,7 @@ def test_batched_run_succeeds_in_fewer_steps_and_notes_every_result():
     batched = next(r for r in replies if sum(name_of(c) == "read_file" for c in r["tool_calls"]) > 1)
     after = replies[replies.index(batched) + 1]["content"]
     reads = [args_of(c)["path"] for c in batched["tool_calls"] if name_of(c) == "read_file"]
-    assert all(f"Reviewed {p}: " in after or f"Helper: " in after for p in reads)  # each read is in the next ledger
+    assert all(f"Reviewed {p}: " in after or "Helper: " in after for p in reads)  # each read is in the next ledger
 
 
 def test_act_notes_every_result_of_a_round_and_reads_its_notes_back():
@@ -198,19 +216,28 @@ def test_act_notes_every_result_of_a_round_and_reads_its_notes_back():
     cursors = [instance.listing.cursor_for(p) for p in (3, 1, 2)]
     calls = [{**make_call("get_invoice_page", cursor=c), "id": f"c{n}"} for n, c in enumerate(cursors)]
     messages = start(instance) + [{"role": "assistant", "content": "Duplicates so far: none", "tool_calls": calls}]
-    messages += [{"role": "tool", "tool_call_id": c["id"], "content": instance.call(name_of(c), args_of(c)).content}
-                 for c in calls]
+    messages += [
+        {"role": "tool", "tool_call_id": c["id"], "content": instance.call(name_of(c), args_of(c)).content}
+        for c in calls
+    ]
     assert len(latest_results(messages)) == 3
     message = policy.act(messages, instance.tools)
     shown = [instance.call("get_invoice_page", {"cursor": c}).content for c in cursors]
     ids = {i for text in shown for i in re.findall(r"Invoice (INV-\d{4}-\d{5})", text)}
-    assert ids and all(f"#{i}" in message["content"] for i in ids), "the ledger's index holds every invoice of the round"
+    assert ids and all(f"#{i}" in message["content"] for i in ids), (
+        "the ledger's index holds every invoice of the round"
+    )
     assert "pages reviewed: 1-3 of 6" in message["content"]
     assert args_of(message["tool_calls"][0]) == {"cursor": instance.listing.cursor_for(4)}
     # the page texts are cut; the ledgers and the copied next_cursor lines carry the knowledge forward
-    cut = start(instance) + [{**message, "tool_calls": [{**message["tool_calls"][0], "id": "c4"}]},
-                             {"role": "tool", "tool_call_id": "c4", "content": instance.call("get_invoice_page", {
-                                 "cursor": instance.listing.cursor_for(4)}).content}]
+    cut = start(instance) + [
+        {**message, "tool_calls": [{**message["tool_calls"][0], "id": "c4"}]},
+        {
+            "role": "tool",
+            "tool_call_id": "c4",
+            "content": instance.call("get_invoice_page", {"cursor": instance.listing.cursor_for(4)}).content,
+        },
+    ]
     later = policy.act(cut, instance.tools)
     assert args_of(later["tool_calls"][0]) == {"cursor": instance.listing.cursor_for(5)}
     assert policy.parallel_calls(cut, instance.tools, later["tool_calls"][0]) == []
@@ -223,15 +250,21 @@ def test_cursor_readers_issue_a_rate_limited_page_again(family):
     page1 = instance.call(tool, {"cursor": ""}).content
     page2 = instance.call(tool, {"cursor": _cursor_of(page1)}).content
     limited = f"{RATE_LIMITED}: at most 1 tool calls per turn; this call was not executed. Retry it in a later turn."
-    messages = (start(instance) + _round(instance, tool, [("", None)])
-                + _round(instance, tool, [(_cursor_of(page1), "[cleared]")], 2)
-                + _round(instance, tool, [(_cursor_of(page1), None), (_cursor_of(page2), limited)], 3))
+    messages = (
+        start(instance)
+        + _round(instance, tool, [("", None)])
+        + _round(instance, tool, [(_cursor_of(page1), "[cleared]")], 2)
+        + _round(instance, tool, [(_cursor_of(page1), None), (_cursor_of(page2), limited)], 3)
+    )
     message = policy.act(messages, instance.tools)
-    assert "Rate limited, not done; issuing again" in message["content"] and "no longer in view" not in message["content"]
+    assert (
+        "Rate limited, not done; issuing again" in message["content"] and "no longer in view" not in message["content"]
+    )
     assert args_of(message["tool_calls"][0]) == {"cursor": _cursor_of(page2)}
 
 
 # --- rate limits ---------------------------------------------------------------------------------------------
+
 
 def test_pending_pages_agrees_with_next_page_and_retries_rate_limited_pages():
     calls = [{**make_call("get", page=p), "id": f"c{p}"} for p in (1, 2, 3, 4)]
@@ -258,7 +291,9 @@ def test_rate_limited_calls_are_issued_again_and_never_counted_as_done(family):
 def test_sub_agents_batch_their_range_and_retry_rate_limited_calls():
     instance = InvoiceAudit(pages=6, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
     task = reference_policy(instance).delegate_plan(start(instance) + [])
-    assert task and 'Audit pages 1-10 of ? of the invoice history with get_invoice_page, starting with cursor ""' in task
+    assert (
+        task and 'Audit pages 1-10 of ? of the invoice history with get_invoice_page, starting with cursor ""' in task
+    )
     sub = reference_policy(instance).subagent_policy(task)
     sub_start = [{"role": "system", "content": "sub-agent"}, {"role": "user", "content": task}]
     first = sub.act(sub_start, instance.tools)["tool_calls"][0]
@@ -266,14 +301,18 @@ def test_sub_agents_batch_their_range_and_retry_rate_limited_calls():
     assert sub.early_answer(sub_start) is None
 
     review = CodeReview(files=10, bugs=3).generate(0)
-    listing = [{"role": "assistant", "content": "", "tool_calls": [{**make_call("list_files"), "id": "c1"}]},
-               {"role": "tool", "tool_call_id": "c1", "content": review.call("list_files", {}).content}]
+    listing = [
+        {"role": "assistant", "content": "", "tool_calls": [{**make_call("list_files"), "id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": review.call("list_files", {}).content},
+    ]
     review_task = reference_policy(review).delegate_plan(start(review) + listing)
     sub = reference_policy(review).subagent_policy(review_task)
     sub_start = [{"role": "system", "content": "sub-agent"}, {"role": "user", "content": review_task}]
     first = sub.act(sub_start, review.tools)["tool_calls"][0]
     files = review_task.split("): ", 1)[1].split("\n")[0].split(", ")
-    assert [args_of(first)["path"]] + [args_of(c)["path"] for c in sub.parallel_calls(sub_start, review.tools, first)] == files
+    assert [args_of(first)["path"]] + [
+        args_of(c)["path"] for c in sub.parallel_calls(sub_start, review.tools, first)
+    ] == files
     assert sub.early_answer(sub_start) is None
 
 
@@ -299,8 +338,10 @@ def test_sub_agent_reissues_rate_limited_reads(factory):
         task = reference_policy(instance).delegate_plan(start(instance))
     else:
         instance = CodeReview(files=10, bugs=3).generate(0)
-        listing = [{"role": "assistant", "content": "", "tool_calls": [{**make_call("list_files"), "id": "c1"}]},
-                   {"role": "tool", "tool_call_id": "c1", "content": instance.call("list_files", {}).content}]
+        listing = [
+            {"role": "assistant", "content": "", "tool_calls": [{**make_call("list_files"), "id": "c1"}]},
+            {"role": "tool", "tool_call_id": "c1", "content": instance.call("list_files", {}).content},
+        ]
         task = reference_policy(instance).delegate_plan(start(instance) + listing)
     sub = reference_policy(instance).subagent_policy(task)
 
@@ -314,6 +355,7 @@ def test_sub_agent_reissues_rate_limited_reads(factory):
 
 
 # --- early answers -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("family", sorted(SMALL))
 def test_early_answer_is_none_before_any_result_then_what_is_visible(family):
@@ -330,13 +372,22 @@ def test_early_answer_is_none_before_any_result_then_what_is_visible(family):
 
 # --- the realistic profile against the calibration LLM ---------------------------------------------------------
 
+
 def _realistic_row(tmp_path, instance, trial: int = 0) -> dict:
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=1_000_000, max_steps=40, strategy_name="none", strategy_params={},
-                             model_name="scripted")
-    row = run_trial(trial_id=f"t{trial}", trial_index=trial, instance=instance, strategy=NoManagement(),
-                    model=ScriptedModel(context_window=65_536, profile="realistic"), summarizer=None,
-                    settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=1_000_000, max_steps=40, strategy_name="none", strategy_params={}, model_name="scripted"
+    )
+    row = run_trial(
+        trial_id=f"t{trial}",
+        trial_index=trial,
+        instance=instance,
+        strategy=NoManagement(),
+        model=ScriptedModel(context_window=65_536, profile="realistic"),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row
 
@@ -360,5 +411,3 @@ def test_realistic_profile_batches_through_the_wrapper_only_what_it_can_name():
     wrapped = ProfiledPolicy(reference_policy(instance), REALISTIC, seed=0, trial=0)
     message = wrapped.act(start(instance), instance.tools)
     assert [args_of(c) for c in message["tool_calls"]] == [{"cursor": ""}]
-
-

@@ -25,8 +25,11 @@ def test_generation_is_byte_identical_per_seed_and_differs_across_seeds():
 def test_window_is_stated_once_and_outside_posts_exist():
     instance = BrandReport().generate(0)
     assert instance.user_prompt.count(instance.start.isoformat()) == 1
-    outside = [i for i in instance.items if i.kind == "post" and i.negative
-               and not instance.start.isoformat() <= i.when[:10] <= instance.end.isoformat()]
+    outside = [
+        i
+        for i in instance.items
+        if i.kind == "post" and i.negative and not instance.start.isoformat() <= i.when[:10] <= instance.end.isoformat()
+    ]
     assert len(outside) > sum(instance.truth.values())
     assert {"ad", "repost", "post"} <= {i.kind for i in instance.items}
 
@@ -54,9 +57,17 @@ def test_grading():
     assert not instance.grade({}).success
 
 
-@pytest.mark.parametrize("name,args", [("get_posts", {"page": 2}), ("get_posts", {"cursor": "cur_0000000000"}),
-                                       ("get_posts", {"cursor": 4}), ("search_posts", {"brand": "Nope"}),
-                                       ("search_posts", {"brand": 3}), ("x", {})])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("get_posts", {"page": 2}),
+        ("get_posts", {"cursor": "cur_0000000000"}),
+        ("get_posts", {"cursor": 4}),
+        ("search_posts", {"brand": "Nope"}),
+        ("search_posts", {"brand": 3}),
+        ("x", {}),
+    ],
+)
 def test_bad_arguments_are_tool_errors(name, args):
     result = BrandReport(**SMOKE).generate(0).call(name, args)
     assert result.is_error and result.content.startswith("ERROR")
@@ -75,7 +86,9 @@ def test_feed_and_search_are_read_by_following_cursors():
     assert not first.is_error and first.resource == f"search:{brand}:1"
     second = instance.call("search_posts", {"brand": brand, "cursor": next_cursor(first.content)})
     assert second.resource == f"search:{brand}:2"
-    assert instance.call("search_posts", {"brand": instance.brands[1][0], "cursor": next_cursor(first.content)}).is_error
+    assert instance.call(
+        "search_posts", {"brand": instance.brands[1][0], "cursor": next_cursor(first.content)}
+    ).is_error
     assert "40" not in instance.user_prompt and "empty cursor" in instance.user_prompt
 
 
@@ -106,9 +119,11 @@ def test_sliding_window_that_cuts_task_and_notes_fails(tmp_path):
 
 # --- delegation (strategy isolate) -------------------------------------------------------------------------------
 
+
 def test_isolate_delegates_chunks_of_pages_and_counts_the_reported_ids(tmp_path):
-    row, instance = run(tmp_path, BrandReport(), 0, strategy=Isolate(subagent_budget="1M"), budget=8_000,
-                        trial_id="iso")
+    row, instance = run(
+        tmp_path, BrandReport(), 0, strategy=Isolate(subagent_budget="1M"), budget=8_000, trial_id="iso"
+    )
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
     assert row["subagent_runs"] == 4, "40 pages in chunks of 10"
     assert row["reads"] == 0 and row["peak_context"] < 8_000, "no feed page enters the main context"
@@ -117,28 +132,54 @@ def test_isolate_delegates_chunks_of_pages_and_counts_the_reported_ids(tmp_path)
 def test_delegated_tasks_restate_the_window_and_follow_the_reported_cursor():
     instance = BrandReport().generate(0)
     policy = BrandPolicy()
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+    ]
     task = policy.delegate_plan(messages)
     assert task.startswith('Count pages 1-10 of ? of the feed with get_posts, starting with cursor ""')
     assert f"dated from {instance.start.isoformat()} to {instance.end.isoformat()}" in task
     assert all(b in task and all(a in task for a in aliases) for b, aliases in instance.brands)
-    first_ids = {b: sorted(i.id for i in instance.items[:10 * instance.per_page] if i.kind == "post" and b in i.negative
-                           and instance.start.isoformat() <= i.when[:10] <= instance.end.isoformat())
-                 for b, _ in instance.brands}
+    first_ids = {
+        b: sorted(
+            i.id
+            for i in instance.items[: 10 * instance.per_page]
+            if i.kind == "post"
+            and b in i.negative
+            and instance.start.isoformat() <= i.when[:10] <= instance.end.isoformat()
+        )
+        for b, _ in instance.brands
+    }
     ids = "; ".join(f"{b} [{', '.join(map(str, v))}]" for b, v in first_ids.items())
     cursor = instance.feed_tools.feed.cursor_for(11)
-    report = (f"Sub-agent report: pages counted: 1-10 of 40 (window {instance.start}..{instance.end}); negative posts: "
-              f"{ids}; next_cursor: {cursor} (page 11 of 40)")
-    messages += [{"role": "assistant", "content": "", "tool_calls": [{"id": "d1", "type": "function", "function": {
-        "name": "delegate", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "d1", "content": report}]
-    assert f'Count pages 11-20 of 40 of the feed with get_posts, starting with cursor "{cursor}"' in policy.delegate_plan(messages)
+    report = (
+        f"Sub-agent report: pages counted: 1-10 of 40 (window {instance.start}..{instance.end}); negative posts: "
+        f"{ids}; next_cursor: {cursor} (page 11 of 40)"
+    )
+    messages += [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "d1", "type": "function", "function": {"name": "delegate", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "d1", "content": report},
+    ]
+    assert (
+        f'Count pages 11-20 of 40 of the feed with get_posts, starting with cursor "{cursor}"'
+        in policy.delegate_plan(messages)
+    )
     assert policy.early_answer(messages) == {"counts": {b: len(v) for b, v in first_ids.items()}}
-    twice = messages + [dict(m, tool_call_id="d2") if m.get("role") == "tool" else
-                        dict(m, tool_calls=[dict(m["tool_calls"][0], id="d2")]) for m in messages[-2:]]
+    twice = messages + [
+        dict(m, tool_call_id="d2")
+        if m.get("role") == "tool"
+        else dict(m, tool_calls=[dict(m["tool_calls"][0], id="d2")])
+        for m in messages[-2:]
+    ]
     assert policy.early_answer(twice) == policy.early_answer(messages), "a post reported twice counts once"
 
 
 # --- ground truth (issue 13 §3): one test per template rule (tasks/README.md, brand_report) ---------------------
+
 
 def _instances(knobs, seeds=range(40)):
     family = BrandReport(**knobs)
@@ -174,8 +215,9 @@ def test_notes_window_knob_keeps_the_task_and_only_changes_the_notes(tmp_path):
         BrandReport(notes_window="no")
     knobs = dict(pages=12, posts_per_page=30)
     dated, _ = run(tmp_path / "dated", BrandReport(**knobs), 0, strategy=SlidingWindow(), budget=6_000)
-    lost, instance = run(tmp_path / "lost", BrandReport(**knobs, notes_window=False), 0, strategy=SlidingWindow(),
-                         budget=6_000)
+    lost, instance = run(
+        tmp_path / "lost", BrandReport(**knobs, notes_window=False), 0, strategy=SlidingWindow(), budget=6_000
+    )
     assert not lost["success"]
     assert sum(lost["grade_detail"]["given"].values()) > sum(instance.truth.values())  # every week counted
     assert dated["score"] > lost["score"]
@@ -252,12 +294,20 @@ def test_rule_a_resurfaced_post_is_the_same_post_shown_again_and_counts_once(kno
         for index, item in enumerate(instance.items):
             shown.setdefault(item.id, []).append(index)
         repeated = {i: where for i, where in shown.items() if len(where) > 1}
-        assert all(len(where) == 2 and instance.items[where[0]] == instance.items[where[1]]
-                   for where in repeated.values())
+        assert all(
+            len(where) == 2 and instance.items[where[0]] == instance.items[where[1]] for where in repeated.values()
+        )
         assert len(instance.items) == instance.pages * instance.per_page
-        counted_twice = {b: sum(1 for i in instance.items if i.kind == "post" and b in i.negative
-                                and instance.start.isoformat() <= i.when[:10] <= instance.end.isoformat())
-                         for b in instance.truth}
+        counted_twice = {
+            b: sum(
+                1
+                for i in instance.items
+                if i.kind == "post"
+                and b in i.negative
+                and instance.start.isoformat() <= i.when[:10] <= instance.end.isoformat()
+            )
+            for b in instance.truth
+        }
         if knobs == {}:
             assert len(repeated) == 2 * resurfaced_count(instance.pages)
             assert counted_twice != instance.truth, "counting a re-surfaced post twice fails"

@@ -3,8 +3,19 @@ import pytest
 from harness.budget import BudgetError, format_budget, parse_budget
 
 
-@pytest.mark.parametrize("text,tokens", [("25k", 25_000), ("25000", 25_000), ("0.5M", 500_000), ("8K", 8_000),
-                                         (" 1m ", 1_000_000), (12_000, 12_000), ("1_000", 1_000), ("1.5k", 1_500)])
+@pytest.mark.parametrize(
+    "text,tokens",
+    [
+        ("25k", 25_000),
+        ("25000", 25_000),
+        ("0.5M", 500_000),
+        ("8K", 8_000),
+        (" 1m ", 1_000_000),
+        (12_000, 12_000),
+        ("1_000", 1_000),
+        ("1.5k", 1_500),
+    ],
+)
 def test_parse_budget_accepts_the_documented_forms(text, tokens):
     assert parse_budget(text) == tokens
 

@@ -1,4 +1,5 @@
 """The prefix-cache simulator on hand-built request sequences."""
+
 import json
 
 from harness.cache_sim import PROFILES, CacheProfile, PrefixCacheSimulator, get_profile
@@ -36,8 +37,10 @@ def test_timestamp_at_the_head_of_the_system_prompt_gives_no_hits():
     counter = TokenCounter()
     exact = PrefixCacheSimulator(EXACT, counter)
     rules = " ".join(f"rule{k}" for k in range(500))
-    stamped = [exact.observe([{"role": "system", "content": f"{t}Z {rules}"}, {"role": "user", "content": "u"}])
-               for t in ("2025-01-01T10:00:00", "2025-01-02T11:30:00")]
+    stamped = [
+        exact.observe([{"role": "system", "content": f"{t}Z {rules}"}, {"role": "user", "content": "u"}])
+        for t in ("2025-01-01T10:00:00", "2025-01-02T11:30:00")
+    ]
     assert stamped[1].prefix <= MESSAGE_OVERHEAD + counter.text("system") + counter.text("2025-01-0")
     assert counter.text(rules) > 500
 
@@ -64,7 +67,7 @@ def test_cleared_tool_result_loses_exactly_the_tail_after_it():
     cleared_at = 5  # the second tool result
     assert first[cleared_at]["role"] == "tool"
     cleared = {**first[cleared_at], "content": "[cleared: re-read f1_0.py if needed]"}
-    second = [*first[:cleared_at], cleared, *first[cleared_at + 1:], *body[-2:]]
+    second = [*first[:cleared_at], cleared, *first[cleared_at + 1 :], *body[-2:]]
     result = sim.observe(second, TOOLS)
     head = counter.tools(TOOLS) + counter.messages(first[:cleared_at])
     tail = counter.messages(first[cleared_at:])
@@ -137,7 +140,7 @@ def test_loop_records_simulated_cache_and_attributes_breaks(tmp_path):
             if len(messages) < 12:
                 return list(messages)
             first = next(i for i, m in enumerate(messages) if m["role"] == "tool")
-            return [*messages[:first], {**messages[first], "content": "[cleared]"}, *messages[first + 1:]]
+            return [*messages[:first], {**messages[first], "content": "[cleared]"}, *messages[first + 1 :]]
 
     row, _ = trial(tmp_path / "clear", ClearFirstResultLater(), family=family)
     steps = read_jsonl(tmp_path / "clear" / "steps.jsonl")
@@ -156,8 +159,12 @@ def test_llamacpp_slot_also_holds_the_reply_as_generated():
     result = sim.observe(second, TOOLS)
     assert result.prefix == counter.tools(TOOLS) + counter.messages([*first, reply]) and result.lost == 0
     # a tool call parsed from text: the slot holds the raw text, the request the rebuilt message
-    parsed = {"role": "assistant", "content": "", "_raw_content": '```json\n{"name": "read", "arguments": {}}\n```',
-              "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
+    parsed = {
+        "role": "assistant",
+        "content": "",
+        "_raw_content": '```json\n{"name": "read", "arguments": {}}\n```',
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{}"}}],
+    }
     sim.observe_reply(parsed)
     third = [*second, parsed, {"role": "tool", "tool_call_id": "call_1", "content": "file"}]
     result = sim.observe(third, TOOLS)
@@ -189,11 +196,14 @@ def test_fast_path_for_extending_requests_agrees_with_the_general_path():
         for end in range(3, len(messages) + 1):
             if rng.random() < 0.2:  # a strategy rewrites the middle now and then
                 cut = rng.randrange(2, end)
-                request = messages[:cut] + [{**messages[cut], "content": f"[cleared {end}]"}] + messages[cut + 1:end]
+                request = messages[:cut] + [{**messages[cut], "content": f"[cleared {end}]"}] + messages[cut + 1 : end]
             else:
-                request = request + messages[len(request):end] if len(request) < end else list(messages[:end])
+                request = request + messages[len(request) : end] if len(request) < end else list(messages[:end])
             a, b = fast.observe(request, tools), slow.observe(request, tools)
-            assert (a.cached, a.prefix, a.lost, a.prev_prefix) == (b.cached, b.prefix, b.lost, b.prev_prefix), (profile, end)
+            assert (a.cached, a.prefix, a.lost, a.prev_prefix) == (b.cached, b.prefix, b.lost, b.prev_prefix), (
+                profile,
+                end,
+            )
 
 
 def test_partial_match_through_sorted_siblings_equals_comparing_every_child():
@@ -209,8 +219,11 @@ def test_partial_match_through_sorted_siblings_equals_comparing_every_child():
     checked = 0
     for end in range(3, len(messages) + 1):
         # a headtail-like request: the head, a note that changes every step, the newest messages
-        note = {"role": "user", "content": f"[context note] {rng.randrange(40)} earlier rounds were cut " + "x" * rng.randrange(30)}
-        request = messages[:2] + [note] + messages[max(2, end - rng.randrange(1, 6)):end]
+        note = {
+            "role": "user",
+            "content": f"[context note] {rng.randrange(40)} earlier rounds were cut " + "x" * rng.randrange(30),
+        }
+        request = messages[:2] + [note] + messages[max(2, end - rng.randrange(1, 6)) : end]
         elements = sim._elements(request, None)
         node = sim._root
         for element in elements:

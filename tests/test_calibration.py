@@ -4,6 +4,7 @@ The mechanics run by default (finding the cells, their overrides, the ranking an
 replaying every cell on the reference agent is what docs/reference_agent.md's generated block holds,
 checked by the slow tests/test_docs_reference_agent.py.
 """
+
 from __future__ import annotations
 
 import sys
@@ -28,7 +29,9 @@ def test_the_recorded_runs_in_the_repository_are_found_with_their_own_overrides(
         assert cell.llm["model"] == "relay" and cell.size == "default"
 
 
-@pytest.mark.skipif(not (cal.CALIBRATION / "README.md").exists(), reason="shared/calibration is not beside this checkout")
+@pytest.mark.skipif(
+    not (cal.CALIBRATION / "README.md").exists(), reason="shared/calibration is not beside this checkout"
+)
 def test_the_shared_runs_are_found_by_name_and_by_readme():
     names = {c.name: c for c in CELLS}
     smoke = names["code_review__headtail__3k__smoke"]
@@ -49,8 +52,13 @@ def test_kendall_tau_and_the_ranking():
 
 
 def test_agreement_and_tolerance_of_a_cell():
-    cell = cal.Cell(Path("x"), "f", "none", "1M", "default", [], llm={"success": True, "steps": 10, "input_tokens": 1000})
-    cell.ours = [{"success": True, "steps": 14, "input_tokens": 700}, {"success": False, "steps": 16, "input_tokens": 700}]
+    cell = cal.Cell(
+        Path("x"), "f", "none", "1M", "default", [], llm={"success": True, "steps": 10, "input_tokens": 1000}
+    )
+    cell.ours = [
+        {"success": True, "steps": 14, "input_tokens": 700},
+        {"success": False, "steps": 16, "input_tokens": 700},
+    ]
     assert cal.agrees(cell) and cal.within(cell)
     cell.ours = [{"success": False, "steps": 16, "input_tokens": 600}] * 2
     assert not cal.agrees(cell) and not cal.within(cell)
@@ -60,6 +68,6 @@ def test_tau_b_counts_near_equal_token_counts_as_ties():
     llm = {"none": (1.0, 376.0), "headtail": (1.0, 106.0), "sliding_window": (1.0, 99.0)}
     ours = {"none": (1.0, 444.0), "headtail": (1.0, 81.0), "sliding_window": (1.0, 110.0)}
     assert cal.kendall_tau(cal.ranking(llm), cal.ranking(ours)) == pytest.approx(1 / 3)
-    assert cal.kendall_tau_b(llm, ours) == pytest.approx(2 / 6 ** 0.5)  # headtail-sliding tie in the LLM's ranking
+    assert cal.kendall_tau_b(llm, ours) == pytest.approx(2 / 6**0.5)  # headtail-sliding tie in the LLM's ranking
     assert cal.kendall_tau_b(llm, llm) == 1.0
     assert cal.order((0.0, 10.0), (1.0, 500.0)) == -1 and cal.order((1.0, 100.0), (1.0, 105.0)) == 0

@@ -25,7 +25,9 @@ def test_generation_identical_per_seed_and_differs_across_seeds():
     assert family.generate(5).fingerprint() == family.generate(5).fingerprint()
     assert family.generate(5).fingerprint() != family.generate(6).fingerprint()
     a, b = family.generate(5), family.generate(5)
-    assert a.call("call_merchant", {"merchant": "M03", "offer": 15}) == b.call("call_merchant", {"merchant": "M03", "offer": 15})
+    assert a.call("call_merchant", {"merchant": "M03", "offer": 15}) == b.call(
+        "call_merchant", {"merchant": "M03", "offer": 15}
+    )
 
 
 def test_empty_and_wrong_answers_fail():
@@ -48,9 +50,17 @@ def test_fourth_call_is_a_violation_and_fails_the_trial():
     assert not instance.grade({"accepted": instance.answer_ids}).success
 
 
-@pytest.mark.parametrize("args", [{}, {"merchant": "M99", "offer": 15}, {"merchant": "M01"},
-                                  {"merchant": "M01", "offer": 0}, {"merchant": "M01", "offer": "lots"},
-                                  {"merchant": 3, "offer": 15}])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {},
+        {"merchant": "M99", "offer": 15},
+        {"merchant": "M01"},
+        {"merchant": "M01", "offer": 0},
+        {"merchant": "M01", "offer": "lots"},
+        {"merchant": 3, "offer": 15},
+    ],
+)
 def test_bad_arguments_are_tool_errors(args):
     instance = CallBudget(**SMOKE).generate(0)
     result = instance.call("call_merchant", args)
@@ -87,8 +97,12 @@ class HideEarlierCalls:
                 continue
             if m.get("role") == "assistant":
                 calls = [c for c in m.get("tool_calls") or [] if c["id"] not in hidden_ids]
-                content = re.sub(rf"(Call note: {self.merchant} |Calling {self.merchant} \(call #|- {self.merchant}: \d+/)"
-                                 r"[^\n]*", "", m.get("content") or "")
+                content = re.sub(
+                    rf"(Call note: {self.merchant} |Calling {self.merchant} \(call #|- {self.merchant}: \d+/)"
+                    r"[^\n]*",
+                    "",
+                    m.get("content") or "",
+                )
                 m = {**m, "content": content}
                 if m.get("tool_calls"):
                     if not calls:
@@ -113,15 +127,22 @@ def test_a_cut_call_note_carries_the_running_count():
     instance = CallBudget(**SMOKE).generate(0)
     policy = reference_policy(instance)
     head = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
-    notes = {"role": "user", "content": "[notes] Your notes so far (written with write_note):\n" + "\n".join(
-        f"- Call note: {m} call #1 of 3: CALL BACK LATER" for m in sorted(instance.merchants))}
+    notes = {
+        "role": "user",
+        "content": "[notes] Your notes so far (written with write_note):\n"
+        + "\n".join(f"- Call note: {m} call #1 of 3: CALL BACK LATER" for m in sorted(instance.merchants)),
+    }
     why = policy.act([*head, notes], instance.tools)
     call = why["tool_calls"][0]
     merchant = json.loads(call["function"]["arguments"])["merchant"]
     assert f"Calling {merchant} (call #2 of 3)" in why["content"]
     result = instance.call("call_merchant", json.loads(call["function"]["arguments"]))
-    history = [*head, notes, {**why, "tool_calls": [{**call, "id": "c1"}]},
-               {"role": "tool", "tool_call_id": "c1", "content": result.content}]
+    history = [
+        *head,
+        notes,
+        {**why, "tool_calls": [{**call, "id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": result.content},
+    ]
     assert f"Call note: {merchant} call #2 of 3: " in policy.act(history, instance.tools)["content"]
 
 
@@ -141,8 +162,12 @@ def test_notes_over_headtail_keep_within_three_calls(tmp_path, seed):
 
 from tasks.call_budget import ACC, CB, CTR, DEC, DISPOSITION, STANDARD_OFFER  # noqa: E402
 
-SAID = {ACC: ("works for us", "deal at", "We accept"), DEC: ("No, thank you", "it's a no", "stop calling"),
-        CB: ("call back later", "try again later", "call back later, please"), CTR: ("We could do",)}
+SAID = {
+    ACC: ("works for us", "deal at", "We accept"),
+    DEC: ("No, thank you", "it's a no", "stop calling"),
+    CB: ("call back later", "try again later", "call back later, please"),
+    CTR: ("We could do",),
+}
 
 
 def _careful_calls(instance, merchant):
@@ -181,14 +206,17 @@ def test_rule_the_closable_merchants_are_those_a_careful_agent_closes_within_thr
     for knobs in (SMOKE, {}):
         for seed in range(30):
             instance = CallBudget(**knobs).generate(seed)
-            closed = {m for m in instance.merchants
-                      if DISPOSITION.search(list(_careful_calls(instance, m))[-1][1]).group(1) == ACC}
+            closed = {
+                m
+                for m in instance.merchants
+                if DISPOSITION.search(list(_careful_calls(instance, m))[-1][1]).group(1) == ACC
+            }
             assert closed == set(instance.answer_ids) == instance.closed, instance.id
             assert instance.grade({"accepted": sorted(closed)}).success
 
 
 def test_rule_an_accepted_call_refers_only_to_what_the_earlier_calls_said():
-    """"As we agreed on your earlier call" only when an earlier call closed the deal; "as we proposed" only after
+    """ "As we agreed on your earlier call" only when an earlier call closed the deal; "as we proposed" only after
     a counter-offer; otherwise a plain acceptance of this call's offer."""
     for seed in range(30):
         instance = CallBudget().generate(seed)
@@ -212,4 +240,3 @@ def test_rule_a_fourth_call_is_declined_and_recorded_as_a_violation():
         instance.call("call_merchant", {"merchant": "M01", "offer": STANDARD_OFFER})
     text = instance.call("call_merchant", {"merchant": "M01", "offer": STANDARD_OFFER}).content
     assert DISPOSITION.search(text).group(1) == DEC and "call number 4" in text and instance.violations == ["M01"]
-

@@ -37,8 +37,11 @@ def test_codebase_shape_and_distractors():
     assert f"def {name}(" in instance.files[instance.target["file"]]
     assert "def handle_callback(" in instance.files["src/notify/handlers.py"]
     assert f"def {name}_v1(" in instance.files["src/payment/legacy_gateway.py"]
-    assert not any(f"{name}_v1(" in text for path, text in instance.files.items()
-                   if path.startswith("src/") and path != "src/payment/legacy_gateway.py"), "nothing in src calls it"
+    assert not any(
+        f"{name}_v1(" in text
+        for path, text in instance.files.items()
+        if path.startswith("src/") and path != "src/payment/legacy_gateway.py"
+    ), "nothing in src calls it"
     assert 2 <= len(instance.sites) <= 4
 
 
@@ -53,9 +56,17 @@ def test_empty_and_wrong_answers_fail():
     assert not missing.success and 0.4 < missing.score < 1
 
 
-@pytest.mark.parametrize("name,args", [("read_file", {"path": "src/nope.py"}), ("read_file", {}),
-                                       ("grep", {"pattern": "("}), ("grep", {"pattern": ""}), ("grep", {}),
-                                       ("nope", {})])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("read_file", {"path": "src/nope.py"}),
+        ("read_file", {}),
+        ("grep", {"pattern": "("}),
+        ("grep", {"pattern": ""}),
+        ("grep", {}),
+        ("nope", {}),
+    ],
+)
 def test_bad_arguments_are_tool_errors(name, args):
     instance = CallbackSearch(**SMOKE).generate(0)
     result = instance.call(name, args)
@@ -95,11 +106,15 @@ def test_restated_candidates_survive_a_cut_and_the_listing_is_not_rerun():
     grep = instance.call("grep", {"pattern": DEF_GREP}).content
     candidates = sorted({line.split(":", 1)[0] for line in grep.splitlines()[1:] if line.startswith("src/")})
     assert len(candidates) >= 2
-    notes = {"role": "user", "content": "[notes] Your notes so far (written with write_note):\n"
-                                        f"- Candidates: {', '.join(candidates)}\n- Candidates checked: {candidates[0]}"}
+    notes = {
+        "role": "user",
+        "content": "[notes] Your notes so far (written with write_note):\n"
+        f"- Candidates: {', '.join(candidates)}\n- Candidates checked: {candidates[0]}",
+    }
     action = policy.act([*_head(instance), notes], instance.tools)
     assert _names(action) == ["read_file"] and json.loads(action["tool_calls"][0]["function"]["arguments"]) == {
-        "path": candidates[1]}
+        "path": candidates[1]
+    }
 
 
 def test_every_reply_restates_the_working_set():
@@ -112,8 +127,10 @@ def test_every_reply_restates_the_working_set():
     searching = [r for r in replies if "Search phase: reading candidate" in r]
     verifying = [r for r in replies if "Verify phase: reading" in r]
     assert searching and verifying
-    for replies_of_phase, heads in ((searching, ("Candidates: ", "Candidates checked: ")),
-                                    (verifying, ("TARGET: ", "To verify: ", "Verified so far: ", "Call sites so far: "))):
+    for replies_of_phase, heads in (
+        (searching, ("Candidates: ", "Candidates checked: ")),
+        (verifying, ("TARGET: ", "To verify: ", "Verified so far: ", "Call sites so far: ")),
+    ):
         for text in replies_of_phase:
             starts = [line.removeprefix("- ").split(": ", 1)[0] + ": " for line in text.splitlines()]
             assert all(head in starts for head in heads), text
@@ -126,8 +143,11 @@ def test_a_lost_listing_is_not_rerun():
     policy = reference_policy(instance)
     path = sorted(instance.files)[0]
     read = instance.call("read_file", {"path": path}).content
-    messages = [*_head(instance), reply("", {**make_call("read_file", path=path), "id": "c1"}),
-                {"role": "tool", "tool_call_id": "c1", "content": read}]
+    messages = [
+        *_head(instance),
+        reply("", {**make_call("read_file", path=path), "id": "c1"}),
+        {"role": "tool", "tool_call_id": "c1", "content": read},
+    ]
     assert _names(policy.act(messages, instance.tools)) == ["grep"]
 
 
@@ -137,8 +157,9 @@ def test_notes_over_headtail_find_and_verify_without_thrashing(tmp_path, budget)
     from strategies.notes import Notes
     from tests.family_helpers import run
 
-    row, instance = run(tmp_path, CallbackSearch(), seed=0, strategy=Notes(base=HeadTail()), budget=budget,
-                        max_steps=60)
+    row, instance = run(
+        tmp_path, CallbackSearch(), seed=0, strategy=Notes(base=HeadTail()), budget=budget, max_steps=60
+    )
     assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
     # every candidate is checked before the target is settled, so a caller that also defines a *callback*
     # function (retry's replay_failed_callbacks) or the deprecated twin is read in both phases; nothing else twice
@@ -148,6 +169,7 @@ def test_notes_over_headtail_find_and_verify_without_thrashing(tmp_path, budget)
 
 
 # --- batching (profile realistic): parallel_calls, multi-result rounds, rate limits ---------------------------
+
 
 def _paths_of(calls):
     return [json.loads(c["function"]["arguments"])["path"] for c in calls if c["function"]["name"] == "read_file"]
@@ -208,11 +230,18 @@ def test_verify_phase_greps_the_alias_then_batches_the_unverified_files_only():
     after_grep = next(r for r in requests if str(r[-1].get("content", "")).startswith(f"grep \\b{alias}\\b"))
     action = policy.act(after_grep, instance.tools)
     batch = [*action["tool_calls"], *policy.parallel_calls(after_grep, instance.tools, action["tool_calls"][0])]
-    in_view = {str(m["content"]).split(" ", 2)[1] for m in after_grep
-               if m["role"] == "tool" and str(m["content"]).startswith("=== ")}
-    calling = {line.split(":", 1)[0] for m in after_grep if m["role"] == "tool"
-               and str(m["content"]).startswith((use, f"grep \\b{alias}\\b"))
-               for line in str(m["content"]).splitlines()[1:] if _calls(line.split(": ", 1)[-1], {name, alias})}
+    in_view = {
+        str(m["content"]).split(" ", 2)[1]
+        for m in after_grep
+        if m["role"] == "tool" and str(m["content"]).startswith("=== ")
+    }
+    calling = {
+        line.split(":", 1)[0]
+        for m in after_grep
+        if m["role"] == "tool" and str(m["content"]).startswith((use, f"grep \\b{alias}\\b"))
+        for line in str(m["content"]).splitlines()[1:]
+        if _calls(line.split(": ", 1)[-1], {name, alias})
+    }
     expected = {p for p in calling if p.startswith("src/")} - in_view - {instance.target["file"]}
     assert expected and set(_paths_of(batch)) == expected
 
@@ -229,7 +258,7 @@ def test_a_batched_run_succeeds_in_seven_rounds_at_most_and_notes_every_result()
         assert instance.grade(answer).success and len(requests) <= 7, (seed, len(requests))
         for messages in requests[1:]:
             last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
-            reads = [m for m in messages[last + 1:] if str(m.get("content", "")).startswith("=== ")]
+            reads = [m for m in messages[last + 1 :] if str(m.get("content", "")).startswith("=== ")]
             text = reference_policy(instance).act(messages, instance.tools)["content"]
             for read in reads:
                 assert f" {read['content'].split(' ', 2)[1]}: " in text, "each result of the round is noted"
@@ -269,8 +298,9 @@ def test_a_rate_limited_first_round_is_still_the_first_move():
     policy = reference_policy(instance)
     messages = start(instance)
     first = policy.act(messages, instance.tools)
-    messages = answer_round(instance, messages, first, [first["tool_calls"][0], make_call("grep", pattern=DEF_GREP)],
-                            limit=0)
+    messages = answer_round(
+        instance, messages, first, [first["tool_calls"][0], make_call("grep", pattern=DEF_GREP)], limit=0
+    )
     assert _names(policy.act(messages, instance.tools)) == ["list_files"]
 
 
@@ -322,10 +352,11 @@ def test_an_unattended_docstring_quote_confuses_one_function_not_the_file():
     closing = max(i for i, line in enumerate(lines[:call_def]) if line.strip() == '"""')
     target, aliases = instance.target["function"], {_alias(instance)}
     assert site["function"] in _call_sites(lines, target, aliases)
-    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1:], target, aliases)
+    assert site["function"] in _call_sites(lines[:closing] + lines[closing + 1 :], target, aliases)
 
 
 # --- issue 13 §3: the prompt's rules hold for every distractor, checked by code over many seeds --------------
+
 
 def _module_of(path):
     return path[4:-3].replace("/", ".")
@@ -347,9 +378,15 @@ def _facade_aliases(instance):
     import ast
 
     target_module, name = _module_of(instance.target["file"]), instance.target["function"]
-    return {a.asname: _module_of(p) for p, t in instance.files.items() if p.startswith("src/") and " as " in t
-            for node in ast.parse(t).body if isinstance(node, ast.ImportFrom) and node.module == target_module
-            for a in node.names if a.name == name and a.asname}
+    return {
+        a.asname: _module_of(p)
+        for p, t in instance.files.items()
+        if p.startswith("src/") and " as " in t
+        for node in ast.parse(t).body
+        if isinstance(node, ast.ImportFrom) and node.module == target_module
+        for a in node.names
+        if a.name == name and a.asname
+    }
 
 
 def _names_bound_to_target(instance, tree, facade_aliases):
@@ -386,8 +423,11 @@ def _calling_functions(instance):
             for node in ast.walk(function):
                 f = node.func if isinstance(node, ast.Call) else None
                 if (isinstance(f, ast.Name) and f.id in direct) or (
-                        isinstance(f, ast.Attribute) and f.attr == instance.target["function"]
-                        and isinstance(f.value, ast.Name) and f.value.id in modules):
+                    isinstance(f, ast.Attribute)
+                    and f.attr == instance.target["function"]
+                    and isinstance(f.value, ast.Name)
+                    and f.value.id in modules
+                ):
                     found.add((path, function.name))
     return found
 
@@ -404,13 +444,18 @@ def test_the_call_sites_are_exactly_the_src_functions_that_call_the_target():
         instance = CallbackSearch(**RULES).generate(seed)
         calling = _calling_functions(instance)
         assert calling == {(s["file"], s["function"]) for s in instance.sites}, seed
-        assert any(instance.target["function"] in ast.get_docstring(f) or ""
-                   for p, f in _defs(instance) if f.name == "audit_gateway_events"), "the mention is planted"
-        assert not any(f.name == "audit_gateway_events" for p, f in _defs(instance)
-                       if (p, f.name) in calling), "a mention is never a call"
+        assert any(
+            instance.target["function"] in ast.get_docstring(f) or ""
+            for p, f in _defs(instance)
+            if f.name == "audit_gateway_events"
+        ), "the mention is planted"
+        assert not any(f.name == "audit_gateway_events" for p, f in _defs(instance) if (p, f.name) in calling), (
+            "a mention is never a call"
+        )
         alias_caller = instance.sites[0] if instance.sites else None
-        assert any(instance.target["function"] not in instance.files[s["file"]] for s in instance.sites), \
+        assert any(instance.target["function"] not in instance.files[s["file"]] for s in instance.sites), (
             "one call site calls the facade's alias: its file never names the target"
+        )
         assert alias_caller is not None
 
 
@@ -423,15 +468,25 @@ def test_exactly_one_function_is_the_payment_gateway_callback_handler():
         handlers = []
         for path, f in _defs(instance):
             doc = (ast.get_docstring(f) or "").lower()
-            if "payment gateway" in doc and "callback" in doc and "deprecated" not in doc \
-                    and "passes the event on" not in doc:
+            if (
+                "payment gateway" in doc
+                and "callback" in doc
+                and "deprecated" not in doc
+                and "passes the event on" not in doc
+            ):
                 handlers.append((path, f.name))
             if "callback" in f.name and (path, f.name) != (instance.target["file"], instance.target["function"]):
-                assert "payment gateway" not in doc or "deprecated" in doc or "passes the event on" in doc, (seed, f.name)
+                assert "payment gateway" not in doc or "deprecated" in doc or "passes the event on" in doc, (
+                    seed,
+                    f.name,
+                )
         assert handlers == [(instance.target["file"], instance.target["function"])], (seed, handlers)
         legacy = instance.target["function"] + "_v1"
-        assert not any(re.search(rf"\b{legacy}\(", t) for p, t in instance.files.items()
-                       if p.startswith("src/") and p != "src/payment/legacy_gateway.py"), "nothing in src calls it"
+        assert not any(
+            re.search(rf"\b{legacy}\(", t)
+            for p, t in instance.files.items()
+            if p.startswith("src/") and p != "src/payment/legacy_gateway.py"
+        ), "nothing in src calls it"
 
 
 def test_tests_and_docs_call_or_name_the_target_but_are_outside_the_scope_rule():
@@ -453,8 +508,13 @@ def test_without_the_task_statement_the_agent_counts_test_callers():
     policy = reference_policy(instance)
     grep = instance.call("grep", {"pattern": rf"\b{instance.target['function']}\b"}).content
     target = f"TARGET: {instance.target['file']}:{instance.target['function']}"
-    with_task = policy._knowledge([{"role": "user", "content": instance.user_prompt},
-                                   {"role": "assistant", "content": target}, {"role": "tool", "content": grep}])
+    with_task = policy._knowledge(
+        [
+            {"role": "user", "content": instance.user_prompt},
+            {"role": "assistant", "content": target},
+            {"role": "tool", "content": grep},
+        ]
+    )
     without = policy._knowledge([{"role": "assistant", "content": target}, {"role": "tool", "content": grep}])
     assert all(p.startswith("src/") for p in with_task["use_hits"])
     assert "tests/payment/test_callbacks.py" in without["use_hits"]
@@ -467,7 +527,8 @@ def test_summary_keeps_the_target_the_alias_and_the_call_sites():
     policy = reference_policy(instance)
     name = instance.target["function"]
     grep = instance.call("grep", {"pattern": rf"\b{name}\b"}).content
-    history = (f"[user]: {instance.user_prompt}\n[assistant]: TARGET: {instance.target['file']}:{name}\n"
-               f"[tool grep]: {grep}")
+    history = (
+        f"[user]: {instance.user_prompt}\n[assistant]: TARGET: {instance.target['file']}:{name}\n[tool grep]: {grep}"
+    )
     summary = policy.summarize(history)
     assert f"re-exports {name} as {_alias(instance)}" in summary and f"TARGET: {instance.target['file']}" in summary

@@ -1,4 +1,5 @@
 """The command line, end to end in subprocesses (offline, on the smoke suite)."""
+
 import json
 import os
 import re
@@ -19,25 +20,34 @@ ROOT = Path(__file__).resolve().parent.parent
 def harness(*args, cwd, pythonpath=()):
     """Run ``python -m harness`` from this checkout (not whatever is installed), ``pythonpath`` after it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *map(str, pythonpath)])}
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["strategy=bogus"], "unknown strategy 'bogus' (valid: "),
-    (["model=gpt9"], "unknown model 'gpt9' (valid: "),
-    (["task=nope"], "unknown task 'nope' (valid: "),
-    (["suite=huge"], "unknown suite 'huge' (valid: "),
-    (["budget=lots"], "invalid budget 'lots'"),
-    (["-m", "strategy=none,bogus"], "unknown strategy 'bogus'"),
-    (["budget=8k,0"], "invalid budget '0'"),
-    (["strategy.nonexistent=3"], "strategy none has no parameter 'nonexistent' (its parameters: none)"),
-    (["strategy=headtail", "strategy.keep=3"], "strategy headtail has no parameter 'keep' (its parameters: min_recent_rounds)"),
-    (["hooks.nope=1"], "no config key 'hooks.nope' (keys under 'hooks': plan, completion_check, max_continues)"),
-    (["trials=[1,2"], "bad override: "),
-    (["strategy=headtail", "strategy.min_recent_rounds=foo"],
-     "cannot build strategy headtail: parameter min_recent_rounds='foo' is not an int, default 1"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["strategy=bogus"], "unknown strategy 'bogus' (valid: "),
+        (["model=gpt9"], "unknown model 'gpt9' (valid: "),
+        (["task=nope"], "unknown task 'nope' (valid: "),
+        (["suite=huge"], "unknown suite 'huge' (valid: "),
+        (["budget=lots"], "invalid budget 'lots'"),
+        (["-m", "strategy=none,bogus"], "unknown strategy 'bogus'"),
+        (["budget=8k,0"], "invalid budget '0'"),
+        (["strategy.nonexistent=3"], "strategy none has no parameter 'nonexistent' (its parameters: none)"),
+        (
+            ["strategy=headtail", "strategy.keep=3"],
+            "strategy headtail has no parameter 'keep' (its parameters: min_recent_rounds)",
+        ),
+        (["hooks.nope=1"], "no config key 'hooks.nope' (keys under 'hooks': plan, completion_check, max_continues)"),
+        (["trials=[1,2"], "bad override: "),
+        (
+            ["strategy=headtail", "strategy.min_recent_rounds=foo"],
+            "cannot build strategy headtail: parameter min_recent_rounds='foo' is not an int, default 1",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, needle):
     result = harness("run", *args, cwd=tmp_path)
     assert result.returncode == 2
@@ -62,8 +72,9 @@ def test_list_shows_groups(tmp_path):
 
 def records(run_dir: Path, name: str) -> list[dict]:
     rows = read_jsonl(run_dir / name)
-    return sorted(({k: v for k, v in r.items() if k not in VOLATILE} for r in rows),
-                  key=lambda r: json.dumps(r, sort_keys=True))
+    return sorted(
+        ({k: v for k, v in r.items() if k not in VOLATILE} for r in rows), key=lambda r: json.dumps(r, sort_keys=True)
+    )
 
 
 def test_run_writes_records_deterministically_and_resumes(tmp_path):
@@ -79,10 +90,32 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
     expected = smoke.count("- /task@families.")  # one trial per family of the smoke suite (one instance each)
     assert len(trials) == expected and all(transcript_path(a, t["trial_id"]) is not None for t in trials)
     row = trials[0]
-    for field in ("strategy", "strategy_params", "budget", "family", "instance_id", "seed", "trial", "model", "outcome",
-                  "success", "score", "steps", "input_tokens", "cached_tokens", "cached_source", "output_tokens",
-                  "summarizer_input_tokens", "cost", "reads", "rereads", "reread_rate", "peak_context", "compactions",
-                  "wall_s"):
+    for field in (
+        "strategy",
+        "strategy_params",
+        "budget",
+        "family",
+        "instance_id",
+        "seed",
+        "trial",
+        "model",
+        "outcome",
+        "success",
+        "score",
+        "steps",
+        "input_tokens",
+        "cached_tokens",
+        "cached_source",
+        "output_tokens",
+        "summarizer_input_tokens",
+        "cost",
+        "reads",
+        "rereads",
+        "reread_rate",
+        "peak_context",
+        "compactions",
+        "wall_s",
+    ):
         assert field in row, field
     assert row["budget"] == 2000 and row["strategy"] == "headtail" and row["cached_source"] == "simulated"
 
@@ -105,7 +138,13 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
     assert other.returncode == 2 and "different config" in other.stderr
 
 
-SMOKE1 = ["suite=smoke", "strategy=headtail", "trials=1", "progress=false", "plots=false"]  # plots: test_run_writes_records_deterministically_and_resumes
+SMOKE1 = [
+    "suite=smoke",
+    "strategy=headtail",
+    "trials=1",
+    "progress=false",
+    "plots=false",
+]  # plots: test_run_writes_records_deterministically_and_resumes
 
 
 def run_folders(tmp_path) -> list[str]:
@@ -127,7 +166,7 @@ def test_folder_is_named_by_the_config_and_any_spelling_resumes(tmp_path):
 
     fresh = harness("run", "--fresh", *one, cwd=tmp_path)
     assert fresh.returncode == 0, fresh.stderr
-    assert f"--fresh: deleted the earlier records of this config (1 trials" in fresh.stdout
+    assert "--fresh: deleted the earlier records of this config (1 trials" in fresh.stdout
     assert "trials to run: 1 (already recorded: 0)" in fresh.stdout
     explicit = harness("run", *one, f"hydra.run.dir={tmp_path / 'mine'}", cwd=tmp_path)
     assert explicit.returncode == 0 and (tmp_path / "mine" / "trials.jsonl").exists()
@@ -138,11 +177,24 @@ def test_end_of_run_table_log_and_reasons(tmp_path):
     assert result.returncode == 0, result.stderr
     out = result.stdout.splitlines()
     head = next(i for i, line in enumerate(out) if line.startswith("config "))
-    assert out[head].split() == ["config", "submitted", "step_limit", "overflow", "model_err", "strat_err", "success",
-                                 "[95%", "CI]", "input", "tok", "cost", "$"]
+    assert out[head].split() == [
+        "config",
+        "submitted",
+        "step_limit",
+        "overflow",
+        "model_err",
+        "strat_err",
+        "success",
+        "[95%",
+        "CI]",
+        "input",
+        "tok",
+        "cost",
+        "$",
+    ]
     assert out[head + 1].split()[:6] == ["headtail@25k", "0", "0", "0", "7", "0"]
     assert "0/7 [0.00, 0.35]" in out[head + 1]
-    assert all(len(line) <= 120 for line in out[head:head + 2])
+    assert all(len(line) <= 120 for line in out[head : head + 2])
     reasons = [line for line in out if line.startswith("  model_error x")]
     assert reasons == ["  model_error x7: gave up after 3 attempts: InjectedFault: injected server_error"]
 
@@ -161,9 +213,22 @@ def test_progress_without_a_terminal_is_lines(tmp_path):
 
 
 def test_ctrl_c_is_one_line_exit_130_and_resumes(tmp_path):
-    args = [sys.executable, "-m", "harness", "run", *SMOKE1, "latency_s=0.6"]  # slow enough that 6 trials are left when the signal comes, even under load
-    proc = subprocess.Popen(args, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    args = [
+        sys.executable,
+        "-m",
+        "harness",
+        "run",
+        *SMOKE1,
+        "latency_s=0.6",
+    ]  # slow enough that 6 trials are left when the signal comes, even under load
+    proc = subprocess.Popen(
+        args,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         rows = list((tmp_path / "results" / "runs").glob("*/trials.jsonl"))
@@ -180,7 +245,9 @@ def test_ctrl_c_is_one_line_exit_130_and_resumes(tmp_path):
 
 def test_report_prints_a_table_per_configuration_and_refuses_a_file_as_out(tmp_path):
     fixture = ROOT / "results" / "fixtures" / "smoke-1500"
-    result = harness("report", str(fixture / "none"), str(fixture / "headtail"), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    result = harness(
+        "report", str(fixture / "none"), str(fixture / "headtail"), "--out", str(tmp_path / "out"), cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("config ") and all(len(line) <= 120 for line in lines if not line.startswith("wrote"))
@@ -190,6 +257,7 @@ def test_report_prints_a_table_per_configuration_and_refuses_a_file_as_out(tmp_p
 
 
 # ---------------------------------------------------------------- --dry-run and max_cost (issue 14 §6)
+
 
 def test_dry_run_writes_nothing_and_estimates(tmp_path):
     result = harness("run", "suite=smoke", "trials=2", "model=openai", "pricing=openai-like", "--dry-run", cwd=tmp_path)
@@ -213,7 +281,15 @@ def test_sweep_dry_run_lists_its_jobs(tmp_path):
 
 
 def test_max_cost_stops_early_and_a_higher_one_resumes(tmp_path):
-    args = ("run", "suite=smoke", "trials=2", "pricing=openai-like", "hydra.run.dir=out", "progress=false", "plots=false")
+    args = (
+        "run",
+        "suite=smoke",
+        "trials=2",
+        "pricing=openai-like",
+        "hydra.run.dir=out",
+        "progress=false",
+        "plots=false",
+    )
     first = harness(*args, "max_cost=0.03", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     stop = [line for line in first.stdout.splitlines() if line.startswith("stopped: max_cost $0.03 reached after")]

@@ -59,8 +59,17 @@ def test_grading():
     assert not instance.grade({}).success and not instance.grade({"findings": "x"}).success
 
 
-@pytest.mark.parametrize("name,args", [("read_file", {}), ("read_file", {"path": "nope.py"}), ("read_file", {"path": 3}),
-                                       ("grep", {"pattern": "("}), ("grep", {}), ("nope", {})])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("read_file", {}),
+        ("read_file", {"path": "nope.py"}),
+        ("read_file", {"path": 3}),
+        ("grep", {"pattern": "("}),
+        ("grep", {}),
+        ("nope", {}),
+    ],
+)
 def test_bad_arguments_are_tool_errors(name, args):
     result = CodeReview(**SMOKE).generate(0).call(name, args)
     assert result.is_error and result.content.startswith("ERROR")
@@ -91,8 +100,10 @@ def test_summary_keeps_findings_and_progress_but_not_file_texts():
     instance = CodeReview(**SMOKE).generate(0)
     policy = reference_policy(instance)
     path = next(iter(instance.files))
-    history = (f"[user]: {instance.user_prompt}\n[tool_call] list_files {{}}\n[tool list_files]: {instance.listing()}\n"
-               f"[assistant]: Reviewed {path}: clean\nFindings so far: none\nProgress: last reviewed: {path} (1 of 8 files)")
+    history = (
+        f"[user]: {instance.user_prompt}\n[tool_call] list_files {{}}\n[tool list_files]: {instance.listing()}\n"
+        f"[assistant]: Reviewed {path}: clean\nFindings so far: none\nProgress: last reviewed: {path} (1 of 8 files)"
+    )
     summary = policy.summarize(history)
     assert f"last reviewed: {path}" in summary and "remaining files: " in summary and "def " not in summary
 
@@ -116,6 +127,7 @@ def test_the_clean_off_by_one_template_is_correct_in_its_own_context():
 
 
 # --- issue 13 §3: every bug and decoy template, checked by running it (tasks/README.md, "code_review rules") ---
+
 
 def _helper_namespace() -> dict:
     """The three shared helper modules, executed: helper name -> function."""
@@ -171,12 +183,15 @@ def _obj(**fields):
 
 # helper -> (arguments in the helper's own order, expected result): a call with the first two swapped differs
 HELPER_PROBES = {
-    "scale_amount": ((-5, 2), Decimal("-10.00")), "apply_discount": ((200, 10), Decimal("180.00")),
+    "scale_amount": ((-5, 2), Decimal("-10.00")),
+    "apply_discount": ((200, 10), Decimal("180.00")),
     "split_total": ((10, 3), [Decimal("3.33"), Decimal("3.33"), Decimal("3.34")]),
     "days_between": ((date(2024, 1, 1), date(2024, 1, 11)), 10),
     "shift_date": ((date(2024, 1, 5), 1), date(2024, 1, 8)),
-    "clamp_window": ((0, 12, 10), 10), "pad_label": (("ab", 4), "ab  "),
-    "truncate_text": (("alpha beta gamma", 12), "alpha beta\u2026"), "join_fields": ((["a", "b"], ","), "a,b"),
+    "clamp_window": ((0, 12, 10), 10),
+    "pad_label": (("ab", 4), "ab  "),
+    "truncate_text": (("alpha beta gamma", 12), "alpha beta\u2026"),
+    "join_fields": ((["a", "b"], ","), "a,b"),
 }
 
 
@@ -256,8 +271,15 @@ def test_every_template_misbehaves_exactly_where_a_bug_is_planted_over_many_seed
                 continue
             for name, ok in _template_verdicts(text, helpers).items():
                 assert ok == ((path, name) not in planted), (seed, path, name, ok)
-    assert seen_kinds == {"wrong_arg_order", "off_by_one", "inverted_comparison", "mutable_default",
-                          "resource_leak", "sql_injection", "zero_division"}
+    assert seen_kinds == {
+        "wrong_arg_order",
+        "off_by_one",
+        "inverted_comparison",
+        "mutable_default",
+        "resource_leak",
+        "sql_injection",
+        "zero_division",
+    }
 
 
 @pytest.mark.parametrize("variant", ["bug", "decoy", "clean"])
@@ -272,8 +294,11 @@ def test_each_template_rule_holds_for_every_noun(variant):
     nouns = sorted({n for ns in DOMAINS.values() for n in ns})
     for noun in nouns:
         blocks = [template(random.Random(noun), noun, variant) for template in BUG_TEMPLATES.values()]
-        blocks += [_t_call(random.Random(noun), noun, variant, (module, helper))
-                   for module in HELPERS for helper in HELPERS[module]]
+        blocks += [
+            _t_call(random.Random(noun), noun, variant, (module, helper))
+            for module in HELPERS
+            for helper in HELPERS[module]
+        ]
         for name, lines in blocks:
             verdicts = _template_verdicts("\n".join(lines) + "\n", helpers)
             assert verdicts == {name: variant != "bug"}, (noun, name, verdicts)

@@ -1,7 +1,14 @@
 import pytest
 
-from harness.conversation import (InvalidConversation, drop_orphans, render_history, split_head, split_rounds,
-                                  strip_private, validate_projection)
+from harness.conversation import (
+    InvalidConversation,
+    drop_orphans,
+    render_history,
+    split_head,
+    split_rounds,
+    strip_private,
+    validate_projection,
+)
 from tests.helpers import SYSTEM, call, history
 
 
@@ -10,14 +17,17 @@ def test_valid_history_with_parallel_calls_passes():
     validate_projection(messages, messages[0])
 
 
-@pytest.mark.parametrize("breaker,reason", [
-    (lambda m: m[1:], "system"),
-    (lambda m: [{"role": "system", "content": "changed"}] + m[1:], "system"),
-    (lambda m: m[:-1], "no results"),                       # last call's result missing
-    (lambda m: m[:2] + m[3:], "no matching call"),          # first assistant removed, its result orphaned
-    (lambda m: m + [{"role": "assistant", "content": "done"}], "ends with an assistant"),
-    (lambda m: m[:3] + [{"role": "user", "content": "hi"}] + m[3:], "before tool results"),
-])
+@pytest.mark.parametrize(
+    "breaker,reason",
+    [
+        (lambda m: m[1:], "system"),
+        (lambda m: [{"role": "system", "content": "changed"}] + m[1:], "system"),
+        (lambda m: m[:-1], "no results"),  # last call's result missing
+        (lambda m: m[:2] + m[3:], "no matching call"),  # first assistant removed, its result orphaned
+        (lambda m: m + [{"role": "assistant", "content": "done"}], "ends with an assistant"),
+        (lambda m: m[:3] + [{"role": "user", "content": "hi"}] + m[3:], "before tool results"),
+    ],
+)
 def test_invalid_projections_are_named(breaker, reason):
     messages = history(rounds=2)
     with pytest.raises(InvalidConversation, match=reason):
@@ -56,8 +66,11 @@ def test_strip_private_drops_underscore_keys_only():
 
 
 def test_render_history_names_tools():
-    messages = [SYSTEM, {"role": "user", "content": "go"},
-                {"role": "assistant", "content": "", "tool_calls": [call("a", "read", path="x")]},
-                {"role": "tool", "tool_call_id": "a", "content": "data"}]
+    messages = [
+        SYSTEM,
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [call("a", "read", path="x")]},
+        {"role": "tool", "tool_call_id": "a", "content": "data"},
+    ]
     text = render_history(messages)
     assert "[user]: go" in text and '[tool_call] read {"path": "x"}' in text and "[tool read]: data" in text

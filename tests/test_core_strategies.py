@@ -1,4 +1,5 @@
 """Invariants of none, sliding_window and headtail on hand-built histories."""
+
 import pytest
 
 from harness.conversation import validate_projection
@@ -119,11 +120,15 @@ def test_offload_never_offloads_a_result_the_agent_has_not_seen():
     offload.bind(FakeContext(budget=100_000))
     calls = [call(f"c{i}", "read", page=i) for i in range(4)]
     history = [dict(SYSTEM), dict(TASK), {"role": "assistant", "content": "", "tool_calls": calls}]
-    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "word " * 50, "_tool": "read", "_args": {"page": i}}
-                for i in range(4)]
+    history += [
+        {"role": "tool", "tool_call_id": f"c{i}", "content": "word " * 50, "_tool": "read", "_args": {"page": i}}
+        for i in range(4)
+    ]
     assert offload.prepare(history) == history, "the four results of the newest round are not seen yet"
-    history += [{"role": "assistant", "content": "noted", "tool_calls": [call("c9", "read", page=9)]},
-                {"role": "tool", "tool_call_id": "c9", "content": "tiny", "_tool": "read", "_args": {"page": 9}}]
+    history += [
+        {"role": "assistant", "content": "noted", "tool_calls": [call("c9", "read", page=9)]},
+        {"role": "tool", "tool_call_id": "c9", "content": "tiny", "_tool": "read", "_args": {"page": 9}},
+    ]
     out = offload.prepare(history)
     assert all(out[i]["content"].startswith("[offloaded to memory") for i in range(3, 7)), "seen: now offloaded"
 
@@ -136,6 +141,8 @@ def test_clearing_never_clears_a_result_the_agent_has_not_seen():
     clear.bind(FakeContext(budget=100))
     calls = [call(f"c{i}", "read", page=i) for i in range(4)]
     history = [dict(SYSTEM), dict(TASK), {"role": "assistant", "content": "", "tool_calls": calls}]
-    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "word " * 50, "_tool": "read", "_args": {"page": i}}
-                for i in range(4)]
+    history += [
+        {"role": "tool", "tool_call_id": f"c{i}", "content": "word " * 50, "_tool": "read", "_args": {"page": i}}
+        for i in range(4)
+    ]
     assert clear.prepare(history) == history, "over the trigger, but all four results are unseen"

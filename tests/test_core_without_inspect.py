@@ -4,6 +4,7 @@ A subprocess blocks ``inspect_ai`` (any import of it raises), imports every core
 trial through ctxbench's own loop with a strategy, and imports a CSV; then ``inspect_ai`` must not
 be in ``sys.modules``. The adapter's cost cannot reach ctxbench's own runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import importlib, pkgutil, sys, tempfile
     from pathlib import Path
 
@@ -64,11 +65,17 @@ SCRIPT = textwrap.dedent('''
     loaded = sorted(m for m in sys.modules if m.startswith("inspect_ai"))
     assert not loaded, loaded
     print("core ok without inspect_ai")
-''')
+""")
 
 
 def test_core_runs_with_inspect_ai_blocked():
-    result = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "core ok without inspect_ai" in result.stdout

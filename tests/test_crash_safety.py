@@ -1,4 +1,5 @@
 """kill -9 mid-run, then rerun: no trial lost, none duplicated; concurrent writers never tear lines."""
+
 import json
 import os
 import signal
@@ -17,9 +18,14 @@ def test_kill_9_then_rerun_loses_and_duplicates_nothing(tmp_path):
     run, clean = tmp_path / "run", tmp_path / "clean"
     args = ["suite=smoke", "strategy=headtail", "budget=3k", "trials=2", "workers=2", "progress=false"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", *args, "latency_s=0.05", f"hydra.run.dir={run}"],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", *args, "latency_s=0.05", f"hydra.run.dir={run}"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline:
         if len(read_jsonl(run / "trials.jsonl")) >= 2:
@@ -42,8 +48,10 @@ def test_kill_9_then_rerun_loses_and_duplicates_nothing(tmp_path):
     assert records(run, "steps.jsonl") == records(clean, "steps.jsonl"), "no step of an unfinished trial remains"
     assert not list((run / "transcripts").glob("*.part"))
     assert sorted(transcript_files(run / "transcripts")) == sorted(ids)
-    assert all(p.name.endswith(".jsonl.gz") and read_transcript(p)[-1]["event"] == "trial_end"
-               for p in transcript_files(run / "transcripts").values())
+    assert all(
+        p.name.endswith(".jsonl.gz") and read_transcript(p)[-1]["event"] == "trial_end"
+        for p in transcript_files(run / "transcripts").values()
+    )
 
 
 def test_concurrent_writers_never_interleave_partial_lines(tmp_path):

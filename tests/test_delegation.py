@@ -1,4 +1,5 @@
 """Delegation under ``isolate`` (seed 002 §2.7.6, seed 000 §7.3): the reference agents that split their work."""
+
 from __future__ import annotations
 
 
@@ -47,10 +48,14 @@ def test_code_review_subagent_reads_the_helper_of_a_cross_file_bug(tmp_path):
     bug = next(b for b in instance.bugs if b.kind == "wrong_arg_order")
     events = _sub_tool_events(tmp_path, "iso", 0)
     reader = next(e["subagent"] for e in events if e["name"] == "read_file" and e["args"]["path"] == bug.file)
-    helpers = {e["args"]["path"] for e in events if e["subagent"] == reader and e["args"]["path"].startswith("app/common/")}
+    helpers = {
+        e["args"]["path"] for e in events if e["subagent"] == reader and e["args"]["path"].startswith("app/common/")
+    }
     assert helpers, "the sub-agent with the arg-order bug read a helper module itself"
     transcript = read_transcript(tmp_path / "iso-0", "iso")
-    conclusion = next(e["conclusion"] for e in transcript if e.get("event") == "subagent_end" and e["subagent"] == reader)
+    conclusion = next(
+        e["conclusion"] for e in transcript if e.get("event") == "subagent_end" and e["subagent"] == reader
+    )
     task = next(e["task"] for e in transcript if e.get("event") == "subagent_start" and e["subagent"] == reader)
     assert any(h not in task for h in helpers), "the helper module belongs to another sub-agent's chunk"
     assert f"{bug.file}::{bug.function} (wrong_arg_order)" in conclusion
@@ -61,17 +66,26 @@ def test_code_review_redelegates_a_chunk_whose_report_is_gone():
     instance = CodeReview(files=20, bugs=5, other_teams=0).generate(0)  # every file in scope: 20 = 7 + 7 + 6
     policy = ReviewPolicy()
     order = list(instance.files)
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt},
-                reply("", dict(make_call("list_files"), id="c1")),
-                {"role": "tool", "tool_call_id": "c1", "content": instance.listing()}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+        reply("", dict(make_call("list_files"), id="c1")),
+        {"role": "tool", "tool_call_id": "c1", "content": instance.listing()},
+    ]
     first = policy.delegate_plan(messages)
     assert first and f"Files to review (7): {', '.join(order[:7])}" in first
-    report = (f"Sub-agent report: reviewed 7 files: {', '.join(order[7:14])}\nBugs found: none\nHelper modules also read: none")
-    messages += [reply("", dict(make_call("delegate", task="..."), id="c2")),
-                 {"role": "tool", "tool_call_id": "c2", "content": report}]
-    assert f"Files to review (7): {', '.join(order[:7])}" in policy.delegate_plan(messages), "chunk 1's report is not visible"
-    failed = messages + [reply("", dict(make_call("delegate", task="..."), id="c3")),
-                         {"role": "tool", "tool_call_id": "c3", "content": "[sub-agent failed: boom]"}]
+    report = f"Sub-agent report: reviewed 7 files: {', '.join(order[7:14])}\nBugs found: none\nHelper modules also read: none"
+    messages += [
+        reply("", dict(make_call("delegate", task="..."), id="c2")),
+        {"role": "tool", "tool_call_id": "c2", "content": report},
+    ]
+    assert f"Files to review (7): {', '.join(order[:7])}" in policy.delegate_plan(messages), (
+        "chunk 1's report is not visible"
+    )
+    failed = messages + [
+        reply("", dict(make_call("delegate", task="..."), id="c3")),
+        {"role": "tool", "tool_call_id": "c3", "content": "[sub-agent failed: boom]"},
+    ]
     assert policy.delegate_plan(failed) is None, "a failed sub-agent ends delegation"
 
 
@@ -89,10 +103,15 @@ def test_callback_search_delegates_the_whole_search_to_one_subagent(tmp_path):
 def test_callback_search_searches_itself_when_the_subagent_fails():
     instance = CallbackSearch(files=40, functions_per_file=8).generate(0)
     policy = CallbackSearchPolicy()
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+    ]
     assert policy.delegate_plan(messages)
-    messages += [reply("", dict(make_call("delegate", task="x"), id="c1")),
-                 {"role": "tool", "tool_call_id": "c1", "content": "[sub-agent stopped after 60 steps without a conclusion]"}]
+    messages += [
+        reply("", dict(make_call("delegate", task="x"), id="c1")),
+        {"role": "tool", "tool_call_id": "c1", "content": "[sub-agent stopped after 60 steps without a conclusion]"},
+    ]
     assert policy.delegate_plan(messages) is None
     action = policy.act(messages, instance.tools)
     assert action["tool_calls"][0]["function"]["name"] == "list_files"
@@ -108,8 +127,9 @@ def test_people_tracker_delegates_one_person_per_subagent(tmp_path):
     assert sum(s["prompt_tokens"] for s in sub) == row["subagent_input_tokens"] > 10 * row["input_tokens"]
 
 
-@pytest.mark.parametrize("family", [CodeReview(files=20, bugs=5), CallbackSearch(files=40, functions_per_file=8),
-                                    PeopleTracker()])
+@pytest.mark.parametrize(
+    "family", [CodeReview(files=20, bugs=5), CallbackSearch(files=40, functions_per_file=8), PeopleTracker()]
+)
 def test_without_isolate_nothing_is_delegated(tmp_path, family):
     row, _ = run(tmp_path, family, trial_id="none")
     assert row["success"] and row["subagent_runs"] == 0 and row["subagent_input_tokens"] == 0
@@ -137,8 +157,7 @@ def test_a_failed_subagent_ends_invoice_delegation(tmp_path):
     """A sub-agent that cannot finish its chunk is not replaced by another that would fail the same way."""
     from tasks.invoice_audit import InvoiceAudit
 
-    row, _ = run(tmp_path, InvoiceAudit(pages=30), strategy=Isolate(subagent_max_steps=3), budget=8_000,
-                 trial_id="iso")
+    row, _ = run(tmp_path, InvoiceAudit(pages=30), strategy=Isolate(subagent_max_steps=3), budget=8_000, trial_id="iso")
     assert row["subagent_runs"] == 1, "one failure, then the main agent audits the rest itself"
     assert row["outcome"] == "submitted" and row["reads"] > 0
 

@@ -2,6 +2,7 @@
 
 The docs themselves are checked by tests/test_docs_*.py, one file per doc (tests/docs_current.py).
 """
+
 from __future__ import annotations
 
 from tests.docs_current import tables
@@ -27,7 +28,7 @@ def test_every_preset_section_ends_with_a_generated_verdict():
         names = [m.group(1) for m in tables.BLOCK.finditer(section)]
         assert names and names[-1].endswith("_verdict"), section.splitlines()[0]
         assert names[-1] in tables.TABLES
-        verdict = section[section.index(f"<!-- table:{names[-1]} -->"):]
+        verdict = section[section.index(f"<!-- table:{names[-1]} -->") :]
         cells = [line.split(" | ")[2] for line in verdict.splitlines()[3:] if line.startswith("| ")]
         assert cells and all(c.split(" (")[0] in ("reproduced", "partly", "not") for c in cells), cells
     shown = {tables.source_of(n) for n in tables.block_names(tables.ROOT / "docs" / "experiments.md")}

@@ -5,6 +5,7 @@ preset (or computes one demo). The project runs pytest-xdist with ``--dist loadf
 worker), so the presets are split over two files by a stable hash of their names: this one takes the even
 half, tests/test_docs_experiments_odd.py the odd one, and the two run on different cores.
 """
+
 import zlib
 
 import pytest

@@ -1,4 +1,5 @@
 """The other half of docs/experiments.md's presets (tests/test_docs_experiments.py says why there are two files)."""
+
 import pytest
 
 from tests.docs_current import check_current

@@ -2,6 +2,7 @@
 command is the one .ci/run runs, its links and those of the pages it maps resolve, and it stays short.
 
 The main job is 70 trials: the slow tier (``pytest -m slow``, run by .ci/run) checks the block."""
+
 import re
 from pathlib import Path
 
@@ -23,7 +24,11 @@ def test_the_test_command_is_the_one_ci_runs():
     """.ci/run's first command is exactly the README's test command (the block under "Run the tests:")."""
     block = README.read_text(encoding="utf-8").split("Run the tests:\n\n```bash\n", 1)[1].split("\n```", 1)[0]
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
-    assert block.strip() == ci[0].strip() == 'python3 -m venv .venv && .venv/bin/pip install -q -e ".[test]" && .venv/bin/python -m pytest'
+    assert (
+        block.strip()
+        == ci[0].strip()
+        == 'python3 -m venv .venv && .venv/bin/pip install -q -e ".[test]" && .venv/bin/python -m pytest'
+    )
 
 
 def slug(heading: str) -> str:
@@ -52,8 +57,9 @@ def links(doc: Path) -> list[str]:
 
 def test_links_of_the_readme_and_its_pages_resolve():
     """Every relative link of README.md, and of each markdown page it links, names a file (and a heading there)."""
-    pages = [README] + [(README.parent / link.split("#")[0]).resolve() for link in links(README)
-                        if link.split("#")[0].endswith(".md")]
+    pages = [README] + [
+        (README.parent / link.split("#")[0]).resolve() for link in links(README) if link.split("#")[0].endswith(".md")
+    ]
     broken = []
     for page in dict.fromkeys(pages):
         for link in links(page):

@@ -3,6 +3,7 @@
 Slow: it replays every recorded LLM run (calibration/ and shared/calibration/) three times on the
 reference agent; `.ci/run` runs it after the default suite.
 """
+
 import pytest
 
 from tests.docs_current import check_current

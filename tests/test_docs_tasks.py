@@ -2,6 +2,7 @@
 
 Both blocks run every family (the long-size one at 150-250K-token histories) and are slow: .ci/run checks
 them after the default suite."""
+
 import pytest
 
 from tests.docs_current import check_current

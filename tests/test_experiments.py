@@ -1,5 +1,6 @@
 """Experiment presets (configs/experiment/): every one composes with Hydra's compose API, names valid
 strategies and tasks for every sweep value, and a small variant runs end to end through the CLI."""
+
 import os
 import subprocess
 import sys
@@ -15,8 +16,9 @@ from harness.runner import _node, build, families_from, settings_from
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESETS = options("experiment")
-STRATEGIES = {(CONFIG_DIR / "strategy" / f"{n}.yaml").read_text().split("_target_:")[1].split()[0]
-              for n in options("strategy")}
+STRATEGIES = {
+    (CONFIG_DIR / "strategy" / f"{n}.yaml").read_text().split("_target_:")[1].split()[0] for n in options("strategy")
+}
 
 
 def test_the_issue_presets_exist():
@@ -60,6 +62,7 @@ def test_variants_differ_where_the_seed_says():
     def composed(name, *over):
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             return compose("config", overrides=[f"experiment={name}", *over])
+
     hook = composed("review44", "variant/review44=headtail_8k")
     nohook = composed("review44", "variant/review44=headtail_8k_nohook")
     assert (hook.strategy.name, hook.budget, hook.hooks.completion_check) == ("headtail", "8k", True)
@@ -85,14 +88,24 @@ def test_variants_differ_where_the_seed_says():
 
 def harness(*args, cwd):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def test_small_preset_variant_runs_end_to_end(tmp_path):
     sweep = tmp_path / "sweep"
-    args = ["run", "-m", "experiment=status_bar", "variant/status_bar=headtail,status_replace", "task.merchants=6",
-            "suite.instances=1", "progress=false", "plots=false", f"hydra.sweep.dir={sweep}"]
+    args = [
+        "run",
+        "-m",
+        "experiment=status_bar",
+        "variant/status_bar=headtail,status_replace",
+        "task.merchants=6",
+        "suite.instances=1",
+        "progress=false",
+        "plots=false",
+        f"hydra.sweep.dir={sweep}",
+    ]
     result = harness(*args, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())

@@ -47,12 +47,19 @@ def test_the_api_fails_with_a_long_stack_trace_and_retries_are_counted():
     assert not graded.success and graded.detail["repeated_failed_calls"] == 1 and graded.score == 0.5
 
 
-@pytest.mark.parametrize("name,args", [
-    ("query_api", {}), ("query_api", {"endpoint": "/v2/x", "auth": "basic"}),
-    ("export_report", {"dataset": "sales", "period": "2026-Q1"}), ("export_report", {"dataset": "refunds", "period": "Q5"}),
-    ("read_export", {"export_id": "EXP-000000", "page": 1}), ("read_ticket", {"ticket_id": "T-0"}),
-    ("read_ticket", {}), ("nope", {}),
-])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("query_api", {}),
+        ("query_api", {"endpoint": "/v2/x", "auth": "basic"}),
+        ("export_report", {"dataset": "sales", "period": "2026-Q1"}),
+        ("export_report", {"dataset": "refunds", "period": "Q5"}),
+        ("read_export", {"export_id": "EXP-000000", "page": 1}),
+        ("read_ticket", {"ticket_id": "T-0"}),
+        ("read_ticket", {}),
+        ("nope", {}),
+    ],
+)
 def test_bad_arguments_are_tool_errors(name, args):
     instance = FailureMemory(**SMOKE).generate(0)
     result = instance.call(name, args)
@@ -104,15 +111,20 @@ def test_compacting_the_failure_away_leads_to_a_repeated_failed_call(tmp_path):
 
 def test_summary_keeps_the_failed_attempt():
     from harness.conversation import render_history
+
     instance = FailureMemory(**SMOKE).generate(0)
     policy = reference_policy(instance)
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+    ]
     for _ in range(3):
         message = policy.act(messages, instance.tools)
         call = message["tool_calls"][0]
         message["tool_calls"][0] = {**call, "id": f"c{len(messages)}"}
         messages.append(message)
         import json
+
         result = instance.call(call["function"]["name"], json.loads(call["function"]["arguments"]))
         messages.append({"role": "tool", "tool_call_id": f"c{len(messages) - 1}", "content": result.content})
     summary = policy.summarize(render_history(messages[1:]))
@@ -133,11 +145,17 @@ def test_the_policy_recognises_each_line_it_writes_about_the_failure():
     call = first["tool_calls"][0]
     assert call["function"]["name"] == "query_api"
     error = instance.call("query_api", json.loads(call["function"]["arguments"]))
-    history = [*head, {**first, "tool_calls": [{**call, "id": "c1"}]},
-               {"role": "tool", "tool_call_id": "c1", "content": error.content}]
+    history = [
+        *head,
+        {**first, "tool_calls": [{**call, "id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": error.content},
+    ]
     content = policy.act(history, instance.tools)["content"]
-    lines = [line for line in content.splitlines()
-             if ("API" in line or "api" in line) and line.removeprefix("- ") not in instance.user_prompt]
+    lines = [
+        line
+        for line in content.splitlines()
+        if ("API" in line or "api" in line) and line.removeprefix("- ") not in instance.user_prompt
+    ]
     assert len(lines) == 3, lines
     for line in lines:
         action = policy.act([*head, {"role": "user", "content": f"{NOTES_HEADER}\n- {line}"}], instance.tools)
@@ -178,7 +196,9 @@ from decimal import Decimal  # noqa: E402
 
 from tasks.failure_memory import EXPORT_READY, PERIODS  # noqa: E402
 
-FULL_ROW = re.compile(r"^RF-\d+ \| (\d{4})-(\d{2})-\d{2} \| (ACC-\d{5}) \| [^|]+\| [^|]+\| ([\d,]+\.\d{2}) \| (\w+)$", re.M)
+FULL_ROW = re.compile(
+    r"^RF-\d+ \| (\d{4})-(\d{2})-\d{2} \| (ACC-\d{5}) \| [^|]+\| [^|]+\| ([\d,]+\.\d{2}) \| (\w+)$", re.M
+)
 
 
 def _rule_instances():
@@ -238,4 +258,3 @@ def test_rule_exactly_one_ticket_is_escalated_and_the_withdrawn_one_is_cancelled
         for h in withdrawn:
             assert "was cancelled" in h and instance.second not in h and instance.first not in h
         assert all(h.endswith("Escalation: none") for h in headers if h not in finance + withdrawn)
-

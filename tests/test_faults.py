@@ -43,8 +43,9 @@ def test_a_provider_that_is_down_ends_each_trial_as_model_error_and_the_run_goes
 
 
 def test_a_raising_strategy_is_strategy_error_and_the_run_goes_on(tmp_path):
-    cfg = compose("suite=smoke", "trials=1", "progress=false", "strategy=none",
-                  "strategy._target_=tests.helpers.RaisingStrategy")
+    cfg = compose(
+        "suite=smoke", "trials=1", "progress=false", "strategy=none", "strategy._target_=tests.helpers.RaisingStrategy"
+    )
     execute(cfg, tmp_path / "r", echo=lambda _: None)
     rows = read_jsonl(tmp_path / "r" / "trials.jsonl")
     assert len(rows) == 7

@@ -19,6 +19,7 @@ strings, lone surrogates, regexes that ``re`` cannot compile.
 Deterministic profile: ``derandomize=True`` and a bounded number of examples (the file runs in
 well under 30 s on one core).
 """
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,12 @@ SMALL = {  # knobs of a small instance of each family (a few ms to generate and 
 }
 TOOL_EXAMPLES = 120  # per (family, tool)
 GRADE_EXAMPLES = 250  # per family
-FUZZ = dict(derandomize=True, deadline=None, database=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+FUZZ = dict(
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 
 def small_instance(family: str) -> TaskInstance:
@@ -64,7 +69,10 @@ def small_instance(family: str) -> TaskInstance:
 def play_reference(instance: TaskInstance, max_steps: int = 200) -> tuple[list[tuple[str, dict]], dict, list[str]]:
     """One unmanaged trial of the reference agent on ``instance``: its task calls, its answer, the results' texts."""
     policy = reference_policy(instance)
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+    ]
     calls: list[tuple[str, dict]] = []
     texts = [instance.user_prompt]
     for step in range(max_steps):
@@ -110,39 +118,161 @@ def _strings(value: Any) -> list[str]:
 
 # ----------------------------------------------------------------------------- hostile values
 
-NUMERIC_TEXT = ["-1", "0", "00", "3", " 3 ", "3.0", "3%", "²", "١٢", "12²", "1e30", "-1e30", "nan", "NaN", "inf",
-                "-Infinity", "1e999999", "9" * 40 + ".5", "9" * 5_000, "1" * 4_400, "0x10", "1_000", "true", "null"]
-REGEX_TEXT = ["(", "(((", "*", "[z-a]", "\\", "(?L)a", "a{4294967296}", "(" * 1_200 + ")" * 1_200, "(?P<x>a)(?P<x>b)",
-              "\\N{NOPE}", "[", "a{2,1}"]
-SIZE_TEXT = ["", " ", " \n ", "\ud800", "x\udfffy", "\udc80\ud800", "\x00", "x" * 100_000, "中文", "\U0001f600",
-             "../../etc/passwd", "./", "%s%n", "{0}", "[]", "{}", "2026-Q9", "EXP-000000"]
-HUGE_INTS = [2**31, -2**31, 2**63, -2**63, 2**64 + 1, 10**30, -10**30, 10**400, -10**400, 10**4_299]  # JSON: <= 4300 digits
-ODD_FLOATS = [1e30, -1e30, 1e308, -1e308, 5e-324, -0.0, 0.5, 2.0, 3.0, 0.005, 1e-30, float("nan"), float("inf"),
-              -float("inf")]
+NUMERIC_TEXT = [
+    "-1",
+    "0",
+    "00",
+    "3",
+    " 3 ",
+    "3.0",
+    "3%",
+    "²",
+    "١٢",
+    "12²",
+    "1e30",
+    "-1e30",
+    "nan",
+    "NaN",
+    "inf",
+    "-Infinity",
+    "1e999999",
+    "9" * 40 + ".5",
+    "9" * 5_000,
+    "1" * 4_400,
+    "0x10",
+    "1_000",
+    "true",
+    "null",
+]
+REGEX_TEXT = [
+    "(",
+    "(((",
+    "*",
+    "[z-a]",
+    "\\",
+    "(?L)a",
+    "a{4294967296}",
+    "(" * 1_200 + ")" * 1_200,
+    "(?P<x>a)(?P<x>b)",
+    "\\N{NOPE}",
+    "[",
+    "a{2,1}",
+]
+SIZE_TEXT = [
+    "",
+    " ",
+    " \n ",
+    "\ud800",
+    "x\udfffy",
+    "\udc80\ud800",
+    "\x00",
+    "x" * 100_000,
+    "中文",
+    "\U0001f600",
+    "../../etc/passwd",
+    "./",
+    "%s%n",
+    "{0}",
+    "[]",
+    "{}",
+    "2026-Q9",
+    "EXP-000000",
+]
+HUGE_INTS = [
+    2**31,
+    -(2**31),
+    2**63,
+    -(2**63),
+    2**64 + 1,
+    10**30,
+    -(10**30),
+    10**400,
+    -(10**400),
+    10**4_299,
+]  # JSON: <= 4300 digits
+ODD_FLOATS = [
+    1e30,
+    -1e30,
+    1e308,
+    -1e308,
+    5e-324,
+    -0.0,
+    0.5,
+    2.0,
+    3.0,
+    0.005,
+    1e-30,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+]
 CONTAINERS = [[], {}, [[]], [None], ["a", 1], {"a": 1}, {"": None}, [{"file": 1, "function": None}], {"\ud800": [1]}]
 CATALOGUE = [None, True, False, 0, 1, -1, *HUGE_INTS, *ODD_FLOATS, *NUMERIC_TEXT, *REGEX_TEXT, *SIZE_TEXT, *CONTAINERS]
 """Every hostile value the sweeps put in every argument and answer field (the fuzzers draw from it too)."""
 
-ODD_TEXT = st.text(st.sampled_from(["a", "Z", "0", "9", " ", "\n", "\t", '"', "\\", "/", ".", "-", "%", "(", ")", "*",
-                                    "{", "}", "[", "中", "²", "٣", "\u00a0", "\x00", "\ud800", "\udfff", "\U0001f600"]),
-                    max_size=12)
-TEXT = st.one_of(st.sampled_from(NUMERIC_TEXT), st.sampled_from(REGEX_TEXT), st.sampled_from(SIZE_TEXT), ODD_TEXT,
-                 st.text(max_size=20))
+ODD_TEXT = st.text(
+    st.sampled_from(
+        [
+            "a",
+            "Z",
+            "0",
+            "9",
+            " ",
+            "\n",
+            "\t",
+            '"',
+            "\\",
+            "/",
+            ".",
+            "-",
+            "%",
+            "(",
+            ")",
+            "*",
+            "{",
+            "}",
+            "[",
+            "中",
+            "²",
+            "٣",
+            "\u00a0",
+            "\x00",
+            "\ud800",
+            "\udfff",
+            "\U0001f600",
+        ]
+    ),
+    max_size=12,
+)
+TEXT = st.one_of(
+    st.sampled_from(NUMERIC_TEXT),
+    st.sampled_from(REGEX_TEXT),
+    st.sampled_from(SIZE_TEXT),
+    ODD_TEXT,
+    st.text(max_size=20),
+)
 INTS = st.one_of(st.integers(-1_000, 1_000), st.sampled_from(HUGE_INTS))
 FLOATS = st.one_of(st.sampled_from(ODD_FLOATS), st.floats(allow_nan=True, allow_infinity=True))
 LEAF = st.one_of(st.none(), st.booleans(), INTS, FLOATS, TEXT)
-HOSTILE = st.recursive(LEAF, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(st.one_of(TEXT, st.sampled_from(["file", "x"])),
-                                                                     inner, max_size=3)),
-                       max_leaves=6)
+HOSTILE = st.recursive(
+    LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.one_of(TEXT, st.sampled_from(["file", "x"])), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 EXTRA_KEYS = st.sampled_from(["page", "cursor", "x", "", "\ud800", "id", "limit", "offset", "path", "query"])
 
 
 def plausible(family: str) -> st.SearchStrategy[str]:
     """Strings of the family's own vocabulary (and small edits of them: spaces, case, a suffix)."""
     words = st.sampled_from(pool(family))
-    return st.one_of(words, st.tuples(words, st.sampled_from(["  {} ", "{}X", "{}\ud800", "./{}", "{}0"])).map(
-        lambda t: t[1].format(t[0])), words.map(str.lower), words.map(str.upper))
+    return st.one_of(
+        words,
+        st.tuples(words, st.sampled_from(["  {} ", "{}X", "{}\ud800", "./{}", "{}0"])).map(lambda t: t[1].format(t[0])),
+        words.map(str.lower),
+        words.map(str.upper),
+    )
 
 
 def from_schema(schema: Any, family: str, depth: int = 0) -> st.SearchStrategy:
@@ -156,8 +286,11 @@ def from_schema(schema: Any, family: str, depth: int = 0) -> st.SearchStrategy:
         shaped = st.fixed_dictionaries({}, optional={k: from_schema(v, family, depth + 1) for k, v in props.items()})
         extra = st.dictionaries(st.one_of(EXTRA_KEYS, plausible(family)), HOSTILE, max_size=2)
         if "additionalProperties" in schema:
-            extra = st.dictionaries(st.one_of(plausible(family), TEXT),
-                                    from_schema(schema["additionalProperties"], family, depth + 1), max_size=4)
+            extra = st.dictionaries(
+                st.one_of(plausible(family), TEXT),
+                from_schema(schema["additionalProperties"], family, depth + 1),
+                max_size=4,
+            )
         typed = st.tuples(shaped, extra).map(lambda t: {**t[1], **t[0]})
     elif kind == "array":
         typed = st.lists(from_schema(schema.get("items"), family, depth + 1), max_size=4)
@@ -180,23 +313,42 @@ def mutated(valid: list[dict], family: str) -> st.SearchStrategy[dict]:
         return st.dictionaries(EXTRA_KEYS, HOSTILE, max_size=2)
     keys = sorted({k for args in valid for k in args}) or ["x"]
     value = st.one_of(HOSTILE, plausible(family))
-    return st.tuples(st.sampled_from(valid), st.sets(st.sampled_from(keys)), st.dictionaries(st.sampled_from(keys), value,
-                     max_size=2), st.dictionaries(EXTRA_KEYS, value, max_size=1)).map(
-        lambda t: {**{k: v for k, v in t[0].items() if k not in t[1]}, **t[2], **t[3]})
+    return st.tuples(
+        st.sampled_from(valid),
+        st.sets(st.sampled_from(keys)),
+        st.dictionaries(st.sampled_from(keys), value, max_size=2),
+        st.dictionaries(EXTRA_KEYS, value, max_size=1),
+    ).map(lambda t: {**{k: v for k, v in t[0].items() if k not in t[1]}, **t[2], **t[3]})
 
 
 def arguments(schema: dict, valid: list[dict], family: str) -> st.SearchStrategy[dict]:
     """Tool arguments or answers: schema-shaped, a mutated valid one, or wholly hostile keys and values."""
-    hostile = st.dictionaries(st.one_of(st.sampled_from(sorted((schema.get("properties") or {}))) if
-                                        schema.get("properties") else EXTRA_KEYS, EXTRA_KEYS), HOSTILE, max_size=3)
+    hostile = st.dictionaries(
+        st.one_of(
+            st.sampled_from(sorted((schema.get("properties") or {}))) if schema.get("properties") else EXTRA_KEYS,
+            EXTRA_KEYS,
+        ),
+        HOSTILE,
+        max_size=3,
+    )
     return st.one_of(from_schema(schema, family), mutated(valid, family), hostile, st.just({}))
 
 
 def edits(value: Any) -> list[Any]:
     """Near misses of a valid value: padded, cased, suffixed, retyped, scaled."""
     if isinstance(value, str):
-        return [f"  {value} ", value + "\ud800", value.upper(), value.lower(), value + "0", value[:-1], "./" + value,
-                value * 200, [value], {"value": value}]
+        return [
+            f"  {value} ",
+            value + "\ud800",
+            value.upper(),
+            value.lower(),
+            value + "0",
+            value[:-1],
+            "./" + value,
+            value * 200,
+            [value],
+            {"value": value},
+        ]
     if isinstance(value, bool):
         return [not value, str(value).lower(), int(value)]
     if isinstance(value, int):
@@ -209,8 +361,9 @@ def edits(value: Any) -> list[Any]:
 def paths(value: Any, prefix: tuple = (), width: int = 2) -> list[tuple]:
     """The path of every node under ``value`` (dict keys, the first ``width`` list items), parents first."""
     found = []
-    children = (value.items() if isinstance(value, dict) else
-                list(enumerate(value))[:width] if isinstance(value, list) else [])
+    children = (
+        value.items() if isinstance(value, dict) else list(enumerate(value))[:width] if isinstance(value, list) else []
+    )
     for key, child in children:
         found.append(prefix + (key,))
         found.extend(paths(child, prefix + (key,), width))
@@ -319,7 +472,9 @@ def test_every_tool_answers_every_hostile_value_in_every_argument(family, tool):
                 continue  # the loop parses every call's arguments to a JSON object
             result = instance.call(tool, args)
             check_result(result, f"{family}.{tool}({args!r:.300})")
-            log.append({"step": 0, "name": tool, "args": args, "is_error": result.is_error, "resource": result.resource})
+            log.append(
+                {"step": 0, "name": tool, "args": args, "is_error": result.is_error, "resource": result.resource}
+            )
     dumps({"metrics": instance.trial_metrics(log)})
 
 
@@ -344,8 +499,9 @@ def test_every_tool_answers_any_arguments_with_a_result(family, tool):
     def answers(args: dict, name: str) -> None:
         result = instance.call(name, args)
         check_result(result, f"{family}.{name}({args!r:.300})")
-        log.append({"step": len(log), "name": name, "args": args, "is_error": result.is_error,
-                    "resource": result.resource})
+        log.append(
+            {"step": len(log), "name": name, "args": args, "is_error": result.is_error, "resource": result.resource}
+        )
         dumps({"metrics": instance.trial_metrics(log[-30:])})
 
     answers()
@@ -388,14 +544,18 @@ def test_arguments_that_raised_before_are_tool_errors(family, tool, args):
     assert result.is_error and len(result.content) < 6_000
 
 
-@pytest.mark.parametrize("family,field,value", [
-    ("failure_memory", "first_total", 1e30),  # decimal.InvalidOperation
-    ("failure_memory", "second_total", "9" * 5_000),  # decimal.InvalidOperation
-    ("failure_memory", "second_total", "1e999999"),  # decimal.Overflow
-    ("brand_report", "counts", "²"),  # ValueError: int("²")
-    ("brand_report", "counts", "9" * 5_000),  # ValueError: over 4300 digits
-    ("brand_report", "counts", 10**400),  # OverflowError: integer division result too large for a float
-], ids=lambda v: v if isinstance(v, str) and len(v) < 20 else f"{type(v).__name__}-{len(str(v))}")
+@pytest.mark.parametrize(
+    "family,field,value",
+    [
+        ("failure_memory", "first_total", 1e30),  # decimal.InvalidOperation
+        ("failure_memory", "second_total", "9" * 5_000),  # decimal.InvalidOperation
+        ("failure_memory", "second_total", "1e999999"),  # decimal.Overflow
+        ("brand_report", "counts", "²"),  # ValueError: int("²")
+        ("brand_report", "counts", "9" * 5_000),  # ValueError: over 4300 digits
+        ("brand_report", "counts", 10**400),  # OverflowError: integer division result too large for a float
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 20 else f"{type(v).__name__}-{len(str(v))}",
+)
 def test_answers_that_raised_before_are_failed_grades(family, field, value):
     instance = small_instance(family)
     _, answer, _ = play_reference(instance)

@@ -14,10 +14,19 @@ from tasks.invoice_audit import InvoiceAudit
 
 def trial(tmp_path, instance, strategy, hooks, budget=100_000, model=None, max_steps=300):
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="x", strategy_params={},
-                             model_name="m", hooks=hooks)
-    row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=strategy, model=model or ScriptedModel(profile="perfect"),
-                    summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=budget, max_steps=max_steps, strategy_name="x", strategy_params={}, model_name="m", hooks=hooks
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=instance,
+        strategy=strategy,
+        model=model or ScriptedModel(profile="perfect"),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     events = read_transcript(tmp_path, "t")
     return row, events
@@ -50,9 +59,12 @@ def test_a_refusal_sends_the_reviewer_back_to_the_files_it_names():
     path = sorted(instance.files)[1]
     submit_call = {"id": "c1", "type": "function", "function": {"name": "submit", "arguments": '{"findings": []}'}}
     refusal = CONTINUE_MESSAGE.format(gaps=f"1 listed files have no visible review: {path}")
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt},
-                {"role": "assistant", "content": "done", "tool_calls": [submit_call]},
-                {"role": "tool", "tool_call_id": "c1", "content": refusal}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+        {"role": "assistant", "content": "done", "tool_calls": [submit_call]},
+        {"role": "tool", "tool_call_id": "c1", "content": refusal},
+    ]
     reply = reference_policy(instance).act(messages, instance.tools)
     assert [c["function"]["name"] for c in reply["tool_calls"]] == ["read_file"]
     assert path in reply["tool_calls"][0]["function"]["arguments"]
@@ -72,11 +84,18 @@ class JudgedModel:
         if messages[0]["content"].startswith("You are an independent completion checker"):
             self.judged += 1
             text = "INCOMPLETE: pages 2-3 were not read" if self.judged == 1 else "COMPLETE"
-            return Completion({"role": "assistant", "content": text}, Usage(prompt_tokens=50, cached_tokens=0, output_tokens=5))
-        call = {"id": f"s{len(messages)}", "type": "function",
-                "function": {"name": "submit", "arguments": "{\"invoice_ids\": []}"}}
-        return Completion({"role": "assistant", "content": "", "tool_calls": [call]},
-                          Usage(prompt_tokens=100, cached_tokens=0, output_tokens=10))
+            return Completion(
+                {"role": "assistant", "content": text}, Usage(prompt_tokens=50, cached_tokens=0, output_tokens=5)
+            )
+        call = {
+            "id": f"s{len(messages)}",
+            "type": "function",
+            "function": {"name": "submit", "arguments": '{"invoice_ids": []}'},
+        }
+        return Completion(
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            Usage(prompt_tokens=100, cached_tokens=0, output_tokens=10),
+        )
 
 
 def test_llm_backends_get_a_billed_judge_call(tmp_path):

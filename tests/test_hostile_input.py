@@ -3,6 +3,7 @@
 End to end through ``harness.runner.execute`` with the fake models of ``tests/fake_models.py``,
 so these tests do not depend on how ``harness/loop.py`` is organised.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -16,8 +17,20 @@ from harness.runner import execute
 from harness.tokens import TokenCounter
 from tests.helpers import compose
 
-TASK = ("suite=smoke", "task=invoice_audit", "task.pages=4", "task.invoices_per_page=5", "task.duplicates=2", "task.max_distance=3",
-        "trials=1", "progress=false", "budget=3k", "model._target_=tests.fake_models.ScriptModel", "~model.profile", "~model.profile_params")
+TASK = (
+    "suite=smoke",
+    "task=invoice_audit",
+    "task.pages=4",
+    "task.invoices_per_page=5",
+    "task.duplicates=2",
+    "task.max_distance=3",
+    "trials=1",
+    "progress=false",
+    "budget=3k",
+    "model._target_=tests.fake_models.ScriptModel",
+    "~model.profile",
+    "~model.profile_params",
+)
 
 
 def run(tmp_path: Path, script: str, *overrides: str) -> list[dict]:
@@ -90,8 +103,10 @@ def test_notes_refuse_a_lone_surrogate_and_keep_working():
     assert len(tool_error(notes, "write_note", {"text": "x" * 100_000})) < 200
 
 
-@pytest.mark.parametrize("memory_id", ["mem-" + "0" * 100_000, "x" * 100_000, "../" * 30_000, "\ud800", 12, None,
-                                       "mem-0001", "mem-" + "9" * 300])
+@pytest.mark.parametrize(
+    "memory_id",
+    ["mem-" + "0" * 100_000, "x" * 100_000, "../" * 30_000, "\ud800", 12, None, "mem-0001", "mem-" + "9" * 300],
+)
 def test_offload_read_memory_refuses_hostile_ids_briefly(memory_id):
     from strategies.offload import Offload
 
@@ -106,10 +121,14 @@ def test_offload_keeps_a_result_with_a_lone_surrogate_exactly():
 
     offload = bound(Offload(threshold=10, keep_recent=0))
     text = "odd \ud800 text " + "word " * 100
-    history = [dict(SYSTEM), dict(TASK), {"role": "assistant", "content": "", "tool_calls": [call("c1", "read")]},
-               {"role": "tool", "tool_call_id": "c1", "content": text, "_tool": "read", "_args": {}},
-               {"role": "assistant", "content": "", "tool_calls": [call("c2", "read")]},  # c1 has been seen now
-               {"role": "tool", "tool_call_id": "c2", "content": "ok", "_tool": "read", "_args": {}}]
+    history = [
+        dict(SYSTEM),
+        dict(TASK),
+        {"role": "assistant", "content": "", "tool_calls": [call("c1", "read")]},
+        {"role": "tool", "tool_call_id": "c1", "content": text, "_tool": "read", "_args": {}},
+        {"role": "assistant", "content": "", "tool_calls": [call("c2", "read")]},  # c1 has been seen now
+        {"role": "tool", "tool_call_id": "c2", "content": "ok", "_tool": "read", "_args": {}},
+    ]
     out = offload.prepare(history)
     validate_projection(out, history[0])
     assert out[3]["content"].startswith("[offloaded to memory: id=mem-0001")

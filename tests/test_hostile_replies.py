@@ -1,5 +1,6 @@
 """A model reply, a tool argument or a grader cannot crash a run (issue 22 §1): each becomes an error the model
 sees, or a recorded outcome with its reason, and the run goes on."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,10 @@ class Replies:
             return Completion({"role": "assistant", "content": "COMPLETE"}, Usage())
         calls = self.script[self.turn] if self.turn < len(self.script) else [("submit", '{"first_total": 0}')]
         self.turn += 1
-        tool_calls = [{"id": f"c{self.turn}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                      for i, (n, a) in enumerate(calls)]
+        tool_calls = [
+            {"id": f"c{self.turn}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(calls)
+        ]
         return Completion({"role": "assistant", "content": "", "tool_calls": tool_calls}, Usage())
 
 
@@ -63,11 +66,20 @@ class Broken:
 
 def trial(tmp_path, model, hooks=Hooks(), **broken):
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=100_000, max_steps=10, strategy_name="none", strategy_params={}, model_name="m",
-                             hooks=hooks)
+    settings = TrialSettings(
+        budget=100_000, max_steps=10, strategy_name="none", strategy_params={}, model_name="m", hooks=hooks
+    )
     instance = FailureMemory(**SMALL).generate(0)
-    row = run_trial(trial_id="t", trial_index=0, instance=Broken(instance, **broken) if broken else instance,
-                    strategy=NoManagement(), model=model, summarizer=None, settings=settings, writer=writer)
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=Broken(instance, **broken) if broken else instance,
+        strategy=NoManagement(),
+        model=model,
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row, read_transcript(tmp_path, "t")
 
@@ -114,8 +126,14 @@ class BadUsage(Replies):
 
     def complete(self, messages, tools):
         completion = super().complete(messages, tools)
-        completion.usage = Usage(prompt_tokens=-5, cached_tokens=10**30, output_tokens="lots", reasoning_tokens=-1,
-                                 cached_source="reported", tokens_source="reported")
+        completion.usage = Usage(
+            prompt_tokens=-5,
+            cached_tokens=10**30,
+            output_tokens="lots",
+            reasoning_tokens=-1,
+            cached_source="reported",
+            tokens_source="reported",
+        )
         return completion
 
 
@@ -123,10 +141,24 @@ def test_an_invalid_usage_block_is_dropped_and_recorded_as_invalid(tmp_path):
     from harness.pricing import Pricing
 
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=100_000, max_steps=10, strategy_name="none", strategy_params={}, model_name="m",
-                             pricing=Pricing(name="openai-like", input=2.0, cached_input=0.5, output=8.0))
-    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=NoManagement(),
-                    model=BadUsage([]), summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=100_000,
+        max_steps=10,
+        strategy_name="none",
+        strategy_params={},
+        model_name="m",
+        pricing=Pricing(name="openai-like", input=2.0, cached_input=0.5, output=8.0),
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=FailureMemory(**SMALL).generate(0),
+        strategy=NoManagement(),
+        model=BadUsage([]),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     steps = read_jsonl(tmp_path / "steps.jsonl")
     assert all("prompt_tokens=-5" in s["usage_invalid"] and "output_tokens='lots'" in s["usage_invalid"] for s in steps)
@@ -167,8 +199,16 @@ def test_tool_calls_that_share_or_lack_an_id_are_an_error_the_model_sees(tmp_pat
 
 
 def test_a_lone_surrogate_in_a_reply_is_escaped_and_the_run_goes_on(tmp_path):
-    row, events = trial(tmp_path, Raw({"role": "assistant", "content": "thinking \ud800 aloud",
-                                        "tool_calls": [call("c1", arguments='{"endpoint": "/\ud83d"}')]}))
+    row, events = trial(
+        tmp_path,
+        Raw(
+            {
+                "role": "assistant",
+                "content": "thinking \ud800 aloud",
+                "tool_calls": [call("c1", arguments='{"endpoint": "/\ud83d"}')],
+            }
+        ),
+    )
     assert row["outcome"] == "submitted" and row["steps"] == 2, row["error"]
     replies = [e["message"] for e in events if e.get("event") == "message" and e["message"]["role"] == "assistant"]
     assert replies[0]["content"] == "thinking \\ud800 aloud"
@@ -202,8 +242,16 @@ def test_a_summarizer_call_that_fails_is_a_model_error_not_the_strategys(tmp_pat
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=600, max_steps=10, strategy_name="summarize", strategy_params={}, model_name="m")
     script = [[("query_api", json.dumps({"endpoint": f"/e{i}"}))] for i in range(6)]
-    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=Summarize(),
-                    model=Replies(script), summarizer=FailingSummarizer(bug), settings=settings, writer=writer)
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=FailureMemory(**SMALL).generate(0),
+        strategy=Summarize(),
+        model=Replies(script),
+        summarizer=FailingSummarizer(bug),
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     assert row["outcome"] == "model_error" and "summarizer" in row["error"], (row["outcome"], row["error"])
 
@@ -212,19 +260,33 @@ def test_a_memory_path_with_a_lone_surrogate_is_a_tool_error(tmp_path):
     from strategies.memory_tool import MemoryTool
 
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=100_000, max_steps=10, strategy_name="memory_tool", strategy_params={},
-                             model_name="m")
+    settings = TrialSettings(
+        budget=100_000, max_steps=10, strategy_name="memory_tool", strategy_params={}, model_name="m"
+    )
     memory_call = {"command": "create", "path": "/memories/\ud800.md", "file_text": "x"}
-    model = Raw({"role": "assistant", "content": "",
-                 "tool_calls": [{"id": "m1", "type": "function",
-                                 "function": {"name": "memory", "arguments": memory_call}}]})
-    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMALL).generate(0), strategy=MemoryTool(),
-                    model=model, summarizer=None, settings=settings, writer=writer)
+    model = Raw(
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "m1", "type": "function", "function": {"name": "memory", "arguments": memory_call}}],
+        }
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=FailureMemory(**SMALL).generate(0),
+        strategy=MemoryTool(),
+        model=model,
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     events = read_transcript(tmp_path, "t")
     assert row["outcome"] == "submitted", row["error"]
     assert tool_results(events)[0]["name"] == "memory" and tool_results(events)[0]["is_error"]
     from strategies.memory_tool import MemoryStore
     from strategies.base import ToolError
+
     with pytest.raises(ToolError):
         MemoryStore(tmp_path / "m").resolve("/memories/\ud800")

@@ -10,6 +10,7 @@ swept over the modes' URLs: the process exits 0), and ``-m slow`` sweeps every m
 costs ~0.6 s of hydra composition). Retries are fast: no backoff, ``Retry-After`` capped at ``MAX_RETRY_AFTER``,
 real sleeps (a NaN wait raises, as ``time.sleep(nan)`` does).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,12 +35,19 @@ PRESETS = {OPENAI: "llamacpp", ANTHROPIC: "llamacpp_messages"}
 SUBMIT = {"first_total": 0, "escalated_ticket": "T-1", "second_period": "2025-Q1", "second_total": 0}
 SMOKE = dict(tickets=3, ticket_messages=2, rows=12, page_rows=6)  # failure_memory in configs/suite/smoke.yaml
 MAX_RETRY_AFTER = 0.05
-MODEL = {"context_window": 1_000_000,  # the huge replies fit: the trial goes on past them
-         "retry": {"attempts": 2, "initial_wait": 0, "max_wait": 0.01, "jitter": 0, "max_retry_after": MAX_RETRY_AFTER}}
+MODEL = {
+    "context_window": 1_000_000,  # the huge replies fit: the trial goes on past them
+    "retry": {"attempts": 2, "initial_wait": 0, "max_wait": 0.01, "jitter": 0, "max_retry_after": MAX_RETRY_AFTER},
+}
 SETTINGS = [
     f"model.context_window={MODEL['context_window']}",
     *(f"model.retry.{key}={value}" for key, value in MODEL["retry"].items()),
-    "suite=smoke", "task=failure_memory", "trials=1", "max_steps=3", "progress=false", "plots=false",
+    "suite=smoke",
+    "task=failure_memory",
+    "trials=1",
+    "max_steps=3",
+    "progress=false",
+    "plots=false",
 ]
 
 
@@ -70,9 +78,12 @@ EXPECT: dict[str, Expect | dict[str, Expect]] = {
     "infinity_args": Expect("tool_error", "Infinity"),
     "huge_float_args": per_backend(Expect("tool_error", "too large for a float"), Expect("tool_error", "Infinity")),
     "huge_int_args": per_backend(Expect("tool_error", "4300 digits"), Expect("model_error", "4300 digits")),
-    "deep_args": per_backend(Expect("tool_error", "nested too deeply"),
-                             Expect("model_error", "the response is nested too deeply")),
-    "malformed_args": per_backend(Expect("tool_error", "not valid JSON"), Expect("tool_error", "must be a JSON object")),
+    "deep_args": per_backend(
+        Expect("tool_error", "nested too deeply"), Expect("model_error", "the response is nested too deeply")
+    ),
+    "malformed_args": per_backend(
+        Expect("tool_error", "not valid JSON"), Expect("tool_error", "must be a JSON object")
+    ),
     "args_not_object": Expect("tool_error", "must be a JSON object"),
     "args_as_object": per_backend(Expect("tool_error", NO_ENDPOINT), Expect("tool_error", "must be a JSON object")),
     "args_number": Expect("tool_error", "must be a JSON object"),
@@ -85,10 +96,10 @@ EXPECT: dict[str, Expect | dict[str, Expect]] = {
     "call_id_not_string": Expect("unreadable", "has no id"),
     "duplicate_call_ids": Expect("unreadable", "share the id 'dup'"),
     "many_tool_calls": Expect("tool_error", "unknown tool"),
-    "tool_calls_not_list": per_backend(Expect("unreadable", "not a list of calls"),
-                                       Expect("tool_error", NO_ENDPOINT)),
-    "call_without_function": per_backend(Expect("unreadable", "not a list of calls"),
-                                         Expect("unreadable", "has no tool name")),
+    "tool_calls_not_list": per_backend(Expect("unreadable", "not a list of calls"), Expect("tool_error", NO_ENDPOINT)),
+    "call_without_function": per_backend(
+        Expect("unreadable", "not a list of calls"), Expect("unreadable", "has no tool name")
+    ),
     "null_content": per_backend(Expect("unreadable", "no tool call"), Expect("model_error", "no content blocks")),
     "content_not_string": Expect("unreadable", "no tool call"),
     "lone_surrogate": Expect("unreadable", "no tool call"),
@@ -138,8 +149,10 @@ EXPECT: dict[str, Expect | dict[str, Expect]] = {
     "always_dropped": Expect("model_error", "gave up after 2 attempts: APIConnectionError"),
     "bad_gzip": Expect("retried"),
 }
-SLOW = {"huge_content": Expect("context_overflow", "exceeds the 1,000,000-token context window"),
-        "slow_reply": Expect("retried")}
+SLOW = {
+    "huge_content": Expect("context_overflow", "exceeds the 1,000,000-token context window"),
+    "slow_reply": Expect("retried"),
+}
 # a reply the harness cannot count yet: tiktoken raises on a run of ~1M blanks (harness/tokens.py, in the loop)
 CRASHING = {"whitespace_run": Expect("unreadable", "no tool call")}
 HONOURED = ("rate_limit_429", "server_500_retry_after", "retry_after_huge")  # Retry-After asks more than the cap
@@ -169,8 +182,11 @@ class Run:
     @classmethod
     def read(cls, run_dir: Path) -> "Run":
         transcripts = sorted(p for p in (run_dir / "transcripts").iterdir() if p.name.endswith((".jsonl", ".jsonl.gz")))
-        return cls(read_jsonl(run_dir / "trials.jsonl"), read_jsonl(run_dir / "steps.jsonl"),
-                   read_events(transcripts[0]) if transcripts else [])
+        return cls(
+            read_jsonl(run_dir / "trials.jsonl"),
+            read_jsonl(run_dir / "steps.jsonl"),
+            read_events(transcripts[0]) if transcripts else [],
+        )
 
     def messages(self) -> dict[str, dict]:
         return {e["ref"]: e["message"] for e in self.events if e.get("event") == "message"}
@@ -194,21 +210,44 @@ def in_process(server: HostileServer, backend: str, mode: str, folder: Path, tag
     spec = OmegaConf.to_container(OmegaConf.load(ROOT / "configs" / "model" / f"{PRESETS[backend]}.yaml"))
     spec.update(MODEL, base_url=server.base_url(backend, mode, session(backend, mode, tag)), **model)
     writer = RunWriter(folder)
-    settings = TrialSettings(budget=25_000, max_steps=3, strategy_name="none", strategy_params={},
-                             model_name=PRESETS[backend], cache_profile=PROFILES["llamacpp"])
-    row = run_trial(trial_id="t", trial_index=0, instance=FailureMemory(**SMOKE).generate(0), strategy=NoManagement(),
-                    model=build_model(spec), summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=25_000,
+        max_steps=3,
+        strategy_name="none",
+        strategy_params={},
+        model_name=PRESETS[backend],
+        cache_profile=PROFILES["llamacpp"],
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=FailureMemory(**SMOKE).generate(0),
+        strategy=NoManagement(),
+        model=build_model(spec),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.trial(row)
     writer.close()
     return Run.read(folder)
 
 
-def sweep(server: HostileServer, backend: str, modes: list[str], folder: Path, tag: str = "",
-          extra: tuple[str, ...] = ()) -> tuple[object, dict[str, Run]]:
+def sweep(
+    server: HostileServer, backend: str, modes: list[str], folder: Path, tag: str = "", extra: tuple[str, ...] = ()
+) -> tuple[object, dict[str, Run]]:
     """One ``harness run -m`` over the modes' URLs: (the finished process, {mode: its run})."""
     urls = [server.base_url(backend, mode, session(backend, mode, tag)) for mode in modes]
-    result = harness("run", "-m", f"model={PRESETS[backend]}", "model.base_url=" + ",".join(urls), *SETTINGS, *extra,
-                     "hydra.sweep.dir=sweep", cwd=folder)
+    result = harness(
+        "run",
+        "-m",
+        f"model={PRESETS[backend]}",
+        "model.base_url=" + ",".join(urls),
+        *SETTINGS,
+        *extra,
+        "hydra.sweep.dir=sweep",
+        cwd=folder,
+    )
     runs = {}
     for identity in (folder / "sweep").glob("*/identity.json"):
         url = json.loads(identity.read_text())["model"]["base_url"]
@@ -246,8 +285,9 @@ def check(server: HostileServer, backend: str, mode: str, run: Run, tag: str = "
             assert 0 <= step["output_tokens"] < 10_000_000
 
 
-def check_sweep(server: HostileServer, backend: str, modes: list[str], result, runs: dict[str, Run],
-                tag: str = "") -> None:
+def check_sweep(
+    server: HostileServer, backend: str, modes: list[str], result, runs: dict[str, Run], tag: str = ""
+) -> None:
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert sorted(runs) == sorted(modes), "one run folder per mode"
     for mode in modes:
@@ -288,5 +328,10 @@ def test_slow_modes(server, tmp_path, mode, backend):
 
 @pytest.mark.parametrize("backend", list(PRESETS))
 def test_a_reply_with_a_million_blanks(server, tmp_path, backend):
-    check(server, backend, "whitespace_run", in_process(server, backend, "whitespace_run", tmp_path, tag="crash-"),
-          tag="crash-")
+    check(
+        server,
+        backend,
+        "whitespace_run",
+        in_process(server, backend, "whitespace_run", tmp_path, tag="crash-"),
+        tag="crash-",
+    )

@@ -1,4 +1,5 @@
 """Grouping by full configuration identity, all-call totals and budget adherence in reports and comparisons."""
+
 import json
 import shutil
 from pathlib import Path
@@ -33,10 +34,16 @@ def rewrite_trials(run: Path, edit) -> None:
 
 # ---------------------------------------------------------------- identity helpers
 
+
 def test_identity_hash_ignores_seed_trials_order_and_budget_spelling():
     a = {"budget": "8k", "seed": 0, "strategy": {"name": "headtail", "min_recent_rounds": 1}, "hooks": {"plan": False}}
-    b = {"hooks": {"plan": False}, "strategy": {"min_recent_rounds": 1, "name": "headtail"}, "budget": 8000, "seed": 7,
-         "trials": 3}
+    b = {
+        "hooks": {"plan": False},
+        "strategy": {"min_recent_rounds": 1, "name": "headtail"},
+        "budget": 8000,
+        "seed": 7,
+        "trials": 3,
+    }
     assert identity.config_id(a) == identity.config_id(b) and len(identity.config_id(a)) == 10
     assert identity.config_id({**a, "hooks": {"plan": True}}) != identity.config_id(a)
     flat = identity.flatten(identity.normalise(a))
@@ -49,6 +56,7 @@ def test_identity_hash_ignores_seed_trials_order_and_budget_spelling():
 
 # ---------------------------------------------------------------- grouping
 
+
 def test_hook_settings_are_separate_configurations(tmp_path):
     # experiment review44 puts headtail_8k and headtail_8k_nohook in one sweep: they were one row
     make_run(tmp_path / "hook", hooks={"completion_check": True, "max_continues": 2, "plan": False})
@@ -56,8 +64,10 @@ def test_hook_settings_are_separate_configurations(tmp_path):
     trials = analysis.load_trials([tmp_path])
     by_config = analysis.summarize(trials, by=analysis.CONFIG_KEYS)
     assert len(by_config) == 2 and set(by_config["trials"]) == {6}
-    assert sorted(by_config["config"]) == ["headtail@1.5k hooks.completion_check=false",
-                                          "headtail@1.5k hooks.completion_check=true"]
+    assert sorted(by_config["config"]) == [
+        "headtail@1.5k hooks.completion_check=false",
+        "headtail@1.5k hooks.completion_check=true",
+    ]
     assert by_config["config_id"].nunique() == 2
     per_family = analysis.summarize(trials)
     assert len(per_family) == 2 and "family" in per_family.columns
@@ -72,7 +82,9 @@ def test_suite_sizes_are_separate_rows_and_duplicates_are_pooled_with_a_note(tmp
     assert sorted(by_config["trials"]) == [6, 12]
     assert any("pages=8" in name for name in by_config["config"])
     notes = analysis.pooling_notes(trials)
-    assert len(notes) == 1 and notes[0].startswith("note:") and "2 run folders of one identical configuration" in notes[0]
+    assert (
+        len(notes) == 1 and notes[0].startswith("note:") and "2 run folders of one identical configuration" in notes[0]
+    )
 
 
 def test_pooling_different_task_sizes_warns_loudly(tmp_path):
@@ -94,8 +106,10 @@ def test_pooling_different_task_sizes_warns_loudly(tmp_path):
 
 def test_compare_pairs_on_the_full_identity(tmp_path):
     # both sides hold hook on and hook off: before, the same (instance, seed, trial) twice -> exit 2
-    hooks = {True: {"completion_check": True, "max_continues": 2, "plan": False},
-             False: {"completion_check": False, "max_continues": 2, "plan": False}}
+    hooks = {
+        True: {"completion_check": True, "max_continues": 2, "plan": False},
+        False: {"completion_check": False, "max_continues": 2, "plan": False},
+    }
     for side, source in (("base", "headtail"), ("cand", "sliding_window")):
         for on in (True, False):
             make_run(tmp_path / side / f"hook_{on}", source=source, hooks=hooks[on])
@@ -111,6 +125,7 @@ def test_compare_pairs_on_the_full_identity(tmp_path):
 
 
 # ---------------------------------------------------------------- totals and budget adherence
+
 
 def test_total_input_tokens_include_sub_agents_and_stop_hook(tmp_path):
     run = make_run(tmp_path / "run")

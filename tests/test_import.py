@@ -5,6 +5,7 @@ strategies, synthetic) goes through ``import``, ``report`` and ``compare --fail-
 bad mappings and values are one line and exit 2 with nothing written; unpaired rows are counted,
 written and reported, never dropped.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,8 +27,14 @@ STUDY_MAP = ["--map", "config=strategy,instance=instance_id,outcome=resolved,cos
 
 def harness(*args, cwd):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "harness", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
@@ -59,8 +66,9 @@ def test_study_csv_is_what_its_script_writes():
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     out = tmp_path_factory.mktemp("imports")
-    result = harness("import", STUDY / "study.csv", "--format", "csv", "--map", STUDY / "mapping.yaml", "--out", out,
-                     cwd=out)
+    result = harness(
+        "import", STUDY / "study.csv", "--format", "csv", "--map", STUDY / "mapping.yaml", "--out", out, cwd=out
+    )
     assert result.returncode == 0, result.stderr
     return out, result.stdout
 
@@ -83,12 +91,15 @@ def test_import_writes_one_run_folder_per_configuration(imported):
 
 def test_compare_gives_paired_difference_and_cost_ratio_with_intervals(imported):
     out, _ = imported
-    result = harness("compare", out / "study" / "raw_agent", out / "study" / "observation_masking",
-                     "--fail-on-regression", cwd=out)
+    result = harness(
+        "compare", out / "study" / "raw_agent", out / "study" / "observation_masking", "--fail-on-regression", cwd=out
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "500 pairs: successes base 272, candidate 280 (base-only 19, candidate-only 27;" in result.stdout
     assert "success diff (candidate - base) +0.016 [" in result.stdout and "cost x0.476 [" in result.stdout
-    worse = harness("compare", out / "study" / "llm_summary", out / "study" / "raw_agent", "--fail-on-regression", cwd=out)
+    worse = harness(
+        "compare", out / "study" / "llm_summary", out / "study" / "raw_agent", "--fail-on-regression", cwd=out
+    )
     assert worse.returncode == 1 and "REGRESSION: input tokens x1.89" in worse.stdout
 
 
@@ -107,16 +118,20 @@ def test_command_line_map_equals_yaml_map(imported, tmp_path):
     assert result.returncode == 0, result.stderr
     strip = lambda rows: [{k: v for k, v in r.items() if k != "source"} for r in rows]  # noqa: E731
     for name in ("raw_agent", "llm_summary"):
-        assert strip(read_jsonl(tmp_path / "study" / name / "trials.jsonl")) == \
-            strip(read_jsonl(out / "study" / name / "trials.jsonl"))
+        assert strip(read_jsonl(tmp_path / "study" / name / "trials.jsonl")) == strip(
+            read_jsonl(out / "study" / name / "trials.jsonl")
+        )
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--map", "succes=resolved"], "unknown field 'succes' in --map (fields: config, instance, outcome"),
-    (["--map", "outcome=solved"], "column 'solved' (mapped to outcome) is not in"),
-    (["--map", "config=strategy"], "no column for 'instance' in"),
-    (["--map", "config"], "--map 'config': write FIELD=COLUMN"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--map", "succes=resolved"], "unknown field 'succes' in --map (fields: config, instance, outcome"),
+        (["--map", "outcome=solved"], "column 'solved' (mapped to outcome) is not in"),
+        (["--map", "config=strategy"], "no column for 'instance' in"),
+        (["--map", "config"], "--map 'config': write FIELD=COLUMN"),
+    ],
+)
 def test_bad_mapping_is_one_line_and_exit_2(args, needle, tmp_path):
     result = harness("import", STUDY / "study.csv", "--format", "csv", *args, "--out", tmp_path / "out", cwd=tmp_path)
     assert result.returncode == 2
@@ -125,8 +140,10 @@ def test_bad_mapping_is_one_line_and_exit_2(args, needle, tmp_path):
 
 
 def test_bad_value_names_its_row_and_writes_nothing(tmp_path):
-    rows = [{"config": "a", "instance": "i1", "outcome": "1", "cost": "0.5"},
-            {"config": "a", "instance": "i2", "outcome": "maybe", "cost": "0.5"}]
+    rows = [
+        {"config": "a", "instance": "i1", "outcome": "1", "cost": "0.5"},
+        {"config": "a", "instance": "i2", "outcome": "maybe", "cost": "0.5"},
+    ]
     path = write_csv(tmp_path / "r.csv", rows)
     result = harness("import", path, "--format", "csv", "--out", tmp_path / "out", cwd=tmp_path)
     assert result.returncode == 2 and "row 3: outcome 'maybe' is not a success or a failure" in result.stderr
@@ -138,11 +155,17 @@ def test_bad_value_names_its_row_and_writes_nothing(tmp_path):
 
 
 def test_unpaired_rows_are_counted_written_and_reported(tmp_path):
-    rows = [{"exp": "e", "config": c, "instance": f"i{n}", "outcome": str(int(n % 3 == 0)), "cost": "1.0"}
-            for c in ("base", "cand") for n in range(12) if not (c == "cand" and n < 2)]
+    rows = [
+        {"exp": "e", "config": c, "instance": f"i{n}", "outcome": str(int(n % 3 == 0)), "cost": "1.0"}
+        for c in ("base", "cand")
+        for n in range(12)
+        if not (c == "cand" and n < 2)
+    ]
     rows.append({"exp": "e", "config": "cand", "instance": "extra", "outcome": "1", "cost": "1.0"})
     path = write_csv(tmp_path / "r.csv", rows)
-    result = harness("import", path, "--format", "csv", "--map", "experiment=exp", "--out", tmp_path / "o", cwd=tmp_path)
+    result = harness(
+        "import", path, "--format", "csv", "--map", "experiment=exp", "--out", tmp_path / "o", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert "e / base: 12 trials, 10 paired across all 2 configurations, 2 without a partner" in result.stdout
     assert "e / cand: 11 trials, 10 paired across all 2 configurations, 1 without a partner" in result.stdout
@@ -173,14 +196,36 @@ def test_repeated_rows_are_trials_and_a_trial_column_must_be_unique(tmp_path):
 
 def test_jsonl_format(tmp_path):
     path = tmp_path / "results.jsonl"
-    path.write_text("\n".join(json.dumps({"label": c, "task_id": n, "ok": n % 2 == 0, "usd": 0.1, "calls": 7})
-                              for c in ("x", "y") for n in range(4)) + "\n", encoding="utf-8")
-    result = harness("import", path, "--format", "jsonl", "--map", "config=label,instance=task_id,outcome=ok,cost=usd,turns=calls",
-                     "--experiment", "demo", "--out", tmp_path / "o", cwd=tmp_path)
+    path.write_text(
+        "\n".join(
+            json.dumps({"label": c, "task_id": n, "ok": n % 2 == 0, "usd": 0.1, "calls": 7})
+            for c in ("x", "y")
+            for n in range(4)
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    result = harness(
+        "import",
+        path,
+        "--format",
+        "jsonl",
+        "--map",
+        "config=label,instance=task_id,outcome=ok,cost=usd,turns=calls",
+        "--experiment",
+        "demo",
+        "--out",
+        tmp_path / "o",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     rows = read_jsonl(tmp_path / "o" / "demo" / "x" / "trials.jsonl")
-    assert [(r["instance_id"], r["success"], r["steps"]) for r in rows] == [("0", True, 7), ("1", False, 7),
-                                                                            ("2", True, 7), ("3", False, 7)]
+    assert [(r["instance_id"], r["success"], r["steps"]) for r in rows] == [
+        ("0", True, 7),
+        ("1", False, 7),
+        ("2", True, 7),
+        ("3", False, 7),
+    ]
 
 
 # ---------------------------------------------------------------- a table of many configurations (The Complexity Trap's shape)
@@ -191,10 +236,19 @@ CT_STRATEGIES = {"Raw Agent": "baseline_raw", "Observation Masking": "baseline_N
 
 def ct_shaped_csv(path: Path, instances: int = 20) -> Path:
     """Rows shaped like The Complexity Trap's per-instance CSV: one ``experiment`` per (model, strategy)."""
-    rows = [{"experiment": f"local-{model}-{tag}.0-verified-{instances}", "strategy": strategy,
-             "instance_id": f"repo__repo-{n}", "cost": f"{0.1 + n / 100:.3f}", "turn_count": str(10 + n),
-             "outcome": str(int((n + i) % 3 != 0))}
-            for model in CT_MODELS for i, (strategy, tag) in enumerate(CT_STRATEGIES.items()) for n in range(instances)]
+    rows = [
+        {
+            "experiment": f"local-{model}-{tag}.0-verified-{instances}",
+            "strategy": strategy,
+            "instance_id": f"repo__repo-{n}",
+            "cost": f"{0.1 + n / 100:.3f}",
+            "turn_count": str(10 + n),
+            "outcome": str(int((n + i) % 3 != 0)),
+        }
+        for model in CT_MODELS
+        for i, (strategy, tag) in enumerate(CT_STRATEGIES.items())
+        for n in range(instances)
+    ]
     return write_csv(path, rows)
 
 
@@ -211,8 +265,9 @@ def test_an_automatically_mapped_experiment_column_is_said(tmp_path):
 
 def test_an_explicit_experiment_wins_over_the_column(tmp_path):
     path = ct_shaped_csv(tmp_path / "ct.csv")
-    result = harness("import", path, "--format", "csv", *CT_MAP, "--experiment", "ct", "--out", tmp_path / "o",
-                     cwd=tmp_path)
+    result = harness(
+        "import", path, "--format", "csv", *CT_MAP, "--experiment", "ct", "--out", tmp_path / "o", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert "  experiment    = 'ct' (--experiment)" in result.stdout
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["ct"]
@@ -222,8 +277,20 @@ def test_an_explicit_experiment_wins_over_the_column(tmp_path):
 
 def test_experiment_flag_and_experiment_mapping_together_is_one_line(tmp_path):
     path = ct_shaped_csv(tmp_path / "ct.csv")
-    result = harness("import", path, "--format", "csv", "--map", "experiment=experiment", *CT_MAP,
-                     "--experiment", "ct", "--out", tmp_path / "o", cwd=tmp_path)
+    result = harness(
+        "import",
+        path,
+        "--format",
+        "csv",
+        "--map",
+        "experiment=experiment",
+        *CT_MAP,
+        "--experiment",
+        "ct",
+        "--out",
+        tmp_path / "o",
+        cwd=tmp_path,
+    )
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "--experiment and --map experiment=experiment both set the experiment: give one" in result.stderr
     assert not (tmp_path / "o").exists()
@@ -237,20 +304,41 @@ def test_every_field_has_a_mapping_line(tmp_path):
     assert "  config        <- column 'strategy' (--map)" in lines
     assert "  outcome       <- column 'outcome' (same name)" in lines
     assert "  turns         <- column 'turn_count' (--map)" in lines
-    assert "  trial         = the row's occurrence of its instance in its configuration, from 0 (no trial column)" in lines
+    assert (
+        "  trial         = the row's occurrence of its instance in its configuration, from 0 (no trial column)" in lines
+    )
     assert "  0 in every row (no column): tokens, output_tokens" in lines
 
 
 def test_where_keeps_the_pair_of_one_model_and_compare_pairs_it(tmp_path):
     path = ct_shaped_csv(tmp_path / "ct.csv")
     raw, masked = (f"local-qwen-coder-big-{tag}.0-verified-20" for tag in ("baseline_raw", "baseline_N_1_M_10"))
-    result = harness("import", path, "--format", "csv", *CT_MAP, "--where", f"experiment={raw}",
-                     "--where", f"experiment={masked}", "--experiment", "ct", "--out", tmp_path / "o", cwd=tmp_path)
+    result = harness(
+        "import",
+        path,
+        "--format",
+        "csv",
+        *CT_MAP,
+        "--where",
+        f"experiment={raw}",
+        "--where",
+        f"experiment={masked}",
+        "--experiment",
+        "ct",
+        "--out",
+        tmp_path / "o",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert f"  --where experiment in {sorted([raw, masked])}: kept 40 of 120 rows" in result.stdout
     assert "ct / Raw Agent: 20 trials, 20 paired across all 2 configurations, all paired" in result.stdout
-    compare = harness("compare", tmp_path / "o" / "ct" / "Raw_Agent", tmp_path / "o" / "ct" / "Observation_Masking",
-                      "--json", cwd=tmp_path)
+    compare = harness(
+        "compare",
+        tmp_path / "o" / "ct" / "Raw_Agent",
+        tmp_path / "o" / "ct" / "Observation_Masking",
+        "--json",
+        cwd=tmp_path,
+    )
     assert compare.returncode == 0, compare.stderr
     stratum = json.loads(compare.stdout)["strata"][0]
     assert stratum["pairs"] == 20 and (stratum["base_successes"], stratum["cand_successes"]) == (13, 14)
@@ -258,19 +346,36 @@ def test_where_keeps_the_pair_of_one_model_and_compare_pairs_it(tmp_path):
 
 def test_where_on_two_columns_must_match_both(tmp_path):
     path = ct_shaped_csv(tmp_path / "ct.csv")
-    result = harness("import", path, "--format", "csv", *CT_MAP, "--where", "strategy=Raw Agent",
-                     "--where", "instance_id=repo__repo-3", "--out", tmp_path / "o", cwd=tmp_path)
+    result = harness(
+        "import",
+        path,
+        "--format",
+        "csv",
+        *CT_MAP,
+        "--where",
+        "strategy=Raw Agent",
+        "--where",
+        "instance_id=repo__repo-3",
+        "--out",
+        tmp_path / "o",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert "kept 2 of 120 rows" in result.stdout  # one per model
 
 
-@pytest.mark.parametrize("where,needle", [
-    ("model=qwen", "--where column 'model' is not in"),
-    ("strategy=Nothing", "no row of"),
-    ("strategy", "--where 'strategy': write COLUMN=VALUE"),
-])
+@pytest.mark.parametrize(
+    "where,needle",
+    [
+        ("model=qwen", "--where column 'model' is not in"),
+        ("strategy=Nothing", "no row of"),
+        ("strategy", "--where 'strategy': write COLUMN=VALUE"),
+    ],
+)
 def test_a_bad_where_is_one_line_and_writes_nothing(tmp_path, where, needle):
     path = ct_shaped_csv(tmp_path / "ct.csv")
-    result = harness("import", path, "--format", "csv", *CT_MAP, "--where", where, "--out", tmp_path / "o", cwd=tmp_path)
+    result = harness(
+        "import", path, "--format", "csv", *CT_MAP, "--where", where, "--out", tmp_path / "o", cwd=tmp_path
+    )
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and needle in result.stderr
     assert not (tmp_path / "o").exists()

@@ -5,6 +5,7 @@ project module, at the top or inside a function, is an edge. A cycle through a h
 fails: ``python -m harness`` then imports no module that imports it back. An import inside a
 function is kept only for a heavy optional dependency and says why in a comment on its line.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,10 +15,14 @@ from tests.test_cli import ROOT, harness
 
 PACKAGES = ("harness", "strategies", "tasks", "reference_agent")
 UNCOMMENTED_LATE_IMPORTS = {  # harness/runner.py: still to be moved to the module top
-    ("harness/runner.py", "harness.models.wrappers"), ("harness/runner.py", "harness.models.faults"),
-    ("harness/runner.py", "harness.models.response_cache"), ("harness/runner.py", "harness.run_lock"),
-    ("harness/runner.py", "harness.models.base"), ("harness/runner.py", "harness.reporting"),
-    ("harness/runner.py", "harness.analysis"), ("harness/runner.py", "harness.records"),
+    ("harness/runner.py", "harness.models.wrappers"),
+    ("harness/runner.py", "harness.models.faults"),
+    ("harness/runner.py", "harness.models.response_cache"),
+    ("harness/runner.py", "harness.run_lock"),
+    ("harness/runner.py", "harness.models.base"),
+    ("harness/runner.py", "harness.reporting"),
+    ("harness/runner.py", "harness.analysis"),
+    ("harness/runner.py", "harness.records"),
 }
 
 
@@ -29,12 +34,17 @@ def module_name(path: Path) -> str:
 
 def project_modules() -> dict[str, Path]:
     """Every module of the project's packages, by dotted name."""
-    return {module_name(p): p for package in PACKAGES if (ROOT / package).is_dir()
-            for p in sorted((ROOT / package).rglob("*.py"))}
+    return {
+        module_name(p): p
+        for package in PACKAGES
+        if (ROOT / package).is_dir()
+        for p in sorted((ROOT / package).rglob("*.py"))
+    }
 
 
-def imported_modules(node: ast.Import | ast.ImportFrom, module: str, is_package: bool,
-                     modules: dict[str, Path]) -> set[str]:
+def imported_modules(
+    node: ast.Import | ast.ImportFrom, module: str, is_package: bool, modules: dict[str, Path]
+) -> set[str]:
     """The project modules an import statement loads (``from a import b``: module ``a.b`` if there is one, else ``a``)."""
     if isinstance(node, ast.Import):
         return {m for m in (resolve(alias.name, modules) for alias in node.names) if m}
@@ -43,8 +53,9 @@ def imported_modules(node: ast.Import | ast.ImportFrom, module: str, is_package:
         parts = module.split(".") if is_package else module.split(".")[:-1]
         parts = parts[: len(parts) - (node.level - 1)]
         base = ".".join([*parts, *([base] if base else [])])
-    found = {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else resolve(base, modules)
-             for alias in node.names}
+    found = {
+        f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else resolve(base, modules) for alias in node.names
+    }
     return {m for m in found if m}
 
 
@@ -59,8 +70,13 @@ def imports_of(path: Path, modules: dict[str, Path]) -> list[tuple[ast.stmt, str
     """``(statement, project module, inside a function)`` for every import of a project module in ``path``."""
     module = module_name(path)
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    late = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-            for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    late = {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for n in ast.walk(f)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+    }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -125,8 +141,9 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_graph_sees_imports_inside_functions():
     modules = project_modules()
     assert "harness.cli" in import_graph()["harness.__main__"]
-    assert any(late for _, target, late in imports_of(ROOT / "harness" / "report.py", modules)
-               if target == "harness.plots")
+    assert any(
+        late for _, target, late in imports_of(ROOT / "harness" / "report.py", modules) if target == "harness.plots"
+    )
 
 
 def test_no_import_cycle_runs_through_harness():
@@ -155,4 +172,3 @@ def test_the_command_line_loads_and_lists_every_command(tmp_path):
     assert result.returncode == 0, result.stderr
     for command in ("run", "list", "report", "compare", "view", "import"):
         assert f"\n  {command} " in result.stdout or f"\n  {command}\n" in result.stdout, command
-

@@ -4,6 +4,7 @@ Skipped, with its reason, when the ``inspect`` extra is not installed. Two evals
 inspect's ``mockllm`` model (4 samples x 2 epochs each) become two run folders whose epochs are
 trials; ``compare`` pairs them on (sample, epoch).
 """
+
 from __future__ import annotations
 
 import os
@@ -35,14 +36,29 @@ def make_log(log_dir: Path, config: str, solves: set[int]) -> Path:
         number = int(input[-1].text.split()[-1])
         answer = "yes" if number in solves or (number == 3 and calls["n"] % 2 == 0) else "no"
         output = ModelOutput.from_content("mockllm/model", answer)
-        output.usage = ModelUsage(input_tokens=100 + number, output_tokens=2, total_tokens=102 + number,
-                                  input_tokens_cache_read=10, total_cost=0.01 * (1 + number))
+        output.usage = ModelUsage(
+            input_tokens=100 + number,
+            output_tokens=2,
+            total_tokens=102 + number,
+            input_tokens_cache_read=10,
+            total_cost=0.01 * (1 + number),
+        )
         return output
 
-    task = Task(dataset=[Sample(input=f"question {n}", target="yes", id=f"q{n}") for n in range(4)], solver=generate(),
-                scorer=includes(), epochs=2, name="quiz")
-    (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(log_dir),
-                          display="none", metadata={"config": config})
+    task = Task(
+        dataset=[Sample(input=f"question {n}", target="yes", id=f"q{n}") for n in range(4)],
+        solver=generate(),
+        scorer=includes(),
+        epochs=2,
+        name="quiz",
+    )
+    (log,) = inspect_eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=outputs),
+        log_dir=str(log_dir),
+        display="none",
+        metadata={"config": config},
+    )
     assert log.status == "success", log.error
     return Path(log.location)
 
@@ -51,8 +67,14 @@ def test_inspect_logs_become_paired_trials(tmp_path):
     base = make_log(tmp_path / "logs_a", "base", {0, 1})
     cand = make_log(tmp_path / "logs_b", "cand", {0})
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = lambda *a: subprocess.run([sys.executable, "-m", "harness", *map(str, a)], cwd=tmp_path,  # noqa: E731
-                                    capture_output=True, text=True, timeout=300, env=env)
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "harness", *map(str, a)],
+        cwd=tmp_path,  # noqa: E731
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     result = run("import", base, cand, "--format", "inspect-log", "--out", tmp_path / "o")
     assert result.returncode == 0, result.stderr
     rows = read_jsonl(tmp_path / "o" / "quiz" / "base" / "trials.jsonl")
@@ -70,8 +92,13 @@ def test_inspect_logs_become_paired_trials(tmp_path):
 def test_unreadable_log_is_one_line(tmp_path):
     bad = tmp_path / "broken.eval"
     bad.write_bytes(b"not a zip")
-    result = subprocess.run([sys.executable, "-m", "harness", "import", str(bad), "--format", "inspect-log"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-m", "harness", "import", str(bad), "--format", "inspect-log"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 2 and "not an inspect log inspect_ai can read" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -6,6 +6,7 @@ with ``CtxbenchCompaction``, and through ctxbench's own loop; every request the 
 must be the same, message for message. Nothing may download a tokenizer: tiktoken's
 ``o200k_base`` (inspect's default estimator) is made to fail.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -18,15 +19,32 @@ inspect_ai = pytest.importorskip("inspect_ai", reason="the inspect extra is not 
 from inspect_ai import Task, eval as inspect_eval  # noqa: E402
 from inspect_ai.agent import AgentSubmit, as_solver, react  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.model import (ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser,  # noqa: E402
-                              ModelOutput, ModelUsage, get_model)
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,  # noqa: E402
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
 from inspect_ai.tool import ToolCall, ToolCallError, ToolError, tool  # noqa: E402
 
 from harness.conversation import strip_private  # noqa: E402
-from harness.integrations.inspect import (CtxbenchCompaction, StrategyProjectionError, calls_summarizer,  # noqa: E402
-                                          request_tokens, strategy_tools, use_ctxbench_tokens)
-from harness.integrations.inspect_messages import (MessageHistory, arguments_text, to_dicts,  # noqa: E402
-                                                   tool_dicts)
+from harness.integrations.inspect import (
+    CtxbenchCompaction,
+    StrategyProjectionError,
+    calls_summarizer,  # noqa: E402
+    request_tokens,
+    strategy_tools,
+    use_ctxbench_tokens,
+)
+from harness.integrations.inspect_messages import (
+    MessageHistory,
+    arguments_text,
+    to_dicts,  # noqa: E402
+    tool_dicts,
+)
 from harness.loop import TrialSettings, run_trial  # noqa: E402
 from harness.models.base import Completion, Usage  # noqa: E402
 from harness.records import RunWriter  # noqa: E402
@@ -92,8 +110,10 @@ def call_of(step: int, steps: int = STEPS) -> tuple[str, dict]:
 
 # ------------------------------------------------------------------ inspect side
 
-def run_inspect(strategy, log_dir, budget: int = BUDGET, threshold: int | None = None, steps: int = STEPS,
-                expect: str = "success") -> tuple[list[list[dict]], list, CtxbenchCompaction]:
+
+def run_inspect(
+    strategy, log_dir, budget: int = BUDGET, threshold: int | None = None, steps: int = STEPS, expect: str = "success"
+) -> tuple[list[list[dict]], list, CtxbenchCompaction]:
     """Run react + mockllm over the trajectory; return every request the model received (as dicts)."""
     requests: list[list[dict]] = []
     tools_seen: list = []
@@ -109,8 +129,13 @@ def run_inspect(strategy, log_dir, budget: int = BUDGET, threshold: int | None =
 
     model = use_ctxbench_tokens(get_model("mockllm/model", custom_outputs=outputs))
     compaction = CtxbenchCompaction(strategy, budget=budget, threshold=threshold)
-    agent = react(prompt="You read pages.", tools=[read(), *strategy_tools(compaction)], model=model,
-                  compaction=compaction, submit=AgentSubmit(description=SUBMIT_DESCRIPTION))
+    agent = react(
+        prompt="You read pages.",
+        tools=[read(), *strategy_tools(compaction)],
+        model=model,
+        compaction=compaction,
+        submit=AgentSubmit(description=SUBMIT_DESCRIPTION),
+    )
     task = Task(dataset=[Sample(input="Read pages 1 to 60, then submit.", target="done")], solver=as_solver(agent))
     (log,) = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", score=False)
     assert log.status == expect, log.error
@@ -119,6 +144,7 @@ def run_inspect(strategy, log_dir, budget: int = BUDGET, threshold: int | None =
 
 
 # ------------------------------------------------------------------ ctxbench side
+
 
 class PagesTask(TaskInstance):
     """The same trajectory's tools, in ctxbench's loop."""
@@ -134,7 +160,9 @@ class PagesTask(TaskInstance):
 
     def call(self, name, args):
         n = args["n"]
-        return ToolResult("ERROR: " + failure(n), is_error=True) if failing(n) else ToolResult(page(n), resource=f"p{n}")
+        return (
+            ToolResult("ERROR: " + failure(n), is_error=True) if failing(n) else ToolResult(page(n), resource=f"p{n}")
+        )
 
     def grade(self, answer):
         return Grade(True, 1.0)
@@ -156,24 +184,37 @@ class TrajectoryModel:
     def complete(self, messages, tools):
         self.requests.append([dict(m) for m in messages])
         name, args = call_of(len(self.requests))
-        call = {"id": f"c{len(self.requests)}", "type": "function",
-                "function": {"name": name, "arguments": arguments_text(args)}}
+        call = {
+            "id": f"c{len(self.requests)}",
+            "type": "function",
+            "function": {"name": name, "arguments": arguments_text(args)},
+        }
         return Completion({"role": "assistant", "content": "", "tool_calls": [call]}, Usage(None, None, None))
 
 
 def run_ctxbench(strategy, system: str, user: str, tools: list[dict], tmp_path) -> list[list[dict]]:
     model = TrajectoryModel()
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=BUDGET, max_steps=STEPS + 5, strategy_name="s", strategy_params={},
-                             model_name="trajectory")
-    row = run_trial(trial_id="t", trial_index=0, instance=PagesTask(system, user, tools), strategy=strategy,
-                    model=model, summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=BUDGET, max_steps=STEPS + 5, strategy_name="s", strategy_params={}, model_name="trajectory"
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=PagesTask(system, user, tools),
+        strategy=strategy,
+        model=model,
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     assert row["outcome"] == "submitted", row
     return model.requests
 
 
 # ------------------------------------------------------------------ the equality
+
 
 @pytest.mark.parametrize("make", [HeadTail, ClearToolResults], ids=["headtail", "clear_tool_results"])
 def test_projections_equal_ctxbench_loop(make, tmp_path):
@@ -192,12 +233,18 @@ def test_projections_equal_ctxbench_loop(make, tmp_path):
 
 # ------------------------------------------------------------------ messages and ids
 
+
 def test_message_round_trip_and_stable_ids():
     messages = [
         ChatMessageSystem(content="sys"),
         ChatMessageUser(content="task"),
-        ChatMessageAssistant(content="", tool_calls=[ToolCall(id="a", function="read", arguments={"n": 1}),
-                                                     ToolCall(id="b", function="read", arguments={"n": 2})]),
+        ChatMessageAssistant(
+            content="",
+            tool_calls=[
+                ToolCall(id="a", function="read", arguments={"n": 1}),
+                ToolCall(id="b", function="read", arguments={"n": 2}),
+            ],
+        ),
         ChatMessageTool(content="one", tool_call_id="a", function="read"),
         ChatMessageTool(content="", tool_call_id="b", function="read", error=ToolCallError("unknown", "locked")),
     ]
@@ -205,8 +252,14 @@ def test_message_round_trip_and_stable_ids():
     assert history.absorb(messages) == 5
     assert history.absorb(messages) == 0  # known ids are not appended twice
     tool_ok, tool_err = history.dicts[3], history.dicts[4]
-    assert tool_ok == {"role": "tool", "tool_call_id": "a", "content": "one", "_tool": "read", "_args": {"n": 1},
-                       "_error": False}
+    assert tool_ok == {
+        "role": "tool",
+        "tool_call_id": "a",
+        "content": "one",
+        "_tool": "read",
+        "_args": {"n": 1},
+        "_error": False,
+    }
     assert tool_err["_error"] is True and tool_err["content"] == "ERROR: locked" and tool_err["_args"] == {"n": 2}
     assert history.dicts[2]["tool_calls"][1]["function"] == {"name": "read", "arguments": '{"n": 2}'}
     # unchanged dicts map back to the very same inspect messages
@@ -227,15 +280,19 @@ def test_broken_projection_is_a_strategy_error():
             return [m for m in messages if m.get("role") != "tool"]
 
     compaction = CtxbenchCompaction(DropsCall(), budget=1_000)
-    messages = [ChatMessageSystem(content="s"), ChatMessageUser(content="t"),
-                ChatMessageAssistant(content="", tool_calls=[ToolCall(id="a", function="read", arguments={})]),
-                ChatMessageTool(content="x", tool_call_id="a", function="read")]
+    messages = [
+        ChatMessageSystem(content="s"),
+        ChatMessageUser(content="t"),
+        ChatMessageAssistant(content="", tool_calls=[ToolCall(id="a", function="read", arguments={})]),
+        ChatMessageTool(content="x", tool_call_id="a", function="read"),
+    ]
     model = use_ctxbench_tokens(get_model("mockllm/model"))
     with pytest.raises(StrategyProjectionError, match="DropsCall: invalid projection"):
         asyncio.run(compaction.compact(model, messages, []))
 
 
 # ------------------------------------------------------------------ strategy tools and summaries
+
 
 def test_strategy_tools_become_inspect_tools(tmp_path):
     compaction = CtxbenchCompaction(Offload(threshold=50, keep_recent=1), budget=BUDGET, store=tmp_path)
@@ -265,8 +322,10 @@ def test_summarize_goes_through_the_inspect_model():
     compaction = CtxbenchCompaction(Summarize(), budget=400)
     history = [ChatMessageSystem(content="s"), ChatMessageUser(content="task")]
     for n in range(1, 8):
-        history += [ChatMessageAssistant(content="", tool_calls=[ToolCall(id=f"c{n}", function="read", arguments={"n": n})]),
-                    ChatMessageTool(content=page(n), tool_call_id=f"c{n}", function="read")]
+        history += [
+            ChatMessageAssistant(content="", tool_calls=[ToolCall(id=f"c{n}", function="read", arguments={"n": n})]),
+            ChatMessageTool(content=page(n), tool_call_id=f"c{n}", function="read"),
+        ]
     projected, _ = asyncio.run(compaction.compact(model, history, []))
     assert seen, "the summary request went to the inspect model"
     assert any("summary from the inspect model" in m.text for m in projected)
@@ -296,17 +355,25 @@ def test_isolate_delegate_runs_an_inspect_sub_agent(tmp_path):
         if task_text.startswith("Find page 2"):  # the sub-agent: read, then report with submit
             if not any(isinstance(m, ChatMessageTool) for m in input):
                 return ModelOutput.for_tool_call("mockllm/model", "read", {"n": 2}, tool_call_id="s1", content="")
-            return ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "page 2 starts with gamma2-0"},
-                                             tool_call_id="s2", content="")
+            return ModelOutput.for_tool_call(
+                "mockllm/model", "submit", {"answer": "page 2 starts with gamma2-0"}, tool_call_id="s2", content=""
+            )
         main_calls.append(len(input))
         if len(main_calls) == 1:
-            return ModelOutput.for_tool_call("mockllm/model", "delegate", {"task": "Find page 2 and report its first word."},
-                                             tool_call_id="m1", content="")
+            return ModelOutput.for_tool_call(
+                "mockllm/model",
+                "delegate",
+                {"task": "Find page 2 and report its first word."},
+                tool_call_id="m1",
+                content="",
+            )
         return ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}, tool_call_id="m2", content="")
 
     model = use_ctxbench_tokens(get_model("mockllm/model", custom_outputs=outputs))
     compaction = CtxbenchCompaction(Isolate(), budget=BUDGET, subagent_tools=[read()])
-    agent = react(prompt="You delegate.", tools=[read(), *strategy_tools(compaction)], model=model, compaction=compaction)
+    agent = react(
+        prompt="You delegate.", tools=[read(), *strategy_tools(compaction)], model=model, compaction=compaction
+    )
     task = Task(dataset=[Sample(input="Delegate the page lookup, then submit.")], solver=as_solver(agent))
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", score=False)
     assert log.status == "success", log.error
@@ -348,8 +415,13 @@ def test_each_sample_gets_its_own_strategy_and_history(tmp_path):
 
     model = use_ctxbench_tokens(get_model("mockllm/model", custom_outputs=outputs))
     compaction = CtxbenchCompaction(HeadTail(), budget=1_500)
-    agent = react(prompt="You read pages.", tools=[read()], model=model, compaction=compaction,
-                  submit=AgentSubmit(description=SUBMIT_DESCRIPTION))
+    agent = react(
+        prompt="You read pages.",
+        tools=[read()],
+        model=model,
+        compaction=compaction,
+        submit=AgentSubmit(description=SUBMIT_DESCRIPTION),
+    )
     task = Task(dataset=[Sample(input=f"Read pages, sample {n}.", id=n) for n in (1, 2)], solver=as_solver(agent))
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", score=False, max_samples=2)
     assert log.status == "success", log.error

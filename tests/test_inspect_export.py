@@ -7,11 +7,11 @@ two trials each, plus a run whose provider is down (``model_error``) and one cut
 model events match ``trials.jsonl``, ``steps.jsonl`` and the transcript. The slow test opens the
 logs in ``inspect view`` in headless Chromium (driven over the DevTools protocol) and finds the samples.
 """
+
 from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import os
 import shutil
 import socket
@@ -31,7 +31,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT  # noqa: E402
 
 from harness.integrations.inspect_export import export_runs, usage_of  # noqa: E402
 from harness.records import read_jsonl, read_transcript  # noqa: E402
-from tests.test_cli import ROOT, harness  # noqa: E402
+from tests.test_cli import harness  # noqa: E402
 
 STRATEGIES = ("headtail", "summarize", "isolate")
 
@@ -101,11 +101,18 @@ def test_usage_matches_the_trial_rows(logs):
             assert total_input == row["total_input_tokens"]
             assert usage.input_tokens_cache_read == row["total_cached_tokens"]
             assert usage.output_tokens == row["total_output_tokens"]
-            kinds = {"agent": row["input_tokens"], "summarizer": row["summarizer_input_tokens"],
-                     "subagent": row["subagent_input_tokens"]}
+            kinds = {
+                "agent": row["input_tokens"],
+                "summarizer": row["summarizer_input_tokens"],
+                "subagent": row["subagent_input_tokens"],
+            }
             for kind, tokens in kinds.items():
                 part = sample.role_usage.get(kind)
-                found = 0 if part is None else part.input_tokens + part.input_tokens_cache_read + part.input_tokens_cache_write
+                found = (
+                    0
+                    if part is None
+                    else part.input_tokens + part.input_tokens_cache_read + part.input_tokens_cache_write
+                )
                 assert found == tokens, (sample.id, kind)
 
 
@@ -121,7 +128,7 @@ def test_events_are_the_prepared_requests_and_their_calls(logs):
             if agent:
                 assert [m.id for m in agent[-1].input] == [f"{trial_id}/{ref}" for ref in requests[-1]["refs"]]
             rows = [r for r in steps if r["trial_id"] == trial_id and r["kind"] == "agent"]
-            assert [e.output.usage for e in agent[:len(rows)]] == [usage_of(r) for r in rows]
+            assert [e.output.usage for e in agent[: len(rows)]] == [usage_of(r) for r in rows]
             calls = [e for e in sample.events if isinstance(e, ModelEvent)]
             answered = [e for e in calls if e.output.usage is not None]
             assert len(answered) == len([r for r in steps if r["trial_id"] == trial_id])
@@ -138,7 +145,10 @@ def test_metadata_holds_strategy_budget_and_compactions(folders, logs):
         for sample in log.samples:
             row, meta = rows[sample.metadata["trial_id"]], sample.metadata
             assert (meta["strategy"], meta["strategy_params"], meta["budget"]) == (
-                row["strategy"], row["strategy_params"], row["budget"])
+                row["strategy"],
+                row["strategy_params"],
+                row["budget"],
+            )
             main = [c for c in meta["compaction_events"] if "subagent" not in c]
             assert len(main) == row["compactions"] == meta["compactions"]
             compactions = [e for e in sample.events if isinstance(e, CompactionEvent)]
@@ -147,7 +157,9 @@ def test_metadata_holds_strategy_budget_and_compactions(folders, logs):
             assert meta["trial_row"] == row
     assert {"trim", "summary"} <= kinds
     isolate = next(log for run, log in logs.items() if run.parent == folders["sweep"] and "isolate" in run.name)
-    assert any(isinstance(e, SpanBeginEvent) and e.name.startswith("sub-agent") for s in isolate.samples for e in s.events)
+    assert any(
+        isinstance(e, SpanBeginEvent) and e.name.startswith("sub-agent") for s in isolate.samples for e in s.events
+    )
 
 
 def test_the_reference_agent_is_named_as_such(logs):
@@ -175,21 +187,26 @@ def test_a_rerun_export_gives_the_same_ids(folders, tmp_path):
 
 # ---------------------------------------------------------------- the command line
 
+
 def test_export_command(folders, tmp_path):
-    result = harness("export", str(folders["sweep"]), str(folders["down"]), "--to", "inspect", str(tmp_path / "out"),
-                     cwd=tmp_path)
+    result = harness(
+        "export", str(folders["sweep"]), str(folders["down"]), "--to", "inspect", str(tmp_path / "out"), cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     files = sorted((tmp_path / "out").glob("*.eval"))
     assert len(files) == len(STRATEGIES) + 1 and all(str(f) in result.stdout for f in files)
     assert f"inspect view --log-dir {tmp_path / 'out'}" in result.stdout
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["RUN"], "--to"),
-    (["RUN", "--to", "csv", "out"], "unknown format 'csv' (valid: inspect)"),
-    (["NOWHERE", "--to", "inspect", "out"], "not a run or sweep folder"),
-    (["RUN", "--to", "inspect", "out", "--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["RUN"], "--to"),
+        (["RUN", "--to", "csv", "out"], "unknown format 'csv' (valid: inspect)"),
+        (["NOWHERE", "--to", "inspect", "out"], "not a run or sweep folder"),
+        (["RUN", "--to", "inspect", "out", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_export_usage_errors_are_one_line(folders, tmp_path, args, needle):
     args = [str(folders["limit"]) if a == "RUN" else str(tmp_path / "nowhere") if a == "NOWHERE" else a for a in args]
     result = harness("export", *args, cwd=tmp_path)
@@ -199,8 +216,11 @@ def test_export_usage_errors_are_one_line(folders, tmp_path, args, needle):
 
 # ---------------------------------------------------------------- inspect view in a browser
 
+
 def chromium() -> str | None:
-    return next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+    return next(
+        (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
+    )
 
 
 def free_port() -> int:
@@ -212,8 +232,12 @@ def free_port() -> int:
 def start_inspect_view(log_dir: Path, port: int) -> subprocess.Popen:
     """``inspect view`` on 127.0.0.1:``port``, once it answers (its own process group, so it can be stopped whole)."""
     inspect = Path(sys.executable).with_name("inspect")
-    server = subprocess.Popen([str(inspect), "view", "--log-dir", str(log_dir), "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        [str(inspect), "view", "--log-dir", str(log_dir), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -231,9 +255,20 @@ async def _browse(binary: str, profile: Path, url: str, wanted: list[str], shot:
 
     port_file = profile / "DevToolsActivePort"
     port_file.unlink(missing_ok=True)  # the port of an earlier browser on this profile
-    browser = subprocess.Popen([binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    browser = subprocess.Popen(
+        [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while not (port_file.exists() and len(port_file.read_text().split()) >= 2):
@@ -266,8 +301,9 @@ async def _drive(ws, url: str, wanted: list[str], shot: Path | None, timeout: fl
     await call("Page.navigate", url=url)
     deadline, text = time.monotonic() + timeout, ""
     while time.monotonic() < deadline:
-        result = await call("Runtime.evaluate", expression="document.body ? document.body.innerText : ''",
-                            returnByValue=True)
+        result = await call(
+            "Runtime.evaluate", expression="document.body ? document.body.innerText : ''", returnByValue=True
+        )
         text = result.get("result", {}).get("value", "")
         if all(w in text for w in wanted):
             break
@@ -301,13 +337,20 @@ def test_inspect_view_shows_the_samples(folders, tmp_path):
         assert all(task in text for task in tasks), text[:2000]
         path, log = written[0]
         ids = sorted({str(s.id) for s in log.samples})
-        text = browse(f"http://127.0.0.1:{port}/#/logs/{path.name}/samples/", ids, tmp_path / "profile",
-                      shot=tmp_path / "samples.png")
+        text = browse(
+            f"http://127.0.0.1:{port}/#/logs/{path.name}/samples/",
+            ids,
+            tmp_path / "profile",
+            shot=tmp_path / "samples.png",
+        )
         assert all(i in text for i in ids), text[:2000]
         assert (tmp_path / "samples.png").stat().st_size > 10_000
         sample = log.samples[0]
-        text = browse(f"http://127.0.0.1:{port}/#/logs/{path.name}/samples/sample/{sample.id}/{sample.epoch}/transcript",
-                      ["ctxbench/scripted", sample.metadata["trial_row"]["family"]], tmp_path / "profile")
+        text = browse(
+            f"http://127.0.0.1:{port}/#/logs/{path.name}/samples/sample/{sample.id}/{sample.epoch}/transcript",
+            ["ctxbench/scripted", sample.metadata["trial_row"]["family"]],
+            tmp_path / "profile",
+        )
         assert sample.id in text
     finally:
         os.killpg(server.pid, 15)

@@ -34,6 +34,7 @@ def test_planted_pairs_are_real_duplicates_at_the_right_distance():
 
 # --- ground truth (issue 13 §3): one test per template rule (tasks/README.md, invoice_audit) ------------------
 
+
 def _instances(knobs, seeds=range(40)):
     family = InvoiceAudit(**knobs)
     return [family.generate(seed) for seed in seeds]
@@ -58,8 +59,12 @@ def test_rule_a_duplicate_is_the_same_order_billed_twice(knobs):
         by_id = {i.id: i for i in instance.invoices}
         for a, b in instance.pairs:
             first, second = by_id[a], by_id[b]
-            assert (first.description, first.tax, first.po, first.city) == (second.description, second.tax,
-                                                                            second.po, second.city)
+            assert (first.description, first.tax, first.po, first.city) == (
+                second.description,
+                second.tax,
+                second.po,
+                second.city,
+            )
             assert first.id != second.id and first.payment_ref != second.payment_ref
 
 
@@ -107,6 +112,7 @@ def test_rule_subscriptions_and_same_day_charges_exist_as_distractors():
 
 # --- the tool: cursor pagination (issue 13 §1) -----------------------------------------------------------------
 
+
 def test_pages_are_read_by_following_cursors():
     instance = InvoiceAudit(**SMOKE).generate(0)
     cursor, pages = "", []
@@ -136,8 +142,9 @@ def test_grading():
     assert not instance.grade({}).success
 
 
-@pytest.mark.parametrize("args", [{"page": 2}, {"cursor": "cur_0123456789"}, {"cursor": 3}, {"cursor": "page 2"},
-                                  {"cursor": "", "page": 1}])
+@pytest.mark.parametrize(
+    "args", [{"page": 2}, {"cursor": "cur_0123456789"}, {"cursor": 3}, {"cursor": "page 2"}, {"cursor": "", "page": 1}]
+)
 def test_bad_arguments_are_tool_errors(args):
     instance = InvoiceAudit(pages=4, invoices_per_page=5, duplicates=2, max_distance=3).generate(0)
     result = instance.call("get_invoice_page", args)
@@ -152,13 +159,16 @@ def test_page_has_resource_and_noise():
     assert result.resource == "page:2" and "page 2 of 30" in result.content and "Privacy" in result.content
 
 
-@pytest.mark.parametrize("knobs", [dict(pages=1), dict(duplicates=0), dict(pages=5, max_distance=9), dict(invoices_per_page=1)])
+@pytest.mark.parametrize(
+    "knobs", [dict(pages=1), dict(duplicates=0), dict(pages=5, max_distance=9), dict(invoices_per_page=1)]
+)
 def test_knobs_out_of_range(knobs):
     with pytest.raises(KnobError):
         InvoiceAudit(**knobs)
 
 
 # --- the reference agent ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_reference_agent_succeeds_unmanaged_one_page_per_round(tmp_path, seed):
@@ -169,7 +179,12 @@ def test_reference_agent_succeeds_unmanaged_one_page_per_round(tmp_path, seed):
 def test_a_sliding_window_keeps_the_newest_ledger_and_finds_far_duplicates(tmp_path):
     """A sliding window keeps the newest reply, whose ledger indexes every invoice seen and carries the next
     cursor (as the calibration LLM's did): every page is read once and far duplicates are still found."""
-    row, instance = run(tmp_path, InvoiceAudit(pages=8, invoices_per_page=5, duplicates=3, max_distance=6), 0,
-                        strategy=SlidingWindow(max_messages=4), max_steps=60)
+    row, instance = run(
+        tmp_path,
+        InvoiceAudit(pages=8, invoices_per_page=5, duplicates=3, max_distance=6),
+        0,
+        strategy=SlidingWindow(max_messages=4),
+        max_steps=60,
+    )
     assert row["outcome"] == "submitted" and row["success"]
     assert row["reads"] == instance.pages and row["rereads"] == 0

@@ -4,6 +4,7 @@ The CMake include is checked on a miniature of llama.cpp's layout (a library, ``
 with ``llama-server``, ``tools/other`` with another tool): built with the include, only the
 server and what it links come out. Needs ``cmake`` and a C compiler (skipped without them).
 """
+
 from __future__ import annotations
 
 import shlex
@@ -37,13 +38,13 @@ def test_env_prints_exports_a_shell_can_eval(capsys):
 
 MINI = {
     "CMakeLists.txt": "cmake_minimum_required(VERSION 3.19)\nproject(mini C)\n"
-                      "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)\n"
-                      "add_library(core STATIC core.c)\nadd_subdirectory(tools)\n",
+    "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)\n"
+    "add_library(core STATIC core.c)\nadd_subdirectory(tools)\n",
     "core.c": "int core(void) { return 0; }\n",
     "tools/CMakeLists.txt": "add_subdirectory(server)\nadd_subdirectory(other)\n",
     "tools/server/CMakeLists.txt": "add_library(server-impl STATIC impl.c)\ntarget_link_libraries(server-impl core)\n"
-                                   "add_executable(llama-server main.c)\n"
-                                   "target_link_libraries(llama-server server-impl)\n",
+    "add_executable(llama-server main.c)\n"
+    "target_link_libraries(llama-server server-impl)\n",
     "tools/server/impl.c": "int core(void);\nint impl(void) { return core(); }\n",
     "tools/server/main.c": "int impl(void);\nint main(void) { return impl(); }\n",
     "tools/other/CMakeLists.txt": "add_executable(llama-other main.c)\ntarget_link_libraries(llama-other core)\n",
@@ -91,18 +92,23 @@ def recorder(results: dict[str, str | None]):
         def run():
             ran.append(path)
             return results[path]
+
         return run
 
     return {path: attempt(path) for path in results}, ran
 
 
-@pytest.mark.parametrize("mode, results, chosen, ran", [
-    ("auto", {"prebuilt": None, "source": None}, "prebuilt", ["prebuilt"]),
-    ("auto", {"prebuilt": "exited with code -4 (SIGILL)", "source": None}, "source", ["prebuilt", "source"]),
-    ("auto", {"prebuilt": "not installed", "source": "pip exited with 1"}, None, ["prebuilt", "source"]),
-    ("prebuilt", {"prebuilt": "SIGILL", "source": None}, None, ["prebuilt"]),
-    ("source", {"prebuilt": None, "source": None}, "source", ["source"]),
-], ids=["prebuilt-runs", "sigill-falls-back", "both-fail", "prebuilt-only", "source-only"])
+@pytest.mark.parametrize(
+    "mode, results, chosen, ran",
+    [
+        ("auto", {"prebuilt": None, "source": None}, "prebuilt", ["prebuilt"]),
+        ("auto", {"prebuilt": "exited with code -4 (SIGILL)", "source": None}, "source", ["prebuilt", "source"]),
+        ("auto", {"prebuilt": "not installed", "source": "pip exited with 1"}, None, ["prebuilt", "source"]),
+        ("prebuilt", {"prebuilt": "SIGILL", "source": None}, None, ["prebuilt"]),
+        ("source", {"prebuilt": None, "source": None}, "source", ["source"]),
+    ],
+    ids=["prebuilt-runs", "sigill-falls-back", "both-fail", "prebuilt-only", "source-only"],
+)
 def test_the_prebuilt_server_is_tried_first_and_the_source_build_is_the_fallback(mode, results, chosen, ran):
     from harness.models.local_build import choose_server
 
@@ -175,16 +181,39 @@ def test_the_launcher_maps_llama_server_flags_and_refuses_others():
 
     from harness.models import xllamacpp_server as shim
 
-    args = shim.parse(["-m", "m.gguf", "--host", "127.0.0.1", "--port", "9", "--jinja", "-c", "8192", "-np", "2",
-                       "-t", "3", "--cache-reuse", "256"])
+    args = shim.parse(
+        [
+            "-m",
+            "m.gguf",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--jinja",
+            "-c",
+            "8192",
+            "-np",
+            "2",
+            "-t",
+            "3",
+            "--cache-reuse",
+            "256",
+        ]
+    )
 
     class Params(SimpleNamespace):
         def __init__(self):
             super().__init__(model=SimpleNamespace(), cpuparams=SimpleNamespace(), cpuparams_batch=SimpleNamespace())
 
     p = shim.params(args, SimpleNamespace(CommonParams=Params))
-    assert (p.model.path, p.hostnames, p.port, p.use_jinja, p.n_ctx, p.n_parallel) == ("m.gguf", ["127.0.0.1"], 9,
-                                                                                        True, 8192, 2)
+    assert (p.model.path, p.hostnames, p.port, p.use_jinja, p.n_ctx, p.n_parallel) == (
+        "m.gguf",
+        ["127.0.0.1"],
+        9,
+        True,
+        8192,
+        2,
+    )
     assert p.cpuparams.n_threads == 3 == p.cpuparams_batch.n_threads and p.n_cache_reuse == 256
     with pytest.raises(SystemExit) as exc:
         shim.parse(["-m", "m.gguf", "--flash-attn", "on"])

@@ -7,6 +7,7 @@ Slow (model load, CPU inference) and needs the local extra: python -m harness.mo
 one docs/backends.md gives, 3 steps: about 2 minutes on the shared 2-core machine.
 Run it with: .venv/bin/python -m pytest -m slow tests/test_local_llm.py
 """
+
 import pytest
 
 from harness.models.base import PreflightError
@@ -27,9 +28,23 @@ def _missing_extra(model_class=LocalModel) -> str | None:
 
 @pytest.mark.skipif(_missing_extra() is not None, reason=f"local extra not installed: {_missing_extra()}")
 def test_short_trial_on_the_real_local_model(tmp_path):
-    result = harness("run", "model=local", "suite=smoke", "task=invoice_audit", "task.pages=4",
-                     "task.invoices_per_page=5", "task.duplicates=2", "task.max_distance=3", "strategy=none",
-                     "trials=1", "max_steps=3", "model.max_tokens=128", "progress=false", "hydra.run.dir=out", cwd=tmp_path)
+    result = harness(
+        "run",
+        "model=local",
+        "suite=smoke",
+        "task=invoice_audit",
+        "task.pages=4",
+        "task.invoices_per_page=5",
+        "task.duplicates=2",
+        "task.max_distance=3",
+        "strategy=none",
+        "trials=1",
+        "max_steps=3",
+        "model.max_tokens=128",
+        "progress=false",
+        "hydra.run.dir=out",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     [row] = read_jsonl(tmp_path / "out" / "trials.jsonl")
     assert row["model"] == "local" and row["reference_agent"] is False
@@ -43,12 +58,28 @@ def test_short_trial_on_the_real_local_model(tmp_path):
         assert steps[1]["cached_tokens"] > 0
 
 
-@pytest.mark.skipif(_missing_extra(LocalMessagesModel) is not None,
-                    reason=f"an extra is not installed: {_missing_extra(LocalMessagesModel)}")
+@pytest.mark.skipif(
+    _missing_extra(LocalMessagesModel) is not None,
+    reason=f"an extra is not installed: {_missing_extra(LocalMessagesModel)}",
+)
 def test_short_trial_through_the_messages_api_records_the_servers_cache_figures(tmp_path):
-    result = harness("run", "model=local_messages", "suite=smoke", "task=invoice_audit", "task.pages=4",
-                     "task.invoices_per_page=5", "task.duplicates=2", "task.max_distance=3", "strategy=none",
-                     "trials=1", "max_steps=3", "model.max_tokens=128", "progress=false", "hydra.run.dir=out", cwd=tmp_path)
+    result = harness(
+        "run",
+        "model=local_messages",
+        "suite=smoke",
+        "task=invoice_audit",
+        "task.pages=4",
+        "task.invoices_per_page=5",
+        "task.duplicates=2",
+        "task.max_distance=3",
+        "strategy=none",
+        "trials=1",
+        "max_steps=3",
+        "model.max_tokens=128",
+        "progress=false",
+        "hydra.run.dir=out",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     [row] = read_jsonl(tmp_path / "out" / "trials.jsonl")
     assert row["model"] == "local_messages" and row["reference_agent"] is False
@@ -58,4 +89,3 @@ def test_short_trial_through_the_messages_api_records_the_servers_cache_figures(
     assert all(0 <= s["cached_tokens"] <= s["prompt_tokens"] for s in steps)
     if len(steps) > 1:  # the second request extends the first: llama-server reports the KV-cache reuse
         assert steps[1]["cached_source"] == "reported" and steps[1]["cached_tokens"] > 0
-

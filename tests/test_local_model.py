@@ -1,4 +1,5 @@
 """model=local without the extra: chunk assembly, soname links, and the server lifecycle with a fake llama-server."""
+
 import hashlib
 import os
 import signal
@@ -72,8 +73,11 @@ def fake_server(tmp_path, monkeypatch):
     script = tmp_path / "llama-server"
     script.write_text(f"#!{sys.executable}\n" + FAKE_SERVER.read_text())
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    env = {"CTXBENCH_LLAMA_SERVER": str(script), "CTXBENCH_CACHE": str(tmp_path / "cache"),
-           "FAKE_LLAMA_PIDFILE": str(tmp_path / "server.pid")}
+    env = {
+        "CTXBENCH_LLAMA_SERVER": str(script),
+        "CTXBENCH_CACHE": str(tmp_path / "cache"),
+        "FAKE_LLAMA_PIDFILE": str(tmp_path / "server.pid"),
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return tmp_path
@@ -106,8 +110,18 @@ def test_local_model_end_to_end_through_the_cli(fake_server):
     gguf.write_text("weights")
     work = fake_server / "work"
     work.mkdir()
-    result = harness("run", "model=local", f"model.model_path={gguf}", "suite=smoke", "trials=1", "max_steps=3",
-                     "progress=false", "plots=false", "hydra.run.dir=out", cwd=work)
+    result = harness(
+        "run",
+        "model=local",
+        f"model.model_path={gguf}",
+        "suite=smoke",
+        "trials=1",
+        "max_steps=3",
+        "progress=false",
+        "plots=false",
+        "hydra.run.dir=out",
+        cwd=work,
+    )
     assert result.returncode == 0, result.stderr
     row = read_jsonl(work / "out" / "trials.jsonl")[0]
     assert row["model"] == "local" and row["outcome"] == "submitted" and row["steps"] == 2
@@ -124,8 +138,18 @@ def test_local_messages_end_to_end_through_the_cli(fake_server):
     gguf.write_text("weights")
     work = fake_server / "work"
     work.mkdir()
-    result = harness("run", "model=local_messages", f"model.model_path={gguf}", "suite=smoke", "trials=1",
-                     "max_steps=3", "progress=false", "plots=false", "hydra.run.dir=out", cwd=work)
+    result = harness(
+        "run",
+        "model=local_messages",
+        f"model.model_path={gguf}",
+        "suite=smoke",
+        "trials=1",
+        "max_steps=3",
+        "progress=false",
+        "plots=false",
+        "hydra.run.dir=out",
+        cwd=work,
+    )
     assert result.returncode == 0, result.stderr
     row = read_jsonl(work / "out" / "trials.jsonl")[0]
     assert row["model"] == "local_messages" and row["outcome"] == "submitted" and row["steps"] == 2
@@ -160,12 +184,26 @@ def test_ctrl_c_and_sigterm_stop_the_server(fake_server, monkeypatch, sig):
     gguf.write_text("weights")
     monkeypatch.setenv("FAKE_LLAMA_DELAY", "30")
     pidfile = fake_server / "server.pid"
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "model=local", f"model.model_path={gguf}",
-                             "suite=smoke", "progress=false", "hydra.run.dir=out"], cwd=fake_server,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            # a shell running us in the background ignores SIGINT, and children inherit that;
-                            # give the harness the default disposition, as a terminal would
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            "model=local",
+            f"model.model_path={gguf}",
+            "suite=smoke",
+            "progress=false",
+            "hydra.run.dir=out",
+        ],
+        cwd=fake_server,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # a shell running us in the background ignores SIGINT, and children inherit that;
+        # give the harness the default disposition, as a terminal would
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 60
         while not (fake_server / "out" / "steps.jsonl").exists() and time.monotonic() < deadline:

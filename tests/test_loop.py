@@ -1,4 +1,5 @@
 """The agent loop on the reference agent: outcomes, validation, context-faithfulness."""
+
 import re
 
 import pytest
@@ -16,10 +17,19 @@ SMALL = dict(pages=5, invoices_per_page=5, duplicates=2, min_distance=1, max_dis
 def trial(tmp_path, strategy, budget=100_000, max_steps=50, window=131_072, family=None, trial_id="t0"):
     instance = (family or InvoiceAudit(**SMALL)).generate(0)
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=budget, max_steps=max_steps, strategy_name="x", strategy_params={},
-                             model_name="scripted")
-    row = run_trial(trial_id=trial_id, trial_index=0, instance=instance, strategy=strategy,
-                    model=ScriptedModel(profile="perfect", context_window=window), summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=budget, max_steps=max_steps, strategy_name="x", strategy_params={}, model_name="scripted"
+    )
+    row = run_trial(
+        trial_id=trial_id,
+        trial_index=0,
+        instance=instance,
+        strategy=strategy,
+        model=ScriptedModel(profile="perfect", context_window=window),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.trial(row)
     writer.close()
     return row, instance
@@ -125,15 +135,26 @@ class ChattyModel:
 
     def complete(self, messages, tools):
         from harness.models.base import Completion, Usage
+
         self.n += 1
         if self.n <= 2:
             message = {"role": "assistant", "content": "thinking"}
         elif self.n == 3:
-            message = {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "x", "type": "function", "function": {"name": "get_invoice_page", "arguments": "{bad json"}}]}
+            message = {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "x", "type": "function", "function": {"name": "get_invoice_page", "arguments": "{bad json"}}
+                ],
+            }
         else:
-            message = {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "y", "type": "function", "function": {"name": "submit", "arguments": "{\"invoice_ids\": []}"}}]}
+            message = {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "y", "type": "function", "function": {"name": "submit", "arguments": '{"invoice_ids": []}'}}
+                ],
+            }
         return Completion(message, Usage(prompt_tokens=10, cached_tokens=0, output_tokens=1))
 
 
@@ -142,8 +163,16 @@ def test_malformed_replies_go_back_to_the_model(tmp_path):
     writer = RunWriter(tmp_path)
     model = ChattyModel()
     settings = TrialSettings(budget=10_000, max_steps=10, strategy_name="none", strategy_params={}, model_name="chatty")
-    row = run_trial(trial_id="c", trial_index=0, instance=instance, strategy=NoManagement(), model=model,
-                    summarizer=None, settings=settings, writer=writer)
+    row = run_trial(
+        trial_id="c",
+        trial_index=0,
+        instance=instance,
+        strategy=NoManagement(),
+        model=model,
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     assert row["outcome"] == "submitted" and not row["success"] and row["steps"] == 4
     events = read_transcript(tmp_path, "c")
     errors = [e for e in events if e["event"] == "tool" and e["is_error"]]

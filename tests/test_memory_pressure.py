@@ -6,6 +6,7 @@ takes many rounds: at default size at least 8 agent steps, a history past 40K to
 20% of the final history; at long size (slow) past 120K. Sizes come from configs/suite/*.yaml, so the
 tests follow the suites the docs measure (tasks/README.md, block ``memory_pressure``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,15 @@ from omegaconf import OmegaConf
 from tests.pressure_helpers import greedy_pressure
 
 ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = ["invoice_audit", "code_review", "brand_report", "people_tracker", "call_budget", "failure_memory",
-            "callback_search"]
+FAMILIES = [
+    "invoice_audit",
+    "code_review",
+    "brand_report",
+    "people_tracker",
+    "call_budget",
+    "failure_memory",
+    "callback_search",
+]
 
 
 def family_at(name: str, suite: str):

@@ -1,4 +1,5 @@
 """memory_tool: Anthropic's memory commands on the trial store; traversal and symlinks are refused."""
+
 import os
 
 import pytest
@@ -24,8 +25,17 @@ def test_the_tool_has_anthropics_command_schema(memory):
     schema = tool["function"]["parameters"]
     assert tool["function"]["name"] == "memory" and schema["properties"]["command"]["enum"] == list(COMMANDS)
     assert set(COMMANDS) == {"view", "create", "str_replace", "insert", "delete", "rename"}
-    for field in ("path", "file_text", "old_str", "new_str", "insert_line", "insert_text", "old_path", "new_path",
-                  "view_range"):
+    for field in (
+        "path",
+        "file_text",
+        "old_str",
+        "new_str",
+        "insert_line",
+        "insert_text",
+        "old_path",
+        "new_path",
+        "view_range",
+    ):
         assert field in schema["properties"]
 
 
@@ -34,10 +44,17 @@ def test_commands_edit_files_under_the_trial_store(memory, tmp_path):
     assert "empty" in call(memory, command="view", path="/memories")
     call(memory, command="create", path="/memories/audit/progress.md", file_text="pages read: 1\ntodo: 2, 3")
     assert (root / "audit" / "progress.md").read_text() == "pages read: 1\ntodo: 2, 3"
-    call(memory, command="str_replace", path="/memories/audit/progress.md", old_str="pages read: 1", new_str="pages read: 1, 2")
+    call(
+        memory,
+        command="str_replace",
+        path="/memories/audit/progress.md",
+        old_str="pages read: 1",
+        new_str="pages read: 1, 2",
+    )
     call(memory, command="insert", path="/memories/audit/progress.md", insert_line=0, insert_text="# C000")
     assert call(memory, command="view", path="/memories/audit/progress.md") == (
-        "     1\t# C000\n     2\tpages read: 1, 2\n     3\ttodo: 2, 3")
+        "     1\t# C000\n     2\tpages read: 1, 2\n     3\ttodo: 2, 3"
+    )
     assert call(memory, command="view", path="/memories/audit/progress.md", view_range=[2, -1]).startswith("     2\t")
     assert "/memories/audit/progress.md" in call(memory, command="view", path="/memories")
     call(memory, command="rename", old_path="/memories/audit", new_path="/memories/done")
@@ -47,32 +64,53 @@ def test_commands_edit_files_under_the_trial_store(memory, tmp_path):
     assert [name for name, _ in memory.ctx.events] == ["memory"] * 9  # every command is a strategy event
 
 
-@pytest.mark.parametrize("args,needle", [
-    ({"command": "str_replace", "path": "/memories/a.md", "old_str": "x", "new_str": "y"}, "occurs 2 times"),
-    ({"command": "str_replace", "path": "/memories/a.md", "old_str": "zzz", "new_str": "y"}, "occurs 0 times"),
-    ({"command": "insert", "path": "/memories/a.md", "insert_line": 9, "insert_text": "y"}, "insert_line"),
-    ({"command": "view", "path": "/memories/a.md", "view_range": [3, 1]}, "view_range"),
-    ({"command": "view", "path": "/memories/missing.md"}, "does not exist"),
-    ({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/a.md"}, "already exists"),
-    ({"command": "delete", "path": "/memories"}, "cannot be deleted"),
-    ({"command": "create", "path": "/memories/big.md", "file_text": "x" * 20_001}, "max 20,000"),
-    ({"command": "create", "path": "/memories/a.md/b.md", "file_text": "x"}, "is a file"),
-    ({"command": "shred", "path": "/memories/a.md"}, "unknown command"),
-    ({"command": "create", "path": "/memories/b.md", "file_text": 3}, "must be a string"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        ({"command": "str_replace", "path": "/memories/a.md", "old_str": "x", "new_str": "y"}, "occurs 2 times"),
+        ({"command": "str_replace", "path": "/memories/a.md", "old_str": "zzz", "new_str": "y"}, "occurs 0 times"),
+        ({"command": "insert", "path": "/memories/a.md", "insert_line": 9, "insert_text": "y"}, "insert_line"),
+        ({"command": "view", "path": "/memories/a.md", "view_range": [3, 1]}, "view_range"),
+        ({"command": "view", "path": "/memories/missing.md"}, "does not exist"),
+        ({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/a.md"}, "already exists"),
+        ({"command": "delete", "path": "/memories"}, "cannot be deleted"),
+        ({"command": "create", "path": "/memories/big.md", "file_text": "x" * 20_001}, "max 20,000"),
+        ({"command": "create", "path": "/memories/a.md/b.md", "file_text": "x"}, "is a file"),
+        ({"command": "shred", "path": "/memories/a.md"}, "unknown command"),
+        ({"command": "create", "path": "/memories/b.md", "file_text": 3}, "must be a string"),
+    ],
+)
 def test_bad_commands_are_tool_errors(memory, args, needle):
     call(memory, command="create", path="/memories/a.md", file_text="x\nx")
     with pytest.raises(ToolError, match=needle):
         memory.call("memory", args)
 
 
-@pytest.mark.parametrize("path", [
-    "/memories/../escape.md", "/memories/a/../../escape.md", "/etc/passwd", "memories/a.md", "../memories/a.md",
-    "/memories/./a.md", "/memories//a.md", "/memoriesX/a.md", "/", "", "/memories/a\x00.md", "/memories\\..\\a.md", None, 7,
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/memories/../escape.md",
+        "/memories/a/../../escape.md",
+        "/etc/passwd",
+        "memories/a.md",
+        "../memories/a.md",
+        "/memories/./a.md",
+        "/memories//a.md",
+        "/memoriesX/a.md",
+        "/",
+        "",
+        "/memories/a\x00.md",
+        "/memories\\..\\a.md",
+        None,
+        7,
+    ],
+)
 def test_path_traversal_is_refused(memory, tmp_path, path):
-    for args in ({"command": "create", "path": path, "file_text": "x"}, {"command": "view", "path": path},
-                 {"command": "rename", "old_path": "/memories", "new_path": path}):
+    for args in (
+        {"command": "create", "path": path, "file_text": "x"},
+        {"command": "view", "path": path},
+        {"command": "rename", "old_path": "/memories", "new_path": path},
+    ):
         with pytest.raises(ToolError):
             memory.call("memory", args)
     assert not (tmp_path / "escape.md").exists() and not (tmp_path / "store" / "escape.md").exists()
@@ -86,12 +124,14 @@ def test_symlinks_are_refused_wherever_they_are(memory, tmp_path):
     call(memory, command="view", path="/memories")  # creates the root
     os.symlink(outside, root / "linkdir")
     os.symlink(outside / "secret.txt", root / "linkfile.txt")
-    for args in ({"command": "view", "path": "/memories/linkdir/secret.txt"},
-                 {"command": "create", "path": "/memories/linkdir/new.txt", "file_text": "x"},
-                 {"command": "view", "path": "/memories/linkfile.txt"},
-                 {"command": "str_replace", "path": "/memories/linkfile.txt", "old_str": "secret", "new_str": "gone"},
-                 {"command": "delete", "path": "/memories/linkdir"},
-                 {"command": "rename", "old_path": "/memories/linkfile.txt", "new_path": "/memories/x.txt"}):
+    for args in (
+        {"command": "view", "path": "/memories/linkdir/secret.txt"},
+        {"command": "create", "path": "/memories/linkdir/new.txt", "file_text": "x"},
+        {"command": "view", "path": "/memories/linkfile.txt"},
+        {"command": "str_replace", "path": "/memories/linkfile.txt", "old_str": "secret", "new_str": "gone"},
+        {"command": "delete", "path": "/memories/linkdir"},
+        {"command": "rename", "old_path": "/memories/linkfile.txt", "new_path": "/memories/x.txt"},
+    ):
         with pytest.raises(ToolError, match="symlink"):
             memory.call("memory", args)
     assert (outside / "secret.txt").read_text() == "secret" and not (outside / "new.txt").exists()

@@ -1,4 +1,5 @@
 """The ``needle`` family (seed 003, Lost in the Middle): one fact at a chosen document among many."""
+
 import pytest
 
 from reference_agent.policies import reference_policy
@@ -21,7 +22,9 @@ def test_generation_is_deterministic_and_places_the_fact_in_the_chosen_document(
 
 
 def test_length_follows_doc_tokens():
-    short, long = (Needle(doc_tokens=t).generate(0).call("search_documents", {"query": "x"}).content for t in (200, 2000))
+    short, long = (
+        Needle(doc_tokens=t).generate(0).call("search_documents", {"query": "x"}).content for t in (200, 2000)
+    )
     assert 8 < len(long) / len(short) < 12
 
 
@@ -50,10 +53,18 @@ def test_the_agent_answers_unknown_when_the_fact_is_out_of_view(tmp_path):
     policy = reference_policy(instance)
     result = instance.call("search_documents", {"query": "x"}).content
     hidden = result.replace(f"the {instance.vault} vault is {instance.code}", "the vault is (smudged)")
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt},
-                {"role": "assistant", "content": "I will search the bulletins.", "tool_calls": [
-                    {"id": "c1", "type": "function", "function": {"name": "search_documents", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "c1", "content": hidden}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+        {
+            "role": "assistant",
+            "content": "I will search the bulletins.",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search_documents", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": hidden},
+    ]
     reply = policy.act(messages, instance.tools)
     assert '"unknown"' in reply["tool_calls"][0]["function"]["arguments"]
 
@@ -63,13 +74,18 @@ def test_fact_place_matches_the_attention_models_view():
     instance = Needle(doc_tokens=5000, position=10).generate(0)
     before, total = instance.fact_place()
     expected = 1 - REALISTIC.attention.miss(before / total, total // 4)
-    messages = [{"role": "system", "content": instance.system_prompt}, {"role": "user", "content": instance.user_prompt},
-                {"role": "assistant", "content": "I will search the bulletins."},
-                {"role": "tool", "content": instance.call("search_documents", {"query": "x"}).content}]
+    messages = [
+        {"role": "system", "content": instance.system_prompt},
+        {"role": "user", "content": instance.user_prompt},
+        {"role": "assistant", "content": "I will search the bulletins."},
+        {"role": "tool", "content": instance.call("search_documents", {"query": "x"}).content},
+    ]
     assert sum(len(m["content"]) for m in messages) == total
     line = f"the {instance.vault} vault is {instance.code}"
-    kept = sum(line in attend(messages, REALISTIC.attention, LineDraws(f"{instance.id}:{t}:agent"))[3]["content"]
-               for t in range(400))
+    kept = sum(
+        line in attend(messages, REALISTIC.attention, LineDraws(f"{instance.id}:{t}:agent"))[3]["content"]
+        for t in range(400)
+    )
     assert 0.7 < expected < 0.95 and abs(kept / 400 - expected) < 0.06
 
 

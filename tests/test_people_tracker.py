@@ -42,7 +42,9 @@ def test_grading():
     instance = PeopleTracker().generate(0)
     truth = [{"person": m.person, "month": m.month, "company": m.to} for m in instance.moves]
     assert instance.grade({"moves": truth}).success
-    assert instance.grade({"moves": [{k: v.upper() if k != "month" else v for k, v in t.items()} for t in truth]}).success
+    assert instance.grade(
+        {"moves": [{k: v.upper() if k != "month" else v for k, v in t.items()} for t in truth]}
+    ).success
     empty = instance.grade({"moves": []})
     assert not empty.success and empty.score == 0
     no_dates = instance.grade({"moves": [{**t, "month": ""} for t in truth]})
@@ -53,8 +55,16 @@ def test_grading():
     assert not partial.success and 0 < partial.score < 1
 
 
-@pytest.mark.parametrize("name,args", [("search", {}), ("search", {"query": "  "}), ("open_page", {}),
-                                       ("open_page", {"url": "https://nope.example/x"}), ("x", {})])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("search", {}),
+        ("search", {"query": "  "}),
+        ("open_page", {}),
+        ("open_page", {"url": "https://nope.example/x"}),
+        ("x", {}),
+    ],
+)
 def test_bad_arguments_are_tool_errors(name, args):
     result = PeopleTracker(**SMOKE).generate(0).call(name, args)
     assert result.is_error and result.content.startswith("ERROR")
@@ -95,9 +105,11 @@ def test_summary_keeps_noted_moves_with_dates():
     instance = PeopleTracker(**SMOKE).generate(0)
     policy = reference_policy(instance)
     m = instance.moves[0]
-    history = (f"[user]: {instance.user_prompt}\n[assistant]: Notes on https://x.example/a: {m.person} {m.month} {m.to}\n"
-               f"Moves so far: {m.person} {m.month} {m.to}\nProgress: done: none; current: {m.person}; opened: "
-               f"https://x.example/a; remaining: none")
+    history = (
+        f"[user]: {instance.user_prompt}\n[assistant]: Notes on https://x.example/a: {m.person} {m.month} {m.to}\n"
+        f"Moves so far: {m.person} {m.month} {m.to}\nProgress: done: none; current: {m.person}; opened: "
+        f"https://x.example/a; remaining: none"
+    )
     summary = policy.summarize(history)
     assert f"{m.person} {m.month} {m.to}" in summary and f"current: {m.person}" in summary
 
@@ -114,6 +126,7 @@ def test_the_ledger_survives_a_tight_headtail_budget(tmp_path):
 
 
 # --- batching (profile realistic): parallel_calls, multi-result rounds, rate limits ---------------------------
+
 
 def _calls(action):
     return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in action.get("tool_calls") or []]
@@ -146,14 +159,17 @@ def test_parallel_calls_search_everyone_known_then_open_every_known_page():
     action, batch = _batch(policy, messages, instance)
     expected = []
     for name in instance.names[:2]:
-        expected += [("open_page", {"url": u}) for u in _urls(instance, name)
-                     if relevant(u, name) and ("open_page", {"url": u}) not in expected]
+        expected += [
+            ("open_page", {"url": u})
+            for u in _urls(instance, name)
+            if relevant(u, name) and ("open_page", {"url": u}) not in expected
+        ]
     plan = expected[:1] + [("search", {"query": instance.names[2]})] + expected[1:]  # its own next page comes first
     assert _calls({"tool_calls": batch}) == plan[:BROWSER_CALLS]
     # pages in view are not opened again; the rest are (the third person's pages join them)
     messages = answer_round(instance, messages, action, batch[:3], step=1)
     action, batch = _batch(policy, messages, instance)
-    assert _calls({"tool_calls": batch})[:len(plan[3:][:BROWSER_CALLS])] == plan[3:][:BROWSER_CALLS]
+    assert _calls({"tool_calls": batch})[: len(plan[3:][:BROWSER_CALLS])] == plan[3:][:BROWSER_CALLS]
 
 
 def test_a_multi_result_round_is_noted_page_by_page():
@@ -168,7 +184,9 @@ def test_a_multi_result_round_is_noted_page_by_page():
     for request in requests[2:]:
         start = max(i for i, m in enumerate(request) if m["role"] == "assistant")
         text = policy.act(request, instance.tools)["content"]
-        opened = [m["content"].split('"')[1] for m in request[start:] if str(m.get("content", "")).startswith("<page url=")]
+        opened = [
+            m["content"].split('"')[1] for m in request[start:] if str(m.get("content", "")).startswith("<page url=")
+        ]
         assert len(opened) > 1 and all(f"Notes on {url}: " in text for url in opened)
 
 
@@ -190,8 +208,9 @@ def test_rate_limited_calls_are_reissued_and_the_run_still_succeeds(limit):
     assert f"Not done (rate limited): search {json.dumps({'query': instance.names[1]})}" in action["content"]
     current_first = batch[0]
     assert "opened: " + json.loads(current_first["function"]["arguments"])["url"] in action["content"]
-    messages = answer_round(instance, messages, {"content": action["content"]}, [batch[1], current_first], limit=1,
-                            step=1)
+    messages = answer_round(
+        instance, messages, {"content": action["content"]}, [batch[1], current_first], limit=1, step=1
+    )
     assert str(messages[-1]["content"]).startswith(RATE_LIMITED)
     action, batch = _batch(policy, messages, instance)
     assert current_first["function"] in [c["function"] for c in batch], "the rate-limited page is opened again"
@@ -209,8 +228,10 @@ def test_early_answer_and_sub_agent_hooks():
     assert policy.early_answer(start(instance)) is None
     requests, final = batched_run(instance, policy)
     assert policy.early_answer(requests[-1]) == json.loads(final["tool_calls"][0]["function"]["arguments"])
-    sub_task = [{"role": "system", "content": "sub"},
-                {"role": "user", "content": f"Track this person: {instance.names[0]}. Find every employer change."}]
+    sub_task = [
+        {"role": "system", "content": "sub"},
+        {"role": "user", "content": f"Track this person: {instance.names[0]}. Find every employer change."},
+    ]
     sub = TrackerSubPolicy()
     assert sub.early_answer(sub_task) is None
     first = sub.act(sub_task, instance.tools)["tool_calls"][0]
@@ -281,7 +302,9 @@ def test_rule_the_denial_is_read_long_before_the_late_round_up_that_repeats_it()
         assert len(late) == len(early)
         for page in late:
             assert set(page.names) <= set(instance.names[-2:])
-            assert {d[0] for d in page_moves(page.body, set(early))} and not page_denials(page.body, set(instance.names))
+            assert {d[0] for d in page_moves(page.body, set(early))} and not page_denials(
+                page.body, set(instance.names)
+            )
 
 
 def test_rule_a_similar_name_is_another_person_and_never_a_tracked_move():
@@ -305,4 +328,3 @@ def test_rule_talks_comments_and_related_links_state_no_move():
         for page in instance.pages.values():
             tail = page.body.split("Related links:", 1)[1]
             assert not any(name in tail for name in instance.names), (instance.id, page.url)
-

@@ -27,18 +27,29 @@ def tool(name):
 def trial(tmp_path, strategy, family=None, max_steps=40):
     instance = (family or InvoiceAudit(**SMALL)).generate(0)
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=1_000_000, max_steps=max_steps, strategy_name="x", strategy_params={},
-                             model_name="scripted")
-    row = run_trial(trial_id="t0", trial_index=0, instance=instance, strategy=strategy,
-                    model=ScriptedModel(profile="perfect", context_window=131_072), summarizer=None, settings=settings, writer=writer)
+    settings = TrialSettings(
+        budget=1_000_000, max_steps=max_steps, strategy_name="x", strategy_params={}, model_name="scripted"
+    )
+    row = run_trial(
+        trial_id="t0",
+        trial_index=0,
+        instance=instance,
+        strategy=strategy,
+        model=ScriptedModel(profile="perfect", context_window=131_072),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row, read_transcript(tmp_path, "t0")
 
 
 # --- the strategies: valid, deterministic, never mutating ---------------------------------------------------
 
-@pytest.mark.parametrize("make", [TimestampedSystem, FrequencyOrderedTools, lambda: LastRounds(rounds=3),
-                                  FlattenedTranscript])
+
+@pytest.mark.parametrize(
+    "make", [TimestampedSystem, FrequencyOrderedTools, lambda: LastRounds(rounds=3), FlattenedTranscript]
+)
 def test_pitfalls_are_valid_deterministic_and_pure(make):
     hist = history(rounds=8, size=20, parallel=2)
     before = frozen(hist)
@@ -64,11 +75,15 @@ def test_tool_order_follows_use_most_used_first_stable():
     strategy = bound(FrequencyOrderedTools())
     tools = [tool("list_files"), tool("read_file"), tool("grep"), tool("submit")]
     assert strategy.order_tools(tools) == tools, "before any call: the task's order"
-    hist = [dict(SYSTEM), {"role": "user", "content": "go"},
-            {"role": "assistant", "content": "", "tool_calls": [call("a", "list_files")]},
-            {"role": "tool", "tool_call_id": "a", "content": "x"},
-            {"role": "assistant", "content": "", "tool_calls": [call("b", "grep"), call("c", "grep")]},
-            {"role": "tool", "tool_call_id": "b", "content": "x"}, {"role": "tool", "tool_call_id": "c", "content": "x"}]
+    hist = [
+        dict(SYSTEM),
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [call("a", "list_files")]},
+        {"role": "tool", "tool_call_id": "a", "content": "x"},
+        {"role": "assistant", "content": "", "tool_calls": [call("b", "grep"), call("c", "grep")]},
+        {"role": "tool", "tool_call_id": "b", "content": "x"},
+        {"role": "tool", "tool_call_id": "c", "content": "x"},
+    ]
     assert strategy.prepare(hist) == hist
     ordered = [t["function"]["name"] for t in strategy.order_tools(tools)]
     assert ordered == ["grep", "list_files", "read_file", "submit"]
@@ -87,11 +102,12 @@ def test_flattened_transcript_is_one_user_text():
     out = bound(FlattenedTranscript()).prepare(hist)
     assert len(out) == 2 and out[0] == hist[0] and out[1]["role"] == "user"
     text = out[1]["content"]
-    assert text.startswith("USER: Do the task.") and "ASSISTANT: step 0\n[called read {\"path\": \"f0_0.py\"}]" in text
+    assert text.startswith("USER: Do the task.") and 'ASSISTANT: step 0\n[called read {"path": "f0_0.py"}]' in text
     assert "TOOL (read): word0_0_0" in text and text.count("ASSISTANT:") == 2
 
 
 # --- the validation extension ---------------------------------------------------------------------------------
+
 
 def test_allow_system_rewrite_still_needs_a_leading_system_message():
     changed = [{"role": "system", "content": "other"}, {"role": "user", "content": "x"}]
@@ -99,8 +115,15 @@ def test_allow_system_rewrite_still_needs_a_leading_system_message():
     with pytest.raises(InvalidConversation, match="removed"):
         validate_projection([{"role": "user", "content": "x"}], SYSTEM, allow_system_rewrite=True)
     with pytest.raises(InvalidConversation, match="before tool results"):  # the other rules still hold
-        validate_projection([*changed, {"role": "assistant", "content": "", "tool_calls": [call("z")]},
-                             {"role": "user", "content": "y"}], SYSTEM, allow_system_rewrite=True)
+        validate_projection(
+            [
+                *changed,
+                {"role": "assistant", "content": "", "tool_calls": [call("z")]},
+                {"role": "user", "content": "y"},
+            ],
+            SYSTEM,
+            allow_system_rewrite=True,
+        )
 
 
 def test_check_tool_order_refuses_anything_but_a_permutation():

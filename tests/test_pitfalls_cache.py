@@ -1,6 +1,7 @@
 """The three cache anti-patterns added for issue 16 (strategies/pitfalls.py): live user config at the front,
 JSON keys re-serialized in a seeded random order, tools added and removed between turns. Each must change the
 cached prefix and nothing else the reference agent acts on."""
+
 import json
 
 import pytest
@@ -26,8 +27,10 @@ def json_history():
     messages = history(rounds=3, size=5)
     for m in messages:
         if m.get("role") == "assistant":
-            m["tool_calls"] = [{**c, "function": {**c["function"], "arguments": json.dumps({"a": 1, "b": 2, "c": [{"x": 1, "y": 2}]})}}
-                               for c in m["tool_calls"]]
+            m["tool_calls"] = [
+                {**c, "function": {**c["function"], "arguments": json.dumps({"a": 1, "b": 2, "c": [{"x": 1, "y": 2}]})}}
+                for c in m["tool_calls"]
+            ]
         if m.get("role") == "tool":
             m["content"] = json.dumps({"id": 7, "name": "n", "rows": [1, 2], "meta": {"p": 1, "q": 2}})
     return messages
@@ -62,7 +65,9 @@ def test_json_keys_change_order_not_content_and_repeat_per_seed():
     other_seed = bound(ShuffledJsonKeys(seed=1)).prepare(hist)
     assert other_seed != out, "another seed, other orders"
     only_args = bound(ShuffledJsonKeys(targets=["arguments"])).prepare(hist)
-    assert [m["content"] for m in only_args if m.get("role") == "tool"] == [m["content"] for m in hist if m.get("role") == "tool"]
+    assert [m["content"] for m in only_args if m.get("role") == "tool"] == [
+        m["content"] for m in hist if m.get("role") == "tool"
+    ]
     with pytest.raises(ValueError, match="targets"):
         ShuffledJsonKeys(targets=["everything"])
 
@@ -80,8 +85,11 @@ def test_json_keys_reorder_between_steps():
 
 def test_tool_churn_offers_one_helper_per_step():
     strategy = bound(ToolChurn(helpers=3))
-    task_tools = [{"type": "function", "function": {"name": "read", "parameters": {}}},
-                  *strategy.tools(), {"type": "function", "function": {"name": "submit", "parameters": {}}}]
+    task_tools = [
+        {"type": "function", "function": {"name": "read", "parameters": {}}},
+        *strategy.tools(),
+        {"type": "function", "function": {"name": "submit", "parameters": {}}},
+    ]
     offered = []
     for rounds in range(1, 5):
         strategy.prepare(history(rounds=rounds, size=5))

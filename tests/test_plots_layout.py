@@ -1,5 +1,6 @@
 """Every plot of the five experiment presets (run small) is readable: tight bbox, no text outside the
 figure, titles clear of the first axes, short configuration codes with a key, `none` budget not targeted."""
+
 from __future__ import annotations
 
 import sys
@@ -61,11 +62,13 @@ FAST = {"status_bar", "invoice_layers"}  # the default command lays out these tw
 
 def _figures(trials: pd.DataFrame, steps: pd.DataFrame) -> dict[str, Figure]:
     by_config = analysis.summarize(trials, by=analysis.CONFIG_KEYS)
-    return {"token_curve": plots.token_curves_figure(steps, trials, "strategy=x budget=8k model=reference " * 3),
-            "sawtooth": plots.sawtooth_figure(steps, trials),
-            "cumulative_input": plots.cumulative_input_figure(steps, trials),
-            "pareto": plots.pareto_figure(by_config, trials),
-            "reread_cache": plots.reread_cache_figure(by_config, trials)}
+    return {
+        "token_curve": plots.token_curves_figure(steps, trials, "strategy=x budget=8k model=reference " * 3),
+        "sawtooth": plots.sawtooth_figure(steps, trials),
+        "cumulative_input": plots.cumulative_input_figure(steps, trials),
+        "pareto": plots.pareto_figure(by_config, trials),
+        "reread_cache": plots.reread_cache_figure(by_config, trials),
+    }
 
 
 def _undrawn_tick_labels(fig: Figure) -> set[int]:

@@ -3,6 +3,7 @@
 The example plugin (examples/plugin) is "installed" into a temporary site folder the way pip lays
 it out: the package plus a ``.dist-info`` with its entry points, taken from its pyproject.toml.
 """
+
 import shutil
 import tomllib
 from pathlib import Path
@@ -23,10 +24,15 @@ def install(site: Path, entry_points: bool = True) -> Path:
         project = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]
         info = site / "elide_plugin-0.1.0.dist-info"
         info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+        )
         groups = project["entry-points"]
-        (info / "entry_points.txt").write_text("".join(
-            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n" for group, eps in groups.items()))
+        (info / "entry_points.txt").write_text(
+            "".join(
+                f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n" for group, eps in groups.items()
+            )
+        )
     return site
 
 
@@ -56,7 +62,9 @@ def test_entry_points_of_an_installed_package(tmp_path):
     result = run(tmp_path, site, "strategy=elide", "strategy.keep=4", "task=tiny_invoices", "task.pages=5", *SMOKE)
     assert result.returncode == 0, result.stderr[-2000:]
     rows = only_run_rows(tmp_path)
-    assert {r["strategy"] for r in rows} == {"elide"} and {r["family"] for r in rows} == {"invoice_audit"}  # a subclass: its instances say so
+    assert {r["strategy"] for r in rows} == {"elide"} and {r["family"] for r in rows} == {
+        "invoice_audit"
+    }  # a subclass: its instances say so
     assert all(r["instance_id"].startswith("invoice_audit-p5-") for r in rows)
 
 
@@ -72,12 +80,20 @@ def test_config_folder_outside_the_repo(tmp_path):
     assert {r["strategy"] for r in only_run_rows(tmp_path)} == {"elide"}
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["strategy=elide_plugin:Elide", "strategy.keep=foo"],
-     "cannot build strategy elide_plugin:Elide: parameter keep='foo' is not an int, default 2"),
-    (["strategy=elide_plugin:Nope"], "cannot import elide_plugin:Nope: AttributeError"),
-    (["strategy=elide_plugin:Elide", "strategy.nope=1"], "strategy elide_plugin:Elide has no parameter 'nope' (its parameters: keep)"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (
+            ["strategy=elide_plugin:Elide", "strategy.keep=foo"],
+            "cannot build strategy elide_plugin:Elide: parameter keep='foo' is not an int, default 2",
+        ),
+        (["strategy=elide_plugin:Nope"], "cannot import elide_plugin:Nope: AttributeError"),
+        (
+            ["strategy=elide_plugin:Elide", "strategy.nope=1"],
+            "strategy elide_plugin:Elide has no parameter 'nope' (its parameters: keep)",
+        ),
+    ],
+)
 def test_bad_plugin_input_is_one_line_exit_2(tmp_path, args, needle):
     site = install(tmp_path / "site", entry_points=False)
     result = run(tmp_path, site, *args, *SMOKE)

@@ -8,13 +8,14 @@ fresh session; under ``realistic`` (whose seeded draws follow the step count) th
 replayed in order on one fresh session whose instance has other sizes (other ground truth) but
 the same id, which keys the profile's draws.
 """
+
 from __future__ import annotations
 
 import pytest
 
 from harness.conversation import strip_private
 from reference_agent.scripted import ScriptedModel
-from harness.records import read_jsonl, read_transcript
+from harness.records import read_transcript
 from strategies.headtail import HeadTail
 from tests.family_helpers import run_reference
 from tests.helpers import compose
@@ -23,9 +24,15 @@ from harness.runner import _node, build, families_from
 
 SMOKE = families_from(compose("suite=smoke"))
 SPECS = _node(compose("suite=smoke").suite.families)
-BIGGER = {"invoice_audit": {"pages": 5}, "code_review": {"files": 9}, "brand_report": {"pages": 4},
-          "people_tracker": {"people": 3}, "call_budget": {"merchants": 5}, "failure_memory": {"tickets": 4},
-          "callback_search": {"files": 26}}
+BIGGER = {
+    "invoice_audit": {"pages": 5},
+    "code_review": {"files": 9},
+    "brand_report": {"pages": 4},
+    "people_tracker": {"people": 3},
+    "call_budget": {"merchants": 5},
+    "failure_memory": {"tickets": 4},
+    "callback_search": {"files": 26},
+}
 
 
 def exchanges(run_dir, trial_id="t") -> list[tuple[list[dict], list[dict], dict]]:

@@ -1,4 +1,5 @@
 """Preflight: a real backend that cannot work stops the run before anything is written."""
+
 import os
 import socket
 
@@ -46,6 +47,12 @@ def test_auto_pricing_takes_no_prices(tmp_path):
 
 
 def test_a_missing_key_stops_a_database_priced_run_in_one_line(tmp_path):
-    result = harness("run", "model=openai", "model.api_key_env=CTXBENCH_TEST_NO_SUCH_KEY", "pricing=auto",
-                     "suite=smoke", cwd=tmp_path)
+    result = harness(
+        "run",
+        "model=openai",
+        "model.api_key_env=CTXBENCH_TEST_NO_SUCH_KEY",
+        "pricing=auto",
+        "suite=smoke",
+        cwd=tmp_path,
+    )
     one_line_exit_2_nothing_written(result, tmp_path, "CTXBENCH_TEST_NO_SUCH_KEY")

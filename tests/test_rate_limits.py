@@ -2,6 +2,7 @@
 
 Fake models with injected latency and 429s; waits of at most ~0.15 s.
 """
+
 from __future__ import annotations
 
 import threading
@@ -101,8 +102,14 @@ def test_one_429_pauses_every_worker_of_the_model():
         def complete(self, messages, tools):
             def signal(attempt, exc, seconds):
                 told.set()
-            return call_with_retries(self.attempt, policy=FAST, is_transient=lambda e: isinstance(e, RateLimited),
-                                     retry_after=lambda e: 0.15, on_retry=signal)
+
+            return call_with_retries(
+                self.attempt,
+                policy=FAST,
+                is_transient=lambda e: isinstance(e, RateLimited),
+                retry_after=lambda e: 0.15,
+                on_retry=signal,
+            )
 
     a, b = Throttled(Backend("a"), limits), Throttled(Backend("b"), limits)
     worker = threading.Thread(target=a.complete, args=([], []))
@@ -138,27 +145,49 @@ def test_the_gate_waits_with_a_fake_clock(monkeypatch):
             raise InjectedFault("rate_limit", retry_after=3.0)
         return "ok"
 
-    assert call_with_retries(flaky, policy=FAST, is_transient=lambda e: isinstance(e, InjectedFault),
-                             retry_after=lambda e: e.retry_after, gate=gate) == "ok"
+    assert (
+        call_with_retries(
+            flaky,
+            policy=FAST,
+            is_transient=lambda e: isinstance(e, InjectedFault),
+            retry_after=lambda e: e.retry_after,
+            gate=gate,
+        )
+        == "ok"
+    )
     assert gate.pauses == 2 and attempts[1] - attempts[0] == pytest.approx(3.0)
 
 
-RUN = ("suite=smoke", "trials=2", "strategy=headtail", "budget=3k", "progress=false", "plots=false",
-       "faults=flaky", "faults.rate_limit=0.2", "+faults.rate_limit_retry_after=0.01")
+RUN = (
+    "suite=smoke",
+    "trials=2",
+    "strategy=headtail",
+    "budget=3k",
+    "progress=false",
+    "plots=false",
+    "faults=flaky",
+    "faults.rate_limit=0.2",
+    "+faults.rate_limit_retry_after=0.01",
+)
 
 
 def test_a_run_with_shared_limits_and_429s_records_what_one_worker_records(tmp_path):
     execute(compose(*RUN), tmp_path / "one" / "run", echo=lambda _: None)
     execute(compose(*RUN, "workers=4", "+model.max_concurrency=2"), tmp_path / "four" / "run", echo=lambda _: None)
     strip = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_s", "started_at", "latency_s")} for r in rows]
-    assert strip(read_jsonl(tmp_path / "one" / "run" / "trials.jsonl")) == \
-        strip(read_jsonl(tmp_path / "four" / "run" / "trials.jsonl"))
-    assert strip(read_jsonl(tmp_path / "one" / "run" / "steps.jsonl")) == \
-        strip(read_jsonl(tmp_path / "four" / "run" / "steps.jsonl"))
+    assert strip(read_jsonl(tmp_path / "one" / "run" / "trials.jsonl")) == strip(
+        read_jsonl(tmp_path / "four" / "run" / "trials.jsonl")
+    )
+    assert strip(read_jsonl(tmp_path / "one" / "run" / "steps.jsonl")) == strip(
+        read_jsonl(tmp_path / "four" / "run" / "steps.jsonl")
+    )
 
 
 def test_a_bad_max_concurrency_is_one_config_error(tmp_path):
     with pytest.raises(ConfigError, match="max_concurrency=0"):
-        execute(compose("suite=smoke", "trials=1", "progress=false", "+model.max_concurrency=0"), tmp_path,
-                echo=lambda _: None)
+        execute(
+            compose("suite=smoke", "trials=1", "progress=false", "+model.max_concurrency=0"),
+            tmp_path,
+            echo=lambda _: None,
+        )
     assert not (tmp_path / "trials.jsonl").exists()

@@ -12,6 +12,7 @@
 
 Skipped when ray or hydra-ray-launcher is not installed (``pip install -e ".[ray]"``).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -33,21 +34,28 @@ import pytest
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None or importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None,
-    reason='ray / hydra-ray-launcher not installed (pip install -e ".[ray]")')
+    reason='ray / hydra-ray-launcher not installed (pip install -e ".[ray]")',
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP = ["-m", "strategy=none,headtail", "budget=8k", "suite=smoke", "trials=1", "progress=false", "plots=false"]
 JOBS = 2
-LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"   # "0": Ray keeps 127.0.0.1 instead of the machine's address
-HEAD_READY = "This command will now block forever"      # `ray start --block` prints it once every server is up
+LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray keeps 127.0.0.1 instead of the machine's address
+HEAD_READY = "This command will now block forever"  # `ray start --block` prints it once every server is up
 RESUMED = re.compile(r"trials to run: 0 \(already recorded: [1-9]\d*\)")
 
 
 def ray_env(token: str) -> dict[str, str]:
     """The environment of every Ray process here: loopback only, token auth with this test's own token
     (nothing written to ~/.ray), no usage stats; the checkout first on the path."""
-    return {**os.environ, LOOPBACK_SWITCH: "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token,
-            "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(ROOT)}
+    return {
+        **os.environ,
+        LOOPBACK_SWITCH: "0",
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN": token,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "PYTHONPATH": str(ROOT),
+    }
 
 
 def harness_argv(*args: str) -> list[str]:
@@ -81,7 +89,7 @@ def listening_off_loopback(root_pid: int) -> list[str]:
         if conn.pid not in pids or not conn.laddr or (conn.type == socket.SOCK_STREAM and conn.status != "LISTEN"):
             continue
         address = ipaddress.ip_address(conn.laddr.ip)
-        address = getattr(address, "ipv4_mapped", None) or address   # gRPC's ::ffff:127.0.0.1 is loopback too
+        address = getattr(address, "ipv4_mapped", None) or address  # gRPC's ::ffff:127.0.0.1 is loopback too
         if not address.is_loopback:
             found.append(f"{conn.pid} {psutil.Process(conn.pid).name()} {conn.laddr.ip}:{conn.laddr.port}")
     return found
@@ -120,8 +128,12 @@ def port_is_closed(port: int) -> bool:
 
 def compare_records(old: Path, new: Path) -> subprocess.CompletedProcess:
     """benchmarks/compare_records.py on two sweep folders (exit 0: the same records)."""
-    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "compare_records.py"), str(old), str(new)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "compare_records.py"), str(old), str(new)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +147,15 @@ def joblib_sweep(tmp_path_factory, token) -> tuple[Path, float]:
     """The sweep through the joblib launcher (2 processes): its folder and wall time."""
     cwd = tmp_path_factory.mktemp("joblib")
     started = time.monotonic()
-    result = run_harness("run", *SWEEP, "hydra/launcher=joblib", f"hydra.launcher.n_jobs={JOBS}",
-                         f"hydra.sweep.dir={cwd / 'sweep'}", cwd=cwd, env=ray_env(token))
+    result = run_harness(
+        "run",
+        *SWEEP,
+        "hydra/launcher=joblib",
+        f"hydra.launcher.n_jobs={JOBS}",
+        f"hydra.sweep.dir={cwd / 'sweep'}",
+        cwd=cwd,
+        env=ray_env(token),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return cwd / "sweep", time.monotonic() - started
 
@@ -144,22 +163,36 @@ def joblib_sweep(tmp_path_factory, token) -> tuple[Path, float]:
 @pytest.fixture(scope="module")
 def ray_head(token) -> Iterator[str]:
     """A Ray head on 127.0.0.1 (2 CPUs, no dashboard, a temp dir of its own): its address; stopped after."""
-    temp_dir = Path(tempfile.mkdtemp(prefix="ctxray-", dir="/tmp"))   # short: Ray's socket paths must fit 107 bytes
+    temp_dir = Path(tempfile.mkdtemp(prefix="ctxray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
     port = free_port()
     log = temp_dir / "head.log"
     ray = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
     with log.open("w") as out:
-        proc = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
-                                 "--include-dashboard=false", f"--num-cpus={JOBS}", f"--temp-dir={temp_dir}",
-                                 "--disable-usage-stats"],
-                                stdout=out, stderr=subprocess.STDOUT, env=ray_env(token), start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                ray,
+                "start",
+                "--head",
+                "--block",
+                "--node-ip-address=127.0.0.1",
+                f"--port={port}",
+                "--include-dashboard=false",
+                f"--num-cpus={JOBS}",
+                f"--temp-dir={temp_dir}",
+                "--disable-usage-stats",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=ray_env(token),
+            start_new_session=True,
+        )
     started = time.monotonic()
     try:
         wait_for_line(log, HEAD_READY, proc, timeout=180)
         print(f"\nray head up on 127.0.0.1:{port} in {time.monotonic() - started:.1f}s")
         assert listening_off_loopback(proc.pid) == []
         yield f"127.0.0.1:{port}"
-        assert listening_off_loopback(proc.pid) == []   # the workers it started for the sweeps too
+        assert listening_off_loopback(proc.pid) == []  # the workers it started for the sweeps too
     finally:
         stop_process_group(proc)
         shutil.rmtree(temp_dir, ignore_errors=True)
@@ -169,15 +202,20 @@ def ray_head(token) -> Iterator[str]:
 @pytest.mark.slow
 def test_ray_cluster_sweep_matches_joblib_and_resumes(tmp_path, ray_head, joblib_sweep, token):
     joblib_dir, joblib_s = joblib_sweep
-    ray_args = ["run", *SWEEP, "hydra/launcher=ray_cluster", f"hydra.launcher.ray.init.address={ray_head}",
-                f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    ray_args = [
+        "run",
+        *SWEEP,
+        "hydra/launcher=ray_cluster",
+        f"hydra.launcher.ray.init.address={ray_head}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
     started = time.monotonic()
     first = run_harness(*ray_args, cwd=tmp_path, env=ray_env(token))
     ray_s = time.monotonic() - started
     assert first.returncode == 0, first.stderr[-3000:]
     output = first.stdout + first.stderr
     assert "Ray Launcher is launching 2 jobs" in output and "sweep done" in output
-    assert len(set(re.findall(r"\(_run_job pid=(\d+)\)", output))) == JOBS   # one worker per job: side by side
+    assert len(set(re.findall(r"\(_run_job pid=(\d+)\)", output))) == JOBS  # one worker per job: side by side
     same = compare_records(joblib_dir, tmp_path / "sweep")
     assert same.returncode == 0 and " 0 differ" in same.stdout, same.stdout[-3000:]
     print(f"\nwall time: joblib {joblib_s:.1f}s, ray_cluster {ray_s:.1f}s; {same.stdout.strip().splitlines()[-1]}")
@@ -187,24 +225,30 @@ def test_ray_cluster_sweep_matches_joblib_and_resumes(tmp_path, ray_head, joblib
     output = again.stdout + again.stderr
     assert len(RESUMED.findall(output)) == JOBS, output[-3000:]
     assert not re.search(r"trials to run: [1-9]", output)
-    assert compare_records(joblib_dir, tmp_path / "sweep").returncode == 0   # nothing appended
+    assert compare_records(joblib_dir, tmp_path / "sweep").returncode == 0  # nothing appended
 
 
 @pytest.mark.slow
 def test_ray_local_sweep_stays_on_loopback(tmp_path, joblib_sweep, token):
     joblib_dir, joblib_s = joblib_sweep
     ray_tmp = Path(tempfile.mkdtemp(prefix="ctxray-", dir="/tmp"))
-    argv = harness_argv("run", *SWEEP, "hydra/launcher=ray_local", f"++hydra.launcher.ray.init._temp_dir={ray_tmp}",
-                        f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    argv = harness_argv(
+        "run",
+        *SWEEP,
+        "hydra/launcher=ray_local",
+        f"++hydra.launcher.ray.init._temp_dir={ray_tmp}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    )
     off_loopback: set[str] = set()
-    log = tmp_path / "sweep.log"   # a file, not a pipe: nothing blocks the sweep while it is polled
+    log = tmp_path / "sweep.log"  # a file, not a pipe: nothing blocks the sweep while it is polled
     started = time.monotonic()
     try:
         with log.open("w") as out:
-            proc = subprocess.Popen(argv, cwd=tmp_path, env=ray_env(token), stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv, cwd=tmp_path, env=ray_env(token), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         while proc.poll() is None and time.monotonic() - started < 600:
-            off_loopback.update(listening_off_loopback(proc.pid))   # every Ray server the sweep starts
+            off_loopback.update(listening_off_loopback(proc.pid))  # every Ray server the sweep starts
             time.sleep(0.5)
         if proc.poll() is None:
             stop_process_group(proc, grace_s=10)
@@ -220,11 +264,18 @@ def test_ray_local_sweep_stays_on_loopback(tmp_path, joblib_sweep, token):
     print(f"\nwall time: joblib {joblib_s:.1f}s, ray_local {ray_s:.1f}s (Ray's start included)")
 
 
-@pytest.mark.slow   # with the others: CI installs the ray extra for its slow tier only
+@pytest.mark.slow  # with the others: CI installs the ray extra for its slow tier only
 def test_ray_local_refuses_without_the_loopback_switch(tmp_path, token):
     env = {k: v for k, v in ray_env(token).items() if k != LOOPBACK_SWITCH}
-    result = run_harness("run", *SWEEP, "hydra/launcher=ray_local", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-                         cwd=tmp_path, env=env, timeout=300)
+    result = run_harness(
+        "run",
+        *SWEEP,
+        "hydra/launcher=ray_local",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode != 0
     assert f"Environment variable '{LOOPBACK_SWITCH}' not found" in result.stderr
     assert not (tmp_path / "sweep").exists() or not any((tmp_path / "sweep").rglob("trials.jsonl"))

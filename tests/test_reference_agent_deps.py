@@ -1,4 +1,5 @@
 """Imports run one way: the reference agent depends on ``tasks``; nothing in ``tasks`` imports it or the backends."""
+
 from __future__ import annotations
 
 import ast

@@ -1,4 +1,5 @@
 """Reference policies across families: what a strategy appends after the newest result must not change a reply."""
+
 from __future__ import annotations
 
 import pytest

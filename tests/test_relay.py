@@ -1,4 +1,5 @@
 """``model=relay``: requests land as files, replies come back as files (harness/models/relay.py)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -22,8 +23,18 @@ def start_run(tmp_path: Path, *overrides: str) -> tuple[threading.Thread, Path, 
     from harness.runner import execute
 
     relay, out = tmp_path / "relay", tmp_path / "run"
-    cfg = compose("task=needle", "suite.instances=1", "trials=1", "model=relay", f"model.folder={relay}",
-                  "model.poll_s=0.02", "model.settle_s=0.1", "plots=false", "progress=false", *overrides)
+    cfg = compose(
+        "task=needle",
+        "suite.instances=1",
+        "trials=1",
+        "model=relay",
+        f"model.folder={relay}",
+        "model.poll_s=0.02",
+        "model.settle_s=0.1",
+        "plots=false",
+        "progress=false",
+        *overrides,
+    )
     thread = threading.Thread(target=execute, args=(cfg, out), kwargs={"echo": lambda _: None}, daemon=True)
     thread.start()
     return thread, relay, out
@@ -56,7 +67,9 @@ def test_a_script_answers_a_relay_run_and_the_records_are_the_usual_ones(tmp_pat
     transcript = read_transcript(next(iter(transcript_files(out / "transcripts").values())))
     calls = [c for e in transcript if e.get("event") == "message" for c in e["message"].get("tool_calls") or []]
     assert [c["function"]["name"] for c in calls] == ["search_documents", "submit"]
-    assert calls[0]["id"] == "call_1_0" and json.loads(calls[0]["function"]["arguments"]) == {"query": "vault access code"}
+    assert calls[0]["id"] == "call_1_0" and json.loads(calls[0]["function"]["arguments"]) == {
+        "query": "vault access code"
+    }
 
 
 def test_a_malformed_reply_goes_back_to_the_model_as_an_error(tmp_path):
@@ -69,8 +82,11 @@ def test_a_malformed_reply_goes_back_to_the_model_as_an_error(tmp_path):
     thread, relay, out = start_run(tmp_path)
     answer_until_done(thread, relay, answer)
     transcript = read_transcript(next(iter(transcript_files(out / "transcripts").values())))
-    nudges = [e["message"]["content"] for e in transcript
-              if e.get("event") == "message" and e["message"].get("role") == "user" and e["message"].get("_nudge")]
+    nudges = [
+        e["message"]["content"]
+        for e in transcript
+        if e.get("event") == "message" and e["message"].get("role") == "user" and e["message"].get("_nudge")
+    ]
     assert nudges and "not JSON" in nudges[0]
     assert read_jsonl(out / "trials.jsonl")[0]["success"]
 
@@ -89,8 +105,16 @@ def test_a_rerun_reuses_the_recorded_replies_without_waiting(tmp_path):
     from harness.runner import execute
 
     again = tmp_path / "again"
-    cfg = compose("task=needle", "suite.instances=1", "trials=1", "model=relay", f"model.folder={relay}",
-                  "model.timeout=1", "plots=false", "progress=false")
+    cfg = compose(
+        "task=needle",
+        "suite.instances=1",
+        "trials=1",
+        "model=relay",
+        f"model.folder={relay}",
+        "model.timeout=1",
+        "plots=false",
+        "progress=false",
+    )
     execute(cfg, again, echo=lambda _: None)
     second = read_jsonl(again / "trials.jsonl")[0]
     assert second["success"] and second["input_tokens"] == first["input_tokens"] and second["steps"] == first["steps"]
@@ -98,10 +122,18 @@ def test_a_rerun_reuses_the_recorded_replies_without_waiting(tmp_path):
 
 def test_reply_formats():
     assert parse_reply('{"content": "hi"}') == {"role": "assistant", "content": "hi"}
-    openai_style = {"choices": [{"message": {"content": "x", "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"k\": 1}"}}]}}]}
+    openai_style = {
+        "choices": [
+            {
+                "message": {
+                    "content": "x",
+                    "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"k": 1}'}}],
+                }
+            }
+        ]
+    }
     message = parse_reply(json.dumps(openai_style))
-    assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": "{\"k\": 1}"}
+    assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"k": 1}'}
     assert "_parse_error" in parse_reply("[1, 2]")
     assert "_parse_error" in parse_reply('{"tool_calls": [{"arguments": {}}]}')
     text = render_request([{"role": "user", "content": "q"}], [], "R")

@@ -4,6 +4,7 @@ A strategy that freezes a tool result must freeze THAT result (its place in the 
 never a later result that happens to reuse its id; ``status_bar`` in append mode must never
 land between a call and its results.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,14 +31,28 @@ def repeated_ids_history(sizes: tuple[int, ...] = ROUND_SIZES, words: int = 150)
         calls = []
         for i in range(size):
             page += 1
-            calls.append({"id": f"call_{i}", "type": "function",
-                          "function": {"name": "read_page", "arguments": json.dumps({"page": page})}})
+            calls.append(
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": "read_page", "arguments": json.dumps({"page": page})},
+                }
+            )
         messages.append({"role": "assistant", "content": f"turn {turn}", "tool_calls": calls})
         for i, call in enumerate(calls):
             p = json.loads(call["function"]["arguments"])["page"]
-            messages.append({"role": "tool", "tool_call_id": call["id"], "_tool": "read_page", "_args": {"page": p},
-                             "_error": False, "_resource": f"page:{p}", "_step": turn + 1,
-                             "content": f"PAGE {p} " + " ".join(f"w{p}_{k}" for k in range(words))})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "_tool": "read_page",
+                    "_args": {"page": p},
+                    "_error": False,
+                    "_resource": f"page:{p}",
+                    "_step": turn + 1,
+                    "content": f"PAGE {p} " + " ".join(f"w{p}_{k}" for k in range(words)),
+                }
+            )
         ends.append(len(messages))
     return messages, ends
 
@@ -71,7 +86,7 @@ def page_of(message: dict) -> int:
 
 def newest_round(messages: list[dict]) -> list[dict]:
     start = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
-    return messages[start + 1:]
+    return messages[start + 1 :]
 
 
 STRATEGIES = {
@@ -94,7 +109,7 @@ def test_every_frozen_result_describes_its_own_call(name):
     changed = 0
     for prefix, out in run_steps(strategy):
         results = [m for m in out if m.get("role") == "tool"]
-        originals = [m for m in prefix if m.get("role") == "tool"][-len(results):]
+        originals = [m for m in prefix if m.get("role") == "tool"][-len(results) :]
         for shown, original in zip(results, originals):
             if shown["content"] == original["content"]:
                 continue
@@ -118,17 +133,35 @@ def test_status_bar_append_never_splits_a_round_when_ids_repeat(base):
     assert sum(1 for m in out if m.get("_status_bar")) == len(ROUND_SIZES), "every status message is kept"
 
 
-@pytest.mark.parametrize("strategy", [
-    ("strategy=status_bar", "strategy.mode=append"),
-    ("strategy=status_bar", "strategy.mode=append", "+strategy.base._target_=strategies.clear_tool_results.ClearToolResults"),
-    ("strategy=clear_tool_results", "strategy.keep=1"),
-    ("strategy=offload", "strategy.threshold=50", "strategy.keep_recent=1"),
-])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        ("strategy=status_bar", "strategy.mode=append"),
+        (
+            "strategy=status_bar",
+            "strategy.mode=append",
+            "+strategy.base._target_=strategies.clear_tool_results.ClearToolResults",
+        ),
+        ("strategy=clear_tool_results", "strategy.keep=1"),
+        ("strategy=offload", "strategy.threshold=50", "strategy.keep_recent=1"),
+    ],
+)
 def test_a_server_that_repeats_ids_runs_to_submit(tmp_path, strategy):
-    overrides = ("suite=smoke", "task=invoice_audit", "task.pages=4", "task.invoices_per_page=5", "task.duplicates=2",
-                 "task.max_distance=3", "trials=1", "progress=false", "budget=2k",
-                 "model._target_=tests.fake_models.ScriptModel", "~model.profile", "~model.profile_params",
-                 "+model.script=repeated_ids")
+    overrides = (
+        "suite=smoke",
+        "task=invoice_audit",
+        "task.pages=4",
+        "task.invoices_per_page=5",
+        "task.duplicates=2",
+        "task.max_distance=3",
+        "trials=1",
+        "progress=false",
+        "budget=2k",
+        "model._target_=tests.fake_models.ScriptModel",
+        "~model.profile",
+        "~model.profile_params",
+        "+model.script=repeated_ids",
+    )
     execute(compose(*overrides, *strategy), tmp_path, echo=lambda _: None)
     rows = read_jsonl(tmp_path / "trials.jsonl")
     assert [(r["outcome"], r["error"]) for r in rows] == [("submitted", None)]

@@ -1,4 +1,5 @@
 """``python -m harness report`` / ``compare`` in subprocesses, and the notebooks executed by nbclient."""
+
 import json
 import os
 import re
@@ -30,8 +31,9 @@ def test_report_on_a_sweep_folder(tmp_path):
 
 
 def test_report_several_runs_with_out(tmp_path):
-    result = harness("report", str(FIXTURE / "none"), str(FIXTURE / "headtail"), "--out", str(tmp_path / "out"),
-                     cwd=tmp_path)
+    result = harness(
+        "report", str(FIXTURE / "none"), str(FIXTURE / "headtail"), "--out", str(tmp_path / "out"), cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "summary.md").exists() and (tmp_path / "out" / "plots" / "pareto.png").exists()
 
@@ -46,11 +48,14 @@ def test_unknown_path_is_one_line_exit_2(tmp_path, command):
 
 
 def test_compare_gate(tmp_path):
-    worse = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), "--fail-on-regression",
-                    cwd=tmp_path)
+    worse = harness(
+        "compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), "--fail-on-regression", cwd=tmp_path
+    )
     assert worse.returncode == 1, worse.stdout + worse.stderr
     assert "REGRESSION" in worse.stdout and "McNemar exact p=0.0312" in worse.stdout
-    same = harness("compare", str(FIXTURE / "headtail"), str(FIXTURE / "headtail"), "--fail-on-regression", cwd=tmp_path)
+    same = harness(
+        "compare", str(FIXTURE / "headtail"), str(FIXTURE / "headtail"), "--fail-on-regression", cwd=tmp_path
+    )
     assert same.returncode == 0, same.stdout + same.stderr
     assert "verdict: OK" in same.stdout
     informational = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), cwd=tmp_path)
@@ -61,8 +66,16 @@ def test_compare_gate(tmp_path):
 
 def test_run_writes_new_summary_columns(tmp_path):
     run = tmp_path / "run"
-    result = harness("run", "suite=smoke", "strategy=sliding_window", "budget=1500", "trials=1", "progress=false",
-                     f"hydra.run.dir={run}", cwd=tmp_path)
+    result = harness(
+        "run",
+        "suite=smoke",
+        "strategy=sliding_window",
+        "budget=1500",
+        "trials=1",
+        "progress=false",
+        f"hydra.run.dir={run}",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     header = (run / "summary.csv").read_text().splitlines()[0].split(",")
     for col in ("success_ci_low", "pass^1", "total_input_tokens_ci_high", "cache_hit_ratio", "curve_shapes"):
@@ -76,8 +89,9 @@ def test_run_writes_new_summary_columns(tmp_path):
 def test_notebook_executes_on_the_fixture(name, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT / "notebooks")}})
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
+    )
     client.execute()
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
@@ -89,8 +103,11 @@ def test_plots_false_writes_records_and_summary_but_no_plots(tmp_path):
     from tests.helpers import compose
 
     for plots, folder in ((False, tmp_path / "without"), (True, tmp_path / "with")):
-        execute(compose("suite=smoke", "task=invoice_audit", "trials=1", "progress=false", f"plots={str(plots).lower()}"),
-                folder, echo=lambda _: None)
+        execute(
+            compose("suite=smoke", "task=invoice_audit", "trials=1", "progress=false", f"plots={str(plots).lower()}"),
+            folder,
+            echo=lambda _: None,
+        )
         assert (folder / "summary.csv").exists() and (folder / "trials.jsonl").exists()
         assert (folder / "plots" / "token_curve.png").exists() == plots
 
@@ -99,14 +116,22 @@ def test_compare_labels_the_counts_base_first_with_three_decimals(tmp_path):
     result = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if " pairs: " in line)
-    assert re.search(r"pairs: successes base \d+, candidate \d+ \(base-only \d+, candidate-only \d+; McNemar", line), line
+    assert re.search(r"pairs: successes base \d+, candidate \d+ \(base-only \d+, candidate-only \d+; McNemar", line), (
+        line
+    )
     assert re.search(r"success diff \(candidate - base\) [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]$", line), line
 
 
 def test_compare_json_holds_every_figure_and_keeps_the_exit_code(tmp_path):
     text = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), cwd=tmp_path).stdout
-    result = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), "--json",
-                     "--fail-on-regression", cwd=tmp_path)
+    result = harness(
+        "compare",
+        str(FIXTURE / "none"),
+        str(FIXTURE / "sliding_window"),
+        "--json",
+        "--fail-on-regression",
+        cwd=tmp_path,
+    )
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     assert data["verdict"] == "REGRESSION" and data["regression"] is True and data["alpha"] == 0.05

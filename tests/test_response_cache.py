@@ -4,6 +4,7 @@ A first run records every reply; a rerun into another folder takes every call fr
 its steps say ``from_cache``, cost 0 with the original cost beside it (``cost_uncached``), and
 its records equal the first run's apart from those columns (benchmarks/compare_records.py).
 """
+
 from __future__ import annotations
 
 import threading
@@ -20,10 +21,25 @@ from tests.helpers import compose
 
 PAID = ("pricing=openai-like", "progress=false", "plots=false", "cache_responses=true")
 SMOKE = ("suite=smoke", "trials=2", "strategy=headtail", "budget=3k", "workers=2", *PAID)
-FAKE = ("suite=smoke", "task=invoice_audit", "task.pages=4", "task.invoices_per_page=5", "task.duplicates=2",
-        "task.max_distance=3", "trials=2", "budget=2k", "strategy=clear_tool_results", "strategy.keep=1",
-        "model._target_=tests.fake_models.ScriptModel", "~model.profile", "~model.profile_params",
-        "+model.script=repeated_ids", "+model.max_concurrency=2", "workers=2", *PAID)
+FAKE = (
+    "suite=smoke",
+    "task=invoice_audit",
+    "task.pages=4",
+    "task.invoices_per_page=5",
+    "task.duplicates=2",
+    "task.max_distance=3",
+    "trials=2",
+    "budget=2k",
+    "strategy=clear_tool_results",
+    "strategy.keep=1",
+    "model._target_=tests.fake_models.ScriptModel",
+    "~model.profile",
+    "~model.profile_params",
+    "+model.script=repeated_ids",
+    "+model.max_concurrency=2",
+    "workers=2",
+    *PAID,
+)
 COST_COLUMNS = "cost,agent_cost,summarizer_cost,subagent_cost,stop_hook_cost,from_cache,from_cache_calls"
 
 
@@ -51,9 +67,18 @@ def test_a_rerun_is_served_from_the_cache_at_no_cost_and_replays_the_records(tmp
     assert compare_records([str(first), str(again)]) == 1, "the comparison sees the cost columns unless told"
 
 
-SUMMARIZE = ("strategy=summarize", "strategy.keep_recent_rounds=2", "summarizer=scripted", "model.profile=perfect",
-             "task=invoice_audit", "task.pages=10", "task.invoices_per_page=8", "task.duplicates=3",
-             "task.min_distance=1", "task.max_distance=4")
+SUMMARIZE = (
+    "strategy=summarize",
+    "strategy.keep_recent_rounds=2",
+    "summarizer=scripted",
+    "model.profile=perfect",
+    "task=invoice_audit",
+    "task.pages=10",
+    "task.invoices_per_page=8",
+    "task.duplicates=3",
+    "task.min_distance=1",
+    "task.max_distance=4",
+)
 
 
 @pytest.mark.parametrize("strategy", [("strategy=isolate",), SUMMARIZE], ids=["subagents", "separate-summarizer"])
@@ -99,16 +124,19 @@ MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}
 
 
 def test_the_key_is_the_exact_request_and_its_sample():
-    settings = request_settings({"name": "m", "model": "gpt", "temperature": 0.0, "retry": {"attempts": 3},
-                                 "timeout": 10, "max_concurrency": 4})
+    settings = request_settings(
+        {"name": "m", "model": "gpt", "temperature": 0.0, "retry": {"attempts": 3}, "timeout": 10, "max_concurrency": 4}
+    )
     assert settings == {"name": "m", "model": "gpt", "temperature": 0.0}, "transport keys do not change replies"
     key = request_key(settings, ["inst", 0], 0, MESSAGES, [])
     assert key == request_key(dict(reversed(settings.items())), ["inst", 0], 0, [dict(m) for m in MESSAGES], [])
-    differ = [request_key({**settings, "temperature": 0.7}, ["inst", 0], 0, MESSAGES, []),
-              request_key(settings, ["inst", 1], 0, MESSAGES, []),
-              request_key(settings, ["inst", 0], 1, MESSAGES, []),
-              request_key(settings, ["inst", 0], 0, MESSAGES[:1], []),
-              request_key(settings, ["inst", 0], 0, MESSAGES, [{"type": "function", "function": {"name": "f"}}])]
+    differ = [
+        request_key({**settings, "temperature": 0.7}, ["inst", 0], 0, MESSAGES, []),
+        request_key(settings, ["inst", 1], 0, MESSAGES, []),
+        request_key(settings, ["inst", 0], 1, MESSAGES, []),
+        request_key(settings, ["inst", 0], 0, MESSAGES[:1], []),
+        request_key(settings, ["inst", 0], 0, MESSAGES, [{"type": "function", "function": {"name": "f"}}]),
+    ]
     assert len({key, *differ}) == 6
 
 
@@ -146,13 +174,20 @@ def test_the_same_request_twice_in_a_session_replays_both_replies_in_order(tmp_p
 def test_a_completion_round_trips_with_every_field(tmp_path):
     from harness.models.response_cache import decode_completion, encode_completion
 
-    original = Completion({"role": "assistant", "content": "x", "tool_calls": []},
-                          Usage(prompt_tokens=5, cached_tokens=None, output_tokens=2, reasoning_tokens=1,
-                                cached_source="reported"), latency_s=1.5, raw={"id": "r1"})
+    original = Completion(
+        {"role": "assistant", "content": "x", "tool_calls": []},
+        Usage(prompt_tokens=5, cached_tokens=None, output_tokens=2, reasoning_tokens=1, cached_source="reported"),
+        latency_s=1.5,
+        raw={"id": "r1"},
+    )
     replay = decode_completion(encode_completion(original))
     assert replay.from_cache and not original.from_cache
-    assert (replay.message, replay.usage, replay.latency_s, replay.raw) == \
-        (original.message, original.usage, original.latency_s, original.raw)
+    assert (replay.message, replay.usage, replay.latency_s, replay.raw) == (
+        original.message,
+        original.usage,
+        original.latency_s,
+        original.raw,
+    )
     assert decode_completion(encode_completion(Completion({}, raw={"sdk": object()}))).raw is None
 
 
@@ -205,6 +240,7 @@ def test_request_options_are_part_of_the_key(tmp_path):
 
         def complete(self, messages, tools):
             from harness.models.base import Completion
+
             self.calls += 1
             return Completion({"role": "assistant", "content": f"reply {self.calls}"})
 

@@ -1,5 +1,6 @@
 """``run --retry-errors`` re-runs only the trials that ended in an error and loses nothing;
 ``--fail-on-error`` makes such a run exit 1 (issue 22 §4)."""
+
 from __future__ import annotations
 
 import json
@@ -50,7 +51,9 @@ def test_retry_errors_reruns_only_the_failed_trial_and_keeps_its_first_records(t
 def test_fail_on_error_exits_1_when_the_provider_is_down(tmp_path):
     down = harness("run", *SMOKE1, "task=call_budget", "faults=down", "--fail-on-error", cwd=tmp_path)
     assert down.returncode == 1
-    assert down.stderr.strip().splitlines()[-1].startswith("--fail-on-error: 1 trials ended in an error (1 model_error)")
+    assert (
+        down.stderr.strip().splitlines()[-1].startswith("--fail-on-error: 1 trials ended in an error (1 model_error)")
+    )
 
 
 def test_retry_errors_refuses_other_outcomes_and_fresh(tmp_path):
@@ -65,8 +68,12 @@ def test_retry_errors_refuses_other_outcomes_and_fresh(tmp_path):
 
 
 def test_set_aside_keeps_unreadable_lines_and_counts_only_errors(tmp_path):
-    lines = [json.dumps({"trial_id": "a", "outcome": "model_error"}), "{torn", json.dumps({"trial_id": "b",
-             "outcome": "strategy_error"}), json.dumps({"trial_id": "c", "outcome": "submitted"})]
+    lines = [
+        json.dumps({"trial_id": "a", "outcome": "model_error"}),
+        "{torn",
+        json.dumps({"trial_id": "b", "outcome": "strategy_error"}),
+        json.dumps({"trial_id": "c", "outcome": "submitted"}),
+    ]
     (tmp_path / "trials.jsonl").write_text("\n".join(lines) + "\n")
     assert error_counts(tmp_path) == {"model_error": 1, "strategy_error": 1}
     line = set_aside_errors(tmp_path, ["model_error"])

@@ -8,6 +8,7 @@
 4. A corrupt or torn line of ``trials.jsonl`` / ``steps.jsonl`` is kept aside in ``<file>.corrupt``
    and said, on the rerun and in ``report``; a done trial's steps are fsynced with its row.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -28,8 +29,18 @@ from tests.helpers import compose
 from tests.test_cli import harness
 
 QUIET = ("progress=false", "plots=false")
-ONE = ("suite=smoke", "task=invoice_audit", "task.pages=4", "task.invoices_per_page=5", "task.duplicates=2",
-       "task.max_distance=3", "trials=1", "budget=3k", "strategy=headtail", *QUIET)
+ONE = (
+    "suite=smoke",
+    "task=invoice_audit",
+    "task.pages=4",
+    "task.invoices_per_page=5",
+    "task.duplicates=2",
+    "task.max_distance=3",
+    "trials=1",
+    "budget=3k",
+    "strategy=headtail",
+    *QUIET,
+)
 
 
 def _run(folder: Path, *overrides: str, lines: list[str] | None = None) -> Path:
@@ -38,10 +49,13 @@ def _run(folder: Path, *overrides: str, lines: list[str] | None = None) -> Path:
 
 
 def _transcripts_text(folder: Path) -> str:
-    return "".join(dumps(event) for path in transcript_files(folder / "transcripts").values() for event in read_transcript(path))
+    return "".join(
+        dumps(event) for path in transcript_files(folder / "transcripts").values() for event in read_transcript(path)
+    )
 
 
 # ---------------------------------------------------------------- 1. the cache and injected replies
+
 
 def test_a_run_without_faults_after_one_with_faults_holds_no_injected_reply(tmp_path):
     cache = f"response_cache={tmp_path / 'responses.sqlite'}"
@@ -59,8 +73,22 @@ def test_a_run_without_faults_after_one_with_faults_holds_no_injected_reply(tmp_
 
     again = _run(tmp_path / "again", *cached, "faults=flaky", "faults.garbage=0.4")
     assert all(s["from_cache"] for s in read_jsonl(again / "steps.jsonl")), "the same faults: every call replayed"
-    strip_run = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_s", "started_at", "run", "latency_s",  # noqa: E731
-                                                                       "from_cache", "from_cache_calls")} for r in rows]
+    strip_run = lambda rows: [
+        {
+            k: v
+            for k, v in r.items()
+            if k
+            not in (
+                "wall_s",
+                "started_at",
+                "run",
+                "latency_s",  # noqa: E731
+                "from_cache",
+                "from_cache_calls",
+            )
+        }
+        for r in rows
+    ]
     assert strip_run(read_jsonl(again / "trials.jsonl")) == strip_run(read_jsonl(faulty / "trials.jsonl"))
 
 
@@ -83,6 +111,7 @@ def test_the_cache_never_stores_a_reply_marked_injected(tmp_path):
 
 # ---------------------------------------------------------------- 2. per-trial stores
 
+
 class MemoryPeek:
     """A model for ``strategy=memory_tool``: views ``/memories``, writes a file there, then submits."""
 
@@ -97,16 +126,23 @@ class MemoryPeek:
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
         self.turn += 1
-        calls = {1: ("memory", {"command": "view", "path": "/memories"}),
-                 2: ("memory", {"command": "create", "path": "/memories/mine.md", "file_text": "attempt 2"})}
+        calls = {
+            1: ("memory", {"command": "view", "path": "/memories"}),
+            2: ("memory", {"command": "create", "path": "/memories/mine.md", "file_text": "attempt 2"}),
+        }
         name, args = calls.get(self.turn, ("submit", {"invoice_ids": []}))
         call = {"id": f"c{self.turn}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         return Completion({"role": "assistant", "content": "", "tool_calls": [call]}, Usage())
 
 
 def test_a_trial_does_not_see_what_an_aborted_attempt_left_in_its_store(tmp_path):
-    overrides = (*ONE, "strategy=memory_tool", "model._target_=tests.test_run_folder_safety.MemoryPeek",
-                 "~model.profile", "~model.profile_params")
+    overrides = (
+        *ONE,
+        "strategy=memory_tool",
+        "model._target_=tests.test_run_folder_safety.MemoryPeek",
+        "~model.profile",
+        "~model.profile_params",
+    )
     from harness.runner import plan
 
     folder = tmp_path / "run"
@@ -124,6 +160,7 @@ def test_a_trial_does_not_see_what_an_aborted_attempt_left_in_its_store(tmp_path
 
 
 # ---------------------------------------------------------------- 3. one process per run folder
+
 
 def test_a_second_process_on_a_held_run_folder_says_who_holds_it_and_exits_2(tmp_path):
     from harness.run_lock import LOCK_FILE, RunFolderBusy, hold_run_folder
@@ -162,8 +199,10 @@ def test_a_lock_left_by_a_killed_process_is_not_stale(tmp_path):
     from harness.run_lock import LOCK_FILE, hold_run_folder
 
     folder = tmp_path / "run"
-    code = ("import sys, os; from pathlib import Path; from harness.run_lock import hold_run_folder\n"
-            "with hold_run_folder(Path(sys.argv[1])):\n    print('held', flush=True); os.kill(os.getpid(), 9)")
+    code = (
+        "import sys, os; from pathlib import Path; from harness.run_lock import hold_run_folder\n"
+        "with hold_run_folder(Path(sys.argv[1])):\n    print('held', flush=True); os.kill(os.getpid(), 9)"
+    )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     killed = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, env=env)
     assert killed.returncode == -9 and "held" in killed.stdout
@@ -187,6 +226,7 @@ def test_a_config_error_leaves_no_lock_file_and_no_folder(tmp_path):
 
 
 # ---------------------------------------------------------------- 4. corrupt lines
+
 
 def test_a_corrupt_trial_line_is_kept_aside_and_said_on_rerun_and_in_report(tmp_path, caplog):
     folder = _run(tmp_path / "run", *ONE, "trials=2")

@@ -1,6 +1,5 @@
 """``select_tools`` (seed 003 SelectTools) and the harness's ``expose_tools`` hook: what is offered, what a
 hidden tool's call gets, and what it does to tokens and to the prefix cache (the tools head the cached prefix)."""
-import json
 
 import pytest
 
@@ -14,14 +13,18 @@ from tests.test_pitfalls import trial
 
 
 def schema(name, description):
-    return {"type": "function", "function": {"name": name, "description": description,
-                                             "parameters": {"type": "object", "properties": {}}}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": {}}},
+    }
 
 
-CATALOGUE = [schema("read_ticket", "Read a support ticket thread."),
-             schema("query_api", "Call the billing REST API (GET)."),
-             schema("export_report", "Create a CSV export of a reporting dataset."),
-             schema("submit", "Submit your final answer.")]
+CATALOGUE = [
+    schema("read_ticket", "Read a support ticket thread."),
+    schema("query_api", "Call the billing REST API (GET)."),
+    schema("export_report", "Create a CSV export of a reporting dataset."),
+    schema("submit", "Submit your final answer."),
+]
 TASK = {"role": "user", "content": "Read the support ticket, then export the billing dataset."}
 
 
@@ -50,14 +53,19 @@ def test_before_the_first_reply_the_task_chooses():
 
 def test_recent_tools_stay_and_the_catalogue_order_is_kept():
     strategy = bound(SelectTools(max_tools=1, keep_recent_rounds=1))
-    messages = [{"role": "system", "content": "s"}, TASK,
-                {"role": "assistant", "content": "Now call the billing API.", "tool_calls": [call("c1", "export_report")]},
-                {"role": "tool", "tool_call_id": "c1", "content": "done"}]
+    messages = [
+        {"role": "system", "content": "s"},
+        TASK,
+        {"role": "assistant", "content": "Now call the billing API.", "tool_calls": [call("c1", "export_report")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "done"},
+    ]
     strategy.prepare(messages)
     assert names(strategy.expose_tools(CATALOGUE)) == ["query_api", "export_report", "submit"]
     assert strategy.ctx.events == [], "the first choice is not a change"
-    messages += [{"role": "assistant", "content": "Read the ticket thread again.", "tool_calls": [call("c2", "read_ticket")]},
-                 {"role": "tool", "tool_call_id": "c2", "content": "thread"}]
+    messages += [
+        {"role": "assistant", "content": "Read the ticket thread again.", "tool_calls": [call("c2", "read_ticket")]},
+        {"role": "tool", "tool_call_id": "c2", "content": "thread"},
+    ]
     strategy.prepare(messages)
     assert names(strategy.expose_tools(CATALOGUE)) == ["read_ticket", "query_api", "submit"], "no word matches: a tie"
     event, data = strategy.ctx.events[-1]

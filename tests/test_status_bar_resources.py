@@ -1,4 +1,5 @@
 """status_bar ``resource_args`` (count a tool's calls per named argument) and call_budget reading it."""
+
 from reference_agent.policies.call_budget import CallBudgetPolicy
 from strategies.status_bar import StatusBar
 from tests.helpers import SYSTEM, FakeContext, call
@@ -7,9 +8,23 @@ from tests.helpers import SYSTEM, FakeContext, call
 def calls(*pairs):
     out = [dict(SYSTEM), {"role": "user", "content": "Call M01 and M02."}]
     for i, (merchant, offer) in enumerate(pairs):
-        out.append({"role": "assistant", "content": "", "tool_calls": [call(f"c{i}", "call_merchant", merchant=merchant, offer=offer)]})
-        out.append({"role": "tool", "tool_call_id": f"c{i}", "content": "CALL BACK LATER", "_tool": "call_merchant",
-                    "_args": {"merchant": merchant, "offer": offer}, "_resource": None})
+        out.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call(f"c{i}", "call_merchant", merchant=merchant, offer=offer)],
+            }
+        )
+        out.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "content": "CALL BACK LATER",
+                "_tool": "call_merchant",
+                "_args": {"merchant": merchant, "offer": offer},
+                "_resource": None,
+            }
+        )
     return out
 
 

@@ -1,4 +1,5 @@
 """Seed 002 §2.6.4's replace-vs-append cost model against the prefix-cache simulator (benchmarks/experiments_table.py)."""
+
 import sys
 from pathlib import Path
 
@@ -15,8 +16,10 @@ ALPHA = tables.STATUS_ALPHA
 @pytest.mark.parametrize("status,reply,rounds", tables.STATUS_GRID)
 def test_the_simulator_agrees_with_the_seeds_formula_under_a_kv_cache(status, reply, rounds):
     counter = TokenCounter()
-    cost = {mode: tables.simulated_cost(tables.status_requests(mode, status, reply, rounds, counter), counter)
-            for mode in ("replace", "append")}
+    cost = {
+        mode: tables.simulated_cost(tables.status_requests(mode, status, reply, rounds, counter), counter)
+        for mode in ("replace", "append")
+    }
     seed = ALPHA * status * rounds * (rounds - 1) / 2 - (rounds - 1) * (1 - ALPHA) * reply
     simulated = cost["append"] - cost["replace"]
     assert (simulated < 0) == (seed < 0), "same choice"

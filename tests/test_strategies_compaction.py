@@ -59,7 +59,9 @@ def test_projection_is_valid_and_input_untouched(name, case, budget):
         validate_projection(out, messages[0])
         newest = prefix[-1]
         if name == "adaptive_window_all":  # the seed's literal "compress all" compresses even the newest result
-            assert any(m.get("tool_call_id") == newest.get("tool_call_id") and m["role"] == newest["role"] for m in out[-2:])
+            assert any(
+                m.get("tool_call_id") == newest.get("tool_call_id") and m["role"] == newest["role"] for m in out[-2:]
+            )
         else:
             assert any(m is newest or m == newest for m in out[-2:]), "the newest message stays visible"
         for message in out:  # errors are never compacted
@@ -82,16 +84,27 @@ def test_deterministic(name):
 
 # --- clear_tool_results ---------------------------------------------------------------------------
 
+
 def pages(n, size=300, error_at=None):
     """History of get_invoice_page calls with the loop's private keys."""
     messages = history(rounds=0)
     for r in range(n):
-        messages.append({"role": "assistant", "content": f"step {r}",
-                         "tool_calls": [call(f"p{r}", "get_invoice_page", page=r + 1)]})
+        messages.append(
+            {"role": "assistant", "content": f"step {r}", "tool_calls": [call(f"p{r}", "get_invoice_page", page=r + 1)]}
+        )
         err = r == error_at
-        messages.append({"role": "tool", "tool_call_id": f"p{r}", "_tool": "get_invoice_page", "_args": {"page": r + 1},
-                         "_error": err, "_resource": None if err else f"page:{r + 1}", "_step": r + 1,
-                         "content": ("ERROR: page out of range " if err else "") + " ".join(f"inv{r}_{k}" for k in range(size))})
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"p{r}",
+                "_tool": "get_invoice_page",
+                "_args": {"page": r + 1},
+                "_error": err,
+                "_resource": None if err else f"page:{r + 1}",
+                "_step": r + 1,
+                "content": ("ERROR: page out of range " if err else "") + " ".join(f"inv{r}_{k}" for k in range(size)),
+            }
+        )
     return messages
 
 
@@ -106,8 +119,13 @@ def test_clear_placeholder_has_recovery_hint_and_stays_frozen():
                 assert seen.setdefault(m["tool_call_id"], m["content"]) == m["content"], "byte-identical once written"
     first = next(m for m in out if m.get("tool_call_id") == "p0")
     tokens = ctx.count_message(messages[3])
-    assert first["content"] == f'[cleared: get_invoice_page {{"page": 1}} returned {tokens:,} tokens; call it again if you need it]'
-    assert next(m for m in out if m.get("tool_call_id") == "p1")["content"].startswith("ERROR"), "errors are never cleared"
+    assert (
+        first["content"]
+        == f'[cleared: get_invoice_page {{"page": 1}} returned {tokens:,} tokens; call it again if you need it]'
+    )
+    assert next(m for m in out if m.get("tool_call_id") == "p1")["content"].startswith("ERROR"), (
+        "errors are never cleared"
+    )
     assert all(not m["content"].startswith("[cleared:") for m in [m for m in out if m["role"] == "tool"][-3:])
     batches = [d for e, d in ctx.events if e == "compaction"]
     assert 1 <= len(batches) < 12 - 3, "a batch at a time, not every step"
@@ -134,6 +152,7 @@ def test_clear_only_above_trigger_and_respects_clear_at_least_and_excludes():
 
 
 # --- summarize ------------------------------------------------------------------------------------
+
 
 def test_summarize_places_one_summary_after_the_head_and_keeps_rounds_whole():
     messages = history(rounds=12, parallel=3, size=150, user_turn_at=6)
@@ -175,6 +194,7 @@ def test_summarize_breaker_stops_after_consecutive_failures():
 
 # --- adaptive_window ------------------------------------------------------------------------------
 
+
 def test_adaptive_window_batches_marks_and_never_reprocesses():
     messages = pages(14, size=200, error_at=2)
     strategy, ctx = bound(AdaptiveWindow, 8_000, summary="vendor Acme, 2026-03-01, USD 12.00")
@@ -192,7 +212,10 @@ def test_adaptive_window_batches_marks_and_never_reprocesses():
     assert ctx.summaries[0][0]["tool_calls"][0]["function"]["name"] == "get_invoice_page", "the call goes with it"
     batches = [d for e, d in ctx.events if e == "compaction"]
     assert batches[0]["compressed"] == first_batch > 1
-    assert next(m for m in out if m.get("tool_call_id") == "p0")["content"] == "[COMPRESSED] vendor Acme, 2026-03-01, USD 12.00"
+    assert (
+        next(m for m in out if m.get("tool_call_id") == "p0")["content"]
+        == "[COMPRESSED] vendor Acme, 2026-03-01, USD 12.00"
+    )
 
 
 def test_adaptive_window_below_ratio_is_identity():
@@ -205,14 +228,26 @@ def test_adaptive_window_below_ratio_is_identity():
 
 # --- status_bar -----------------------------------------------------------------------------------
 
+
 def merchant_history():
     messages = history(rounds=0)
     plan = [("acme",), ("acme",), ("globex",), ("acme",)]
     for r, (merchant,) in enumerate(plan):
         note = "- [x] call acme\n- [ ] call globex" if r == 2 else f"calling {merchant}"
-        messages.append({"role": "assistant", "content": note, "tool_calls": [call(f"m{r}", "call_merchant", merchant=merchant)]})
-        messages.append({"role": "tool", "tool_call_id": f"m{r}", "content": "busy" if r else "ERROR: no answer",
-                         "_tool": "call_merchant", "_args": {"merchant": merchant}, "_error": r == 0, "_resource": None})
+        messages.append(
+            {"role": "assistant", "content": note, "tool_calls": [call(f"m{r}", "call_merchant", merchant=merchant)]}
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"m{r}",
+                "content": "busy" if r else "ERROR: no answer",
+                "_tool": "call_merchant",
+                "_args": {"merchant": merchant},
+                "_error": r == 0,
+                "_resource": None,
+            }
+        )
     return messages
 
 
@@ -284,9 +319,19 @@ def test_reference_agent_keeps_taking_notes_under_a_status_bar(tmp_path):
     rows = {}
     for name, strategy in (("none", NoManagement()), ("status_bar", StatusBar())):
         writer = RunWriter(tmp_path / name)
-        settings = TrialSettings(budget=100_000, max_steps=50, strategy_name=name, strategy_params={}, model_name="scripted")
-        rows[name] = run_trial(trial_id="t0", trial_index=0, instance=family.generate(0), strategy=strategy,
-                               model=ScriptedModel(profile="perfect"), summarizer=None, settings=settings, writer=writer)
+        settings = TrialSettings(
+            budget=100_000, max_steps=50, strategy_name=name, strategy_params={}, model_name="scripted"
+        )
+        rows[name] = run_trial(
+            trial_id="t0",
+            trial_index=0,
+            instance=family.generate(0),
+            strategy=strategy,
+            model=ScriptedModel(profile="perfect"),
+            summarizer=None,
+            settings=settings,
+            writer=writer,
+        )
         writer.close()
     assert rows["status_bar"]["success"] and rows["status_bar"]["steps"] == rows["none"]["steps"]
     # same notes as without the bar, plus one status message per step

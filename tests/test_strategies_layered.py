@@ -12,6 +12,7 @@ Why they differ (exact breakdown, asserted below; see strategies/README.md):
   has 14 messages to our 15), our summary prefix is longer (+17: 51 vs 34 tokens), and the three cleared
   results among the 6 kept rounds are 37 instead of 38 (-3).
 """
+
 from harness.conversation import validate_projection
 from strategies.layered import Layered
 from tests.seed004_demo import SYSTEM, EstContext, SeedLayeredContext, est_tokens, fake_history, fake_summarize, total
@@ -95,7 +96,10 @@ def test_layered_frozen_between_compactions_and_absorbs_previous_summary():
     second = ctx.summaries[1]
     assert second[0]["content"].startswith("[summary of the earlier work"), "the new summary absorbs the previous one"
     notes = [o[2] for o in outs.values() if len(o) > 2 and str(o[2].get("content", "")).startswith("[summary")]
-    assert sum(1 for a, b in zip(notes, notes[1:]) if a is not b) == len(ctx.summaries) - 1, "frozen between compactions"
+    assert sum(1 for a, b in zip(notes, notes[1:]) if a is not b) == len(ctx.summaries) - 1, (
+        "frozen between compactions"
+    )
+
 
 def test_layered_never_clears_errors():
     errors = history(rounds=12, size=300, error_at=2)

@@ -1,4 +1,5 @@
 """Summarizer calls are billed to the trial, and the `summarizer` config group chooses their model."""
+
 from hydra import compose, initialize_config_dir
 
 from harness.cli import CONFIG_DIR, UsageError, validate_overrides
@@ -16,8 +17,16 @@ FAMILY = InvoiceAudit(pages=10, invoices_per_page=8, duplicates=3, min_distance=
 def trial(tmp_path, strategy, summarizer, budget=3_000):
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=budget, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted")
-    row = run_trial(trial_id="t0", trial_index=0, instance=FAMILY.generate(0), strategy=strategy, model=ScriptedModel(profile="perfect"),
-                    summarizer=summarizer, settings=settings, writer=writer)
+    row = run_trial(
+        trial_id="t0",
+        trial_index=0,
+        instance=FAMILY.generate(0),
+        strategy=strategy,
+        model=ScriptedModel(profile="perfect"),
+        summarizer=summarizer,
+        settings=settings,
+        writer=writer,
+    )
     writer.trial(row)
     writer.close()
     return row, read_jsonl(tmp_path / "steps.jsonl")
@@ -34,7 +43,9 @@ def check_billing(row, steps):
 
 
 def test_summarize_bills_a_separate_summarizer(tmp_path):
-    row, steps = trial(tmp_path, Summarize(keep_recent_rounds=2), ScriptedModel(profile="perfect", name="scripted-summarizer"))
+    row, steps = trial(
+        tmp_path, Summarize(keep_recent_rounds=2), ScriptedModel(profile="perfect", name="scripted-summarizer")
+    )
     assert row["outcome"] == "submitted", row["error"]
     check_billing(row, steps)
     assert row["compactions"] == row["summarizer_calls"]
@@ -56,8 +67,9 @@ def test_summarizer_config_group():
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         default = compose(config_name="config", overrides=["strategy=summarize"])
         assert default.get("summarizer") is None
-        chosen = compose(config_name="config", overrides=["strategy=summarize", "summarizer=scripted",
-                                                          "summarizer.name=tiny"])
+        chosen = compose(
+            config_name="config", overrides=["strategy=summarize", "summarizer=scripted", "summarizer.name=tiny"]
+        )
     model = build(dict(chosen.summarizer), "summarizer")
     assert isinstance(model, ScriptedModel) and chosen.summarizer.name == "tiny"  # `name` is a label, as for models
     validate_overrides(["summarizer=scripted"])

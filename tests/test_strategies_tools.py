@@ -1,4 +1,5 @@
 """offload and notes: strategies that give the agent tools."""
+
 import pytest
 
 from harness.conversation import validate_projection
@@ -15,8 +16,15 @@ def bound(strategy, budget=100_000):
     return strategy, ctx
 
 
-@pytest.mark.parametrize("kwargs", [dict(rounds=6, parallel=3, size=300), dict(rounds=6, error_at=2, size=300),
-                                    dict(rounds=6, user_turn_at=3, size=300), dict(rounds=3, size=6000)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(rounds=6, parallel=3, size=300),
+        dict(rounds=6, error_at=2, size=300),
+        dict(rounds=6, user_turn_at=3, size=300),
+        dict(rounds=3, size=6000),
+    ],
+)
 @pytest.mark.parametrize("make", [lambda: Offload(threshold=100, keep_recent=1), lambda: Notes(base=HeadTail())])
 def test_valid_untouched_deterministic(kwargs, make):
     messages = history(**kwargs)
@@ -84,10 +92,20 @@ def test_reference_agent_uses_read_memory_and_write_note(tmp_path):
 
     for strategy, tool in ((Notes(base=HeadTail()), "write_note"),):
         writer = RunWriter(tmp_path / tool)
-        settings = TrialSettings(budget=6_000, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted")
+        settings = TrialSettings(
+            budget=6_000, max_steps=60, strategy_name="x", strategy_params={}, model_name="scripted"
+        )
         instance = InvoiceAudit(pages=10, invoices_per_page=10, duplicates=3, max_distance=8).generate(1)
-        row = run_trial(trial_id="t", trial_index=0, instance=instance, strategy=strategy, model=ScriptedModel(profile="perfect"),
-                        summarizer=None, settings=settings, writer=writer)
+        row = run_trial(
+            trial_id="t",
+            trial_index=0,
+            instance=instance,
+            strategy=strategy,
+            model=ScriptedModel(profile="perfect"),
+            summarizer=None,
+            settings=settings,
+            writer=writer,
+        )
         assert row["outcome"] == "submitted" and row["success"], row
         assert len(strategy.notes) >= 9
 
@@ -120,10 +138,20 @@ def test_isolate_runs_subagents_billed_apart(tmp_path):
     from tasks.invoice_audit import InvoiceAudit
 
     writer = RunWriter(tmp_path)
-    settings = TrialSettings(budget=8_000, max_steps=30, strategy_name="isolate", strategy_params={}, model_name="scripted")
+    settings = TrialSettings(
+        budget=8_000, max_steps=30, strategy_name="isolate", strategy_params={}, model_name="scripted"
+    )
     instance = InvoiceAudit(pages=12, invoices_per_page=6, duplicates=3, min_distance=1, max_distance=2).generate(0)
-    row = run_trial(trial_id="iso", trial_index=0, instance=instance, strategy=Isolate(subagent_budget="1M"), model=ScriptedModel(profile="perfect"),
-                    summarizer=None, settings=settings, writer=writer)
+    row = run_trial(
+        trial_id="iso",
+        trial_index=0,
+        instance=instance,
+        strategy=Isolate(subagent_budget="1M"),
+        model=ScriptedModel(profile="perfect"),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     assert row["outcome"] == "submitted"
     assert row["subagent_runs"] == 2 and row["subagent_reads"] == 12 and row["reads"] == 0

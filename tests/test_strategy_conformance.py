@@ -12,6 +12,7 @@ tools get random, hostile arguments: a result or a short ``ToolError``, never an
 
 Deterministic profile: ``derandomize=True`` and a bounded number of examples per config.
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,8 +37,11 @@ CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "strategy"
 CONFIGS = {path.stem: yaml.safe_load(path.read_text()) for path in sorted(CONFIG_DIR.glob("*.yaml"))}
 VARIANTS = {  # parameter settings with a code path of their own
     "status_bar-append": {**CONFIGS["status_bar"], "mode": "append"},
-    "status_bar-append-clear": {**CONFIGS["status_bar"], "mode": "append",
-                                "base": {"_target_": "strategies.clear_tool_results.ClearToolResults", "keep": 1}},
+    "status_bar-append-clear": {
+        **CONFIGS["status_bar"],
+        "mode": "append",
+        "base": {"_target_": "strategies.clear_tool_results.ClearToolResults", "keep": 1},
+    },
     "status_bar-replace-headtail": {**CONFIGS["status_bar"], "base": {"_target_": "strategies.headtail.HeadTail"}},
     "layered-summarize": {**CONFIGS["layered"], "summarize": True},
     "adaptive_window-all": {**CONFIGS["adaptive_window"], "keep_last_round": False},
@@ -51,13 +55,27 @@ VARIANTS = {  # parameter settings with a code path of their own
 }
 SPECS = {**CONFIGS, **VARIANTS}
 EXAMPLES = 40  # per config: the whole file runs in about 10 s on one core
-TASK_TOOL = {"type": "function", "function": {"name": "read_page", "description": "Read a page.",
-                                              "parameters": {"type": "object", "properties": {}}}}
-SUBMIT_TOOL = {"type": "function", "function": {"name": "submit", "description": "Submit your final answer.",
-                                                "parameters": {"type": "object", "properties": {}}}}
+TASK_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read_page",
+        "description": "Read a page.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
+SUBMIT_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "submit",
+        "description": "Submit your final answer.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
 STORES = tempfile.TemporaryDirectory(prefix="ctxbench-fuzz-")  # every context's store, removed at exit
 TEXT_CACHE: dict[str, int] = {}  # token counts shared by every context (as the runner shares them in a run)
-ODD = st.lists(st.sampled_from(["a", " ", "\n", '"', "\\", "中", "\ud800", "\udfff", "- [ ] x"]), max_size=6).map("".join)
+ODD = st.lists(st.sampled_from(["a", " ", "\n", '"', "\\", "中", "\ud800", "\udfff", "- [ ] x"]), max_size=6).map(
+    "".join
+)
 
 
 class FuzzContext(FakeContext):
@@ -86,22 +104,33 @@ def fresh(name: str, budget: int) -> Any:
 
 # ---------------------------------------------------------------- random histories
 
-RESULT = st.fixed_dictionaries({
-    "words": st.sampled_from([0, 3, 40, 300, 1500]),  # 1500 words: a huge result against these budgets
-    "error": st.booleans(),
-    "odd": ODD,
-})
+RESULT = st.fixed_dictionaries(
+    {
+        "words": st.sampled_from([0, 3, 40, 300, 1500]),  # 1500 words: a huge result against these budgets
+        "error": st.booleans(),
+        "odd": ODD,
+    }
+)
 ROUND = st.one_of(
-    st.fixed_dictionaries({"kind": st.just("calls"), "text": ODD, "results": st.lists(RESULT, min_size=1, max_size=4),
-                           "shuffle": st.booleans(), "todo": st.booleans()}),
+    st.fixed_dictionaries(
+        {
+            "kind": st.just("calls"),
+            "text": ODD,
+            "results": st.lists(RESULT, min_size=1, max_size=4),
+            "shuffle": st.booleans(),
+            "todo": st.booleans(),
+        }
+    ),
     st.fixed_dictionaries({"kind": st.just("user"), "text": ODD}),
     st.fixed_dictionaries({"kind": st.just("no_call"), "text": ODD}),
 )
-HISTORY = st.fixed_dictionaries({
-    "rounds": st.lists(ROUND, min_size=1, max_size=9),
-    "repeat_ids": st.booleans(),
-    "budget": st.sampled_from([400, 1_500, 5_000]),
-})
+HISTORY = st.fixed_dictionaries(
+    {
+        "rounds": st.lists(ROUND, min_size=1, max_size=9),
+        "repeat_ids": st.booleans(),
+        "budget": st.sampled_from([400, 1_500, 5_000]),
+    }
+)
 
 
 def build_history(spec: dict) -> tuple[list[dict], list[int]]:
@@ -120,16 +149,36 @@ def build_history(spec: dict) -> tuple[list[dict], list[int]]:
                 serial += 1
                 call_id = f"call_{i}" if spec["repeat_ids"] else f"call_{serial}"
                 args = {"page": serial, "q": result["odd"]}
-                calls.append({"id": call_id, "type": "function",
-                              "function": {"name": "read_page", "arguments": json.dumps(args)}})
+                calls.append(
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "read_page", "arguments": json.dumps(args)},
+                    }
+                )
                 body = " ".join(f"w{serial}_{k}" for k in range(result["words"]))
                 content = ("ERROR: no such page " if result["error"] else f"page {serial} {result['odd']} ") + body
-                results.append({"role": "tool", "tool_call_id": call_id, "content": content, "_step": turn + 1,
-                                "_tool": "read_page", "_args": args, "_error": result["error"],
-                                "_resource": None if result["error"] else f"page:{serial}"})
+                results.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call_id,
+                        "content": content,
+                        "_step": turn + 1,
+                        "_tool": "read_page",
+                        "_args": args,
+                        "_error": result["error"],
+                        "_resource": None if result["error"] else f"page:{serial}",
+                    }
+                )
             todo = "\n- [x] read\n- [ ] submit" if round_["todo"] else ""
-            messages.append({"role": "assistant", "content": f"step {turn} {round_['text']}{todo}", "tool_calls": calls,
-                             "_step": turn + 1})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": f"step {turn} {round_['text']}{todo}",
+                    "tool_calls": calls,
+                    "_step": turn + 1,
+                }
+            )
             messages.extend(reversed(results) if round_["shuffle"] else results)
         ends.append(len(messages))
     return messages, ends
@@ -162,8 +211,9 @@ def check_results_stay_their_own(name: str, out: list[dict], prefix: list[dict])
         original = originals.get(key)
         if original is None or shown["content"] == original["content"]:
             continue
-        assert {k: v for k, v in shown.items() if k != "content"} == \
-            {k: v for k, v in original.items() if k != "content"}, f"{name} swapped a result's keys"
+        assert {k: v for k, v in shown.items() if k != "content"} == {
+            k: v for k, v in original.items() if k != "content"
+        }, f"{name} swapped a result's keys"
         pages = {int(n) for n in PAGE.findall(str(shown["content"]))}
         assert pages <= {original["_args"]["page"]}, f"{name} shows pages {pages} for page {original['_args']['page']}"
 
@@ -196,8 +246,13 @@ def check_step(name: str, strategy: Any, twin: Any, prefix: list[dict]) -> None:
         assert tokens <= strategy.ctx.budget, f"{name} (hard) sent {tokens} tokens over a {strategy.ctx.budget} budget"
 
 
-FUZZ = settings(derandomize=True, max_examples=EXAMPLES, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    derandomize=True,
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -213,10 +268,14 @@ def test_every_strategy_conforms_on_random_histories(name):
     conforms()
 
 
-HOSTILE = st.one_of(st.none(), st.integers(), st.booleans(), st.lists(st.integers(), max_size=3),
-                    st.text(max_size=30),
-                    st.sampled_from(["\ud800", "mem-" + "0" * 100_000, "x" * 100_000, "../../etc/passwd", "",
-                                     "mem-0001", " \n "]))
+HOSTILE = st.one_of(
+    st.none(),
+    st.integers(),
+    st.booleans(),
+    st.lists(st.integers(), max_size=3),
+    st.text(max_size=30),
+    st.sampled_from(["\ud800", "mem-" + "0" * 100_000, "x" * 100_000, "../../etc/passwd", "", "mem-0001", " \n "]),
+)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in SPECS if fresh(n, 1_000).tools()))
@@ -225,8 +284,10 @@ def test_strategy_tools_answer_hostile_arguments_with_a_short_tool_error(name):
     tools = [t["function"]["name"] for t in strategy.tools()]
 
     @FUZZ
-    @given(tool=st.sampled_from(tools), args=st.dictionaries(st.sampled_from(["id", "text", "task", "x"]), HOSTILE,
-                                                              max_size=3))
+    @given(
+        tool=st.sampled_from(tools),
+        args=st.dictionaries(st.sampled_from(["id", "text", "task", "x"]), HOSTILE, max_size=3),
+    )
     def answers(tool: str, args: dict) -> None:
         try:
             result = strategy.call(tool, args)
@@ -246,8 +307,11 @@ def test_every_strategy_documents_its_budget_guarantee(name):
     strategy = fresh(name, 1_000)
     declared = [k for k in type(strategy).__mro__ if k is not BaseStrategy and "budget_guarantee" in vars(k)]
     assert declared, f"{name} does not declare a budget_guarantee"
-    row = next(line for line in README.read_text().splitlines()
-               if line.startswith("| `") and f"`{name}`" in line.split(" | ")[0])
+    row = next(
+        line
+        for line in README.read_text().splitlines()
+        if line.startswith("| `") and f"`{name}`" in line.split(" | ")[0]
+    )
     last_cell = row.rstrip(" |").rsplit(" | ", 1)[-1]
     level, _, exception = guarantee_text(strategy).partition(" unless ")
     stated = f"**{level}** unless {exception}" if exception else f"**{level}**"
@@ -262,7 +326,12 @@ def test_a_hard_guarantee_states_when_it_can_be_exceeded():
 
 
 REWRITES_EVERY_STEP = {  # deliberate anti-patterns that re-serialize messages every step (nothing is cut)
-    "pitfall_flatten", "pitfall_json_keys", "pitfall_json_keys-arguments", "pitfall_user_config", "pitfall_timestamp"}
+    "pitfall_flatten",
+    "pitfall_json_keys",
+    "pitfall_json_keys-arguments",
+    "pitfall_user_config",
+    "pitfall_timestamp",
+}
 
 
 def cut_messages(previous: list[dict], current: list[dict], history: list[dict]) -> list[dict]:

@@ -1,5 +1,6 @@
 """The strategy contract is declared (strategies/base.py): every hook has a default, every wrapper forwards every
 hook and declared attribute to its base, and a prepare-only object is adapted once to the whole contract."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,8 +10,17 @@ from typing import Any
 import pytest
 
 import strategies
-from strategies.base import (FORWARDED_ATTRIBUTES, STRATEGY_HOOKS, AdaptedStrategy, BaseStrategy, ToolError,
-                             WrappingStrategy, full_strategy, strategy_class, tool_name)
+from strategies.base import (
+    FORWARDED_ATTRIBUTES,
+    STRATEGY_HOOKS,
+    AdaptedStrategy,
+    BaseStrategy,
+    ToolError,
+    WrappingStrategy,
+    full_strategy,
+    strategy_class,
+    tool_name,
+)
 from strategies.select_tools import SelectTools
 from tests.helpers import FakeContext
 
@@ -79,9 +89,15 @@ def wrapper_classes() -> list[type]:
 
 def call_hook(strategy: Any, hook: str, tools: list[dict]) -> Any:
     """Call ``hook`` of a bound strategy with fitting arguments."""
-    arguments = {"bind": (FakeContext(10_000, tools=tools),), "tools": (), "call": ("base_tool", {}),
-                 "order_tools": (list(tools),), "expose_tools": (list(tools),), "server_options": (),
-                 "observe_server_edits": (EDITS,)}
+    arguments = {
+        "bind": (FakeContext(10_000, tools=tools),),
+        "tools": (),
+        "call": ("base_tool", {}),
+        "order_tools": (list(tools),),
+        "expose_tools": (list(tools),),
+        "server_options": (),
+        "observe_server_edits": (EDITS,),
+    }
     return getattr(strategy, hook)(*arguments[hook])
 
 
@@ -136,8 +152,14 @@ def test_every_hook_has_a_default(hook):
         with pytest.raises(ToolError):
             call_hook(strategy, hook, TASK_TOOLS)
         return
-    default = {"bind": None, "tools": [], "order_tools": None, "expose_tools": None, "server_options": {},
-               "observe_server_edits": None}[hook]
+    default = {
+        "bind": None,
+        "tools": [],
+        "order_tools": None,
+        "expose_tools": None,
+        "server_options": {},
+        "observe_server_edits": None,
+    }[hook]
     assert call_hook(strategy, hook, TASK_TOOLS) == default
     if hook == "observe_server_edits":
         assert ctx.events == [("server_edit", EDITS[0])]

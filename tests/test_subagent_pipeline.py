@@ -1,5 +1,6 @@
 """Sub-agents run the one agent loop (harness/agent_loop.py): the task's per-turn limit, the strategy's choice of
 tools and its server options hold inside a sub-agent as they do for the main agent."""
+
 from __future__ import annotations
 
 import itertools
@@ -19,8 +20,10 @@ IDS = itertools.count()
 
 def reply(*calls: tuple[str, dict]) -> Completion:
     """An assistant reply making ``calls`` (name, arguments), each with a fresh id."""
-    tool_calls = [{"id": f"c{next(IDS)}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-                  for name, args in calls]
+    tool_calls = [
+        {"id": f"c{next(IDS)}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for name, args in calls
+    ]
     return Completion({"role": "assistant", "content": "", "tool_calls": tool_calls}, Usage())
 
 
@@ -34,8 +37,10 @@ class Pages(TaskInstance):
     max_calls_per_turn = 2
 
     def __init__(self) -> None:
-        self.tools = [tool_schema("read", "Read one page.", {"page": {"type": "integer"}}),
-                      tool_schema("peek", "Peek at the index.", {})]
+        self.tools = [
+            tool_schema("read", "Read one page.", {"page": {"type": "integer"}}),
+            tool_schema("peek", "Peek at the index.", {}),
+        ]
         self.executed: list[tuple[str, dict]] = []
 
     def call(self, name: str, args: dict) -> ToolResult:
@@ -94,8 +99,16 @@ def run(tmp_path, strategy, sub: Session) -> tuple[dict, Pages, list[dict]]:
     instance = Pages()
     writer = RunWriter(tmp_path)
     settings = TrialSettings(budget=100_000, max_steps=10, strategy_name="x", strategy_params={}, model_name="m")
-    row = run_trial(trial_id="t0", trial_index=0, instance=instance, strategy=strategy, model=Delegator(sub),
-                    summarizer=None, settings=settings, writer=writer)
+    row = run_trial(
+        trial_id="t0",
+        trial_index=0,
+        instance=instance,
+        strategy=strategy,
+        model=Delegator(sub),
+        summarizer=None,
+        settings=settings,
+        writer=writer,
+    )
     writer.close()
     return row, instance, read_transcript(tmp_path, "t0")
 
@@ -103,14 +116,20 @@ def run(tmp_path, strategy, sub: Session) -> tuple[dict, Pages, list[dict]]:
 def sub_tool_results(sub: Session) -> dict[str, str]:
     """The tool results of the sub-agent's last request, by call name."""
     request = sub.requests[-1]
-    names = {c["id"]: c["function"]["name"] for m in request if m["role"] == "assistant" for c in m.get("tool_calls") or []}
+    names = {
+        c["id"]: c["function"]["name"] for m in request if m["role"] == "assistant" for c in m.get("tool_calls") or []
+    }
     return {f"{names[m['tool_call_id']]}#{i}": m["content"] for i, m in enumerate(request) if m["role"] == "tool"}
 
 
 def test_a_subagent_keeps_the_per_turn_limit_the_strategys_tools_and_its_options(tmp_path):
-    sub = Session([reply(("read", {"page": 1}), ("read", {"page": 2}), ("read", {"page": 3})),
-                   reply(("peek", {})),
-                   reply(("report", {"conclusion": "pages 1 and 2 read"}))])
+    sub = Session(
+        [
+            reply(("read", {"page": 1}), ("read", {"page": 2}), ("read", {"page": 3})),
+            reply(("peek", {})),
+            reply(("report", {"conclusion": "pages 1 and 2 read"})),
+        ]
+    )
     row, instance, events = run(tmp_path, Isolate(base=HidesPeek()), sub)
     assert row["outcome"] == "submitted" and row["success"]
     assert instance.executed == [("read", {"page": 1}), ("read", {"page": 2})], "the third call and peek never ran"
@@ -121,7 +140,12 @@ def test_a_subagent_keeps_the_per_turn_limit_the_strategys_tools_and_its_options
     assert all(options == {"betas": ["test-beta"]} for options in sub.options), "server options travel with its calls"
     assert row["rate_limited_calls"] == 1 and row["unoffered_calls"] == 1, "counted in the trial's row"
     tools = [e for e in events if e["event"] == "tool" and e.get("subagent") == 1]
-    assert [(e["name"], e["is_error"]) for e in tools] == [("read", False), ("read", False), ("read", True), ("peek", True)]
+    assert [(e["name"], e["is_error"]) for e in tools] == [
+        ("read", False),
+        ("read", False),
+        ("read", True),
+        ("peek", True),
+    ]
     assert row["subagent_reads"] == 2
     end = next(e for e in events if e["event"] == "subagent_end")
     assert end["conclusion"] == "pages 1 and 2 read"

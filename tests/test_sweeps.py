@@ -1,4 +1,5 @@
 """Hydra sweeps: basic, joblib and submitit launchers; one readable folder per job, named by its config."""
+
 import importlib.util
 import re
 
@@ -12,20 +13,38 @@ SMALL = ["suite=smoke", "task=call_budget", "task.merchants=4", "task.noise=2"] 
 LAUNCHERS = [
     [],
     ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
-    pytest.param(["hydra/launcher=local_processes"], marks=pytest.mark.skipif(
-        importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
-        reason="hydra-submitit-launcher not installed")),
+    pytest.param(
+        ["hydra/launcher=local_processes"],
+        marks=pytest.mark.skipif(
+            importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
+            reason="hydra-submitit-launcher not installed",
+        ),
+    ),
 ]
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS, ids=["basic", "joblib", "submitit_local"])
 def test_sweep_writes_one_folder_per_job(tmp_path, launcher):
     sweep = tmp_path / "sweep"
-    result = harness("run", "-m", "strategy=none,headtail", "budget=3k", *SMALL, "trials=1", "progress=false",
-                     "plots=false", *launcher, f"hydra.sweep.dir={sweep}", cwd=tmp_path)  # one small family: the launcher is tested
+    result = harness(
+        "run",
+        "-m",
+        "strategy=none,headtail",
+        "budget=3k",
+        *SMALL,
+        "trials=1",
+        "progress=false",
+        "plots=false",
+        *launcher,
+        f"hydra.sweep.dir={sweep}",
+        cwd=tmp_path,
+    )  # one small family: the launcher is tested
     assert result.returncode == 0, result.stderr[-2000:]
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir() and not p.name.startswith("."))
-    assert [re.sub(r"-[0-9a-f]{10}$", "-<hash>", j) for j in jobs] == ["headtail-3k-call_budget-<hash>", "none-3k-call_budget-<hash>"]
+    assert [re.sub(r"-[0-9a-f]{10}$", "-<hash>", j) for j in jobs] == [
+        "headtail-3k-call_budget-<hash>",
+        "none-3k-call_budget-<hash>",
+    ]
     for job in jobs:
         rows = read_jsonl(sweep / job / "trials.jsonl")
         assert rows and {r["strategy"] for r in rows} == {job.split("-")[0]}

@@ -7,7 +7,10 @@ from tests.helpers import history
 def test_counts_are_positive_and_include_tool_calls():
     counter = TokenCounter()
     plain = {"role": "assistant", "content": "hello"}
-    with_call = {**plain, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read", "arguments": "{\"path\": \"x.py\"}"}}]}
+    with_call = {
+        **plain,
+        "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read", "arguments": '{"path": "x.py"}'}}],
+    }
     assert counter.message(with_call) > counter.message(plain) > 0
 
 

@@ -1,4 +1,5 @@
 """Transcripts (issue 23): gzip, byte-identical for the same config, request refs as deltas, older folders still read."""
+
 import gzip
 import json
 import shutil
@@ -54,8 +55,15 @@ def test_request_refs_deltas_expand_to_the_full_lists(tmp_path):
     transcript.commit()
     raw = [json.loads(line) for line in gzip.open(tmp_path / "t.jsonl.gz")]
     deltas = [(e["keep"], e["add"]) for e in raw if e["event"] == "request"]
-    assert deltas == [(0, ["m0", "m1"]), (2, ["m2", "m3"]), (1, ["m4", "m3"]), (0, []), (0, ["m5"]), (1, ["m6"]),
-                      (2, [])]
+    assert deltas == [
+        (0, ["m0", "m1"]),
+        (2, ["m2", "m3"]),
+        (1, ["m4", "m3"]),
+        (0, []),
+        (0, ["m5"]),
+        (1, ["m6"]),
+        (2, []),
+    ]
     events = read_transcript(tmp_path / "t.jsonl.gz")
     requests = [e for e in events if e["event"] == "request"]
     assert [e["refs"] for e in requests] == sent

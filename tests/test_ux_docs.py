@@ -1,4 +1,5 @@
 """Small things: folder names from identity, the docs' interpreter and gate size, where reports land."""
+
 import re
 import shutil
 
@@ -6,13 +7,23 @@ from harness.analysis import mcnemar_exact
 from harness.identity import folder_name, sweep_folder_name
 from tests.test_cli import ROOT, harness
 
-BASE = {"strategy": {"name": "headtail", "_target_": "strategies.headtail.HeadTail", "min_recent_rounds": 1},
-        "budget": "25k", "seed": 0, "trials": 2, "progress": True, "suite": {"name": "default"}}
+BASE = {
+    "strategy": {"name": "headtail", "_target_": "strategies.headtail.HeadTail", "min_recent_rounds": 1},
+    "budget": "25k",
+    "seed": 0,
+    "trials": 2,
+    "progress": True,
+    "suite": {"name": "default"},
+}
 
 
 def test_folder_name_ignores_spelling_and_run_time_knobs():
-    names = {folder_name({**BASE, "budget": b, "trials": t, "progress": p})
-             for b in ("25k", "25K", "25000", 25000) for t in (1, 3) for p in (True, False)}
+    names = {
+        folder_name({**BASE, "budget": b, "trials": t, "progress": p})
+        for b in ("25k", "25K", "25000", 25000)
+        for t in (1, 3)
+        for p in (True, False)
+    }
     assert len(names) == 1 and re.fullmatch(r"headtail-25k-[0-9a-f]{10}", names.pop())
     assert folder_name({**BASE, "seed": 1}).startswith("headtail-25k-seed1-")
     assert folder_name(BASE) != folder_name({**BASE, "strategy": {**BASE["strategy"], "min_recent_rounds": 2}})
@@ -24,15 +35,26 @@ def test_sweep_folder_name_ignores_order_and_spelling():
     assert a == b and re.fullmatch(r"budget-8k\.25k_strategy-headtail\.none-[0-9a-f]{10}", a)
 
 
-USER_DOCS = ["README.md", "docs/running.md", "docs/reports.md", "docs/regression_gate.md", "docs/sweeps.md",
-             "docs/caching_and_faults.md", "docs/backends.md", "docs/inspect.md", "docs/importing.md"]
+USER_DOCS = [
+    "README.md",
+    "docs/running.md",
+    "docs/reports.md",
+    "docs/regression_gate.md",
+    "docs/sweeps.md",
+    "docs/caching_and_faults.md",
+    "docs/backends.md",
+    "docs/inspect.md",
+    "docs/importing.md",
+]
 
 
 def test_readme_runs_the_venv_interpreter():
     """The README and the pages it moved to docs/ run ``.venv/bin/python``, never a bare ``python``."""
     for doc in USER_DOCS:
         text = (ROOT / doc).read_text()
-        bare = [line for line in text.splitlines() if re.search(r"(?<![/\w.])(python|pip) (-m|install|benchmarks/)", line)]
+        bare = [
+            line for line in text.splitlines() if re.search(r"(?<![/\w.])(python|pip) (-m|install|benchmarks/)", line)
+        ]
         assert not bare, (doc, bare)
 
 

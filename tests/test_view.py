@@ -1,4 +1,5 @@
 """``python -m harness view``: an index and a page per trial (and, slow, the pages in headless Chromium); the token chart."""
+
 import gzip
 import re
 import shutil
@@ -58,8 +59,16 @@ class Checker(HTMLParser):
 def run_dir(tmp_path_factory):
     """A small headtail run at 2k (the smoke suite, one trial each)."""
     tmp = tmp_path_factory.mktemp("view")
-    result = harness("run", "suite=smoke", "strategy=headtail", "budget=2k", "trials=1", "progress=false",
-                     f"hydra.run.dir={tmp / 'run'}", cwd=tmp)
+    result = harness(
+        "run",
+        "suite=smoke",
+        "strategy=headtail",
+        "budget=2k",
+        "trials=1",
+        "progress=false",
+        f"hydra.run.dir={tmp / 'run'}",
+        cwd=tmp,
+    )
     assert result.returncode == 0, result.stderr
     return tmp / "run"
 
@@ -96,8 +105,10 @@ def checked(path: Path) -> Checker:
 
 def transcripts_bytes(run_dir: Path) -> int:
     """The transcripts' size uncompressed."""
-    return sum(len(gzip.decompress(p.read_bytes())) if p.name.endswith(".gz") else p.stat().st_size
-               for p in transcript_files(run_dir / "transcripts").values())
+    return sum(
+        len(gzip.decompress(p.read_bytes())) if p.name.endswith(".gz") else p.stat().st_size
+        for p in transcript_files(run_dir / "transcripts").values()
+    )
 
 
 def test_view_writes_an_index_and_one_well_formed_page_per_trial_with_one_section_per_step(page, run_dir):
@@ -155,8 +166,14 @@ def test_view_reads_an_older_uncompressed_run_folder(tmp_path):
     assert sum(checked(p).steps for p in pages) == agent_steps(fixture)
 
 
-@pytest.mark.parametrize("args,needle", [(["nope"], "not a run folder"), (["RUN", "zzz"], "no trial matching 'zzz'"),
-                                         ([], "usage: python -m harness view")])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["nope"], "not a run folder"),
+        (["RUN", "zzz"], "no trial matching 'zzz'"),
+        ([], "usage: python -m harness view"),
+    ],
+)
 def test_view_bad_input_is_one_line_exit_2(run_dir, tmp_path, args, needle):
     args = [str(run_dir) if a == "RUN" else str(tmp_path / a) if a == "nope" else a for a in args]
     result = harness("view", *args, cwd=tmp_path)
@@ -174,12 +191,18 @@ def test_compare_marks_cut_replaced_and_inserted():
     }
     request, cut = compare(["m0", "m4", "m1", "m3"], ["m0", "m1", "m2", "m5"], messages)
     assert [(s.ref, s.mark, s.stands_for) for s in request] == [
-        ("m0", KEPT, None), ("m4", INSERTED, None), ("m1", KEPT, None), ("m3", REPLACED, "m2")]
+        ("m0", KEPT, None),
+        ("m4", INSERTED, None),
+        ("m1", KEPT, None),
+        ("m3", REPLACED, "m2"),
+    ]
     assert [(s.ref, s.mark, s.stands_for) for s in cut] == [("m2", REPLACED, "m3"), ("m5", CUT, None)]
 
 
 def chromium() -> str | None:
-    return next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+    return next(
+        (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
+    )
 
 
 def _is_round(step: int) -> bool:
@@ -188,8 +211,11 @@ def _is_round(step: int) -> bool:
 
 
 CODE_REVIEW = (  # code_review-f44-s4-t0 under headtail at 25k: the history reaches 60,285, the requests stay under 25k
-    list(range(1, 13)), [612, 3_440, 5_810, 10_570, 16_930, 24_610, 21_600, 22_390, 21_590, 21_700, 24_570, 20_700],
-    [612, 3_440, 5_900, 11_000, 18_100, 26_500, 33_000, 40_400, 46_900, 53_900, 56_900, 60_777], 25_000)
+    list(range(1, 13)),
+    [612, 3_440, 5_810, 10_570, 16_930, 24_610, 21_600, 22_390, 21_590, 21_700, 24_570, 20_700],
+    [612, 3_440, 5_900, 11_000, 18_100, 26_500, 33_000, 40_400, 46_900, 53_900, 56_900, 60_777],
+    25_000,
+)
 
 
 def test_chart_ticks_are_round_and_the_history_is_drawn_in_full_when_it_fits():
@@ -223,11 +249,14 @@ def test_chart_says_when_it_clips_the_history():
     assert f"history clipped at {plot.top:,}; reaches 230,459 at step 31" in svg
 
 
-@pytest.mark.parametrize("tokens", [
-    [2_000 * i for i in range(1, 13)] + [24_990] * 8,  # the requests run along the budget at the right end
-    [1_000 * i for i in range(1, 21)],  # they cross the budget where its label used to be (right end, above)
-    [24_000, 26_000] * 10,  # zigzag across the budget line everywhere
-])
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        [2_000 * i for i in range(1, 13)] + [24_990] * 8,  # the requests run along the budget at the right end
+        [1_000 * i for i in range(1, 21)],  # they cross the budget where its label used to be (right end, above)
+        [24_000, 26_000] * 10,  # zigzag across the budget line everywhere
+    ],
+)
 def test_chart_budget_label_crosses_no_line(tokens):
     steps = list(range(1, len(tokens) + 1))
     history = [t * 1.5 for t in tokens]
@@ -239,7 +268,9 @@ def test_chart_budget_label_crosses_no_line(tokens):
 
 
 def chromium() -> str | None:
-    return next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+    return next(
+        (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
+    )
 
 
 def open_in_chromium(path: Path, profile: Path) -> tuple[float, subprocess.CompletedProcess]:
@@ -247,8 +278,19 @@ def open_in_chromium(path: Path, profile: Path) -> tuple[float, subprocess.Compl
     binary = chromium()
     if binary is None:
         pytest.skip("no chromium binary (apt-get install chromium)")
-    flags = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--dump-dom", path.resolve().as_uri()]
+    flags = [
+        binary,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--dump-dom",
+        path.resolve().as_uri(),
+    ]
     best, dom = None, None
     for _ in range(2):
         start = time.perf_counter()
@@ -284,9 +326,21 @@ def test_view_in_headless_chromium(page, run_dir, tmp_path):
         steps += found
     assert steps == agent_steps(run_dir)
     shot = tmp_path / "view.png"
-    subprocess.run([chromium(), "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={tmp_path / 'profile'}",
-                    f"--screenshot={shot}", "--window-size=1400,2000", pages[0].resolve().as_uri()],
-                   capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1400,2000",
+            pages[0].resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 10_000
 
 

@@ -9,6 +9,7 @@ not any study's results. Rerunning the script writes the same bytes.
 
     python examples/imported_study/make_study.py [--out examples/imported_study/study.csv]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,11 @@ SEED = 20250826
 INSTANCES = 500
 REPOS = ("astropy", "django", "matplotlib", "pylint", "pytest", "requests", "scikit-learn", "sphinx", "sympy", "xarray")
 # (strategy, shift of the success threshold, cost multiplier, extra cost per instance in $)
-STRATEGIES = (("raw_agent", 0.00, 1.00, 0.0), ("observation_masking", 0.02, 0.48, 0.0), ("llm_summary", -0.01, 0.50, 0.03))
+STRATEGIES = (
+    ("raw_agent", 0.00, 1.00, 0.0),
+    ("observation_masking", 0.02, 0.48, 0.0),
+    ("llm_summary", -0.01, 0.50, 0.03),
+)
 PRICE_PER_MTOK = 1.25  # $ per million input tokens (cost is mostly input)
 FIELDS = ("instance_id", "strategy", "resolved", "cost_usd", "input_tokens", "turns")
 
@@ -40,16 +45,23 @@ def rows(seed: int = SEED) -> list[dict]:
     rng = random.Random(seed)
     out = []
     for instance in instance_ids(rng):
-        difficulty = rng.random()                          # shared by the three strategies: pairs are correlated
+        difficulty = rng.random()  # shared by the three strategies: pairs are correlated
         base_cost = math.exp(rng.gauss(math.log(0.9), 0.6))  # $ of the unmanaged agent on this instance
         turns = max(8, int(rng.gauss(55, 20)))
         for name, shift, multiplier, extra in STRATEGIES:
-            noise = rng.gauss(0, 0.08)                      # per-strategy luck: makes discordant pairs
+            noise = rng.gauss(0, 0.08)  # per-strategy luck: makes discordant pairs
             resolved = difficulty + noise < 0.53 + shift
             cost = base_cost * multiplier * math.exp(rng.gauss(0, 0.15)) + extra
-            out.append({"instance_id": instance, "strategy": name, "resolved": str(resolved).lower(),
-                        "cost_usd": f"{cost:.4f}", "input_tokens": int(cost / PRICE_PER_MTOK * 1e6),
-                        "turns": max(5, turns + int(rng.gauss(0, 6)))})
+            out.append(
+                {
+                    "instance_id": instance,
+                    "strategy": name,
+                    "resolved": str(resolved).lower(),
+                    "cost_usd": f"{cost:.4f}",
+                    "input_tokens": int(cost / PRICE_PER_MTOK * 1e6),
+                    "turns": max(5, turns + int(rng.gauss(0, 6))),
+                }
+            )
     return out
 
 

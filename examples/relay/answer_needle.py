@@ -7,6 +7,7 @@ The script watches the relay folder, answers every request that has no reply yet
 no new request has come for ``--idle`` seconds. ``answer(request)`` is the whole agent: swap it for
 a call to your own agent, a different model, or a prompt to a person.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,18 +24,25 @@ def answer(request: dict) -> dict:
     messages = request["messages"]
     results = [m["content"] for m in messages if m.get("role") == "tool"]
     if not results:
-        return {"content": "Searching the bulletins.",
-                "tool_calls": [{"name": "search_documents", "arguments": {"query": "vault access code"}}]}
+        return {
+            "content": "Searching the bulletins.",
+            "tool_calls": [{"name": "search_documents", "arguments": {"query": "vault access code"}}],
+        }
     vault = QUESTION.search(next(m["content"] for m in messages if m.get("role") == "user")).group(1)
     code = re.search(rf"access code of the {vault} vault is (\d{{4}}-\d{{4}})", "\n".join(results))
-    return {"content": f"The {vault} vault's code is in the results.",
-            "tool_calls": [{"name": "submit", "arguments": {"code": code.group(1) if code else "0000-0000"}}]}
+    return {
+        "content": f"The {vault} vault's code is in the results.",
+        "tool_calls": [{"name": "submit", "arguments": {"code": code.group(1) if code else "0000-0000"}}],
+    }
 
 
 def pending(folder: Path) -> list[Path]:
     """Request files that have no reply yet."""
-    return [p for p in sorted(folder.glob("*/*.request.json"))
-            if not p.with_name(p.name.replace(".request.json", ".reply.json")).exists()]
+    return [
+        p
+        for p in sorted(folder.glob("*/*.request.json"))
+        if not p.with_name(p.name.replace(".request.json", ".reply.json")).exists()
+    ]
 
 
 def reply_to(request_path: Path) -> None:

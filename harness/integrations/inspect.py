@@ -59,6 +59,7 @@ Strategy events (``ctx.log``) are kept in ``compaction.events`` and logged to in
 info events. inspect's prefix rule applies: the system message and the sample's input are put back
 in front when a projection lacks them (ctxbench's strategies keep them anyway).
 """
+
 from __future__ import annotations
 
 import copy
@@ -141,8 +142,10 @@ def _from_thread(function: Any, *args: Any) -> Any:
         return anyio.from_thread.run(function, *args)
     except RuntimeError as exc:
         if "event loop" in str(exc) or "worker thread" in str(exc):
-            raise RuntimeError("ctx.summarize / ctx.run_subagent need a worker thread of inspect's event loop: "
-                               "create CtxbenchCompaction(..., threaded=True)") from None
+            raise RuntimeError(
+                "ctx.summarize / ctx.run_subagent need a worker thread of inspect's event loop: "
+                "create CtxbenchCompaction(..., threaded=True)"
+            ) from None
         raise
 
 
@@ -197,8 +200,15 @@ class CtxbenchCompaction(CompactionStrategy):
             GIL switch intervals (about 10 ms measured) while inspect's loop is busy.
     """
 
-    def __init__(self, strategy: Any, budget: int, threshold: int | float | None = None, store: str | Path | None = None,
-                 subagent_tools: list[Any] | None = None, threaded: bool | None = None) -> None:
+    def __init__(
+        self,
+        strategy: Any,
+        budget: int,
+        threshold: int | float | None = None,
+        store: str | Path | None = None,
+        subagent_tools: list[Any] | None = None,
+        threaded: bool | None = None,
+    ) -> None:
         if not hasattr(strategy, "prepare"):
             raise ValueError("CtxbenchCompaction: strategy must have prepare(messages) -> messages")
         super().__init__(type="edit", threshold=budget if threshold is None else threshold, memory=False)
@@ -227,13 +237,17 @@ class CtxbenchCompaction(CompactionStrategy):
         """The strategy events (``ctx.log``) of every sample, in order, each with its ``sample`` key."""
         return [{"sample": key, **event} for key, session in self.sessions.items() for event in session.context.events]
 
-    async def compact(self, model: Model, messages: list[ChatMessage], tools: list[ToolInfo]
-                      ) -> tuple[list[ChatMessage], ChatMessageUser | None]:
+    async def compact(
+        self, model: Model, messages: list[ChatMessage], tools: list[ToolInfo]
+    ) -> tuple[list[ChatMessage], ChatMessageUser | None]:
         """The strategy's projection of the full history (kept here), as inspect messages."""
         session = self.session()
         if session.context.model is None and not getattr(model, CTXBENCH_TOKENS, False):
-            logger.warning("CtxbenchCompaction: %s counts tokens with inspect's estimator, not ctxbench's: the threshold "
-                           "and the budget count different tokens (use_ctxbench_tokens(model) aligns them)", model)
+            logger.warning(
+                "CtxbenchCompaction: %s counts tokens with inspect's estimator, not ctxbench's: the threshold "
+                "and the budget count different tokens (use_ctxbench_tokens(model) aligns them)",
+                model,
+            )
         session.context.model = model
         session.context.tools = tool_dicts(tools)
         session.context.step += 1
@@ -250,7 +264,9 @@ class CtxbenchCompaction(CompactionStrategy):
         strategy, history = session.strategy, session.history.dicts
         projection = strategy.prepare(list(history))
         try:
-            validate_projection(projection, history[0], allow_system_rewrite=bool(getattr(strategy, "rewrites_system", False)))
+            validate_projection(
+                projection, history[0], allow_system_rewrite=bool(getattr(strategy, "rewrites_system", False))
+            )
         except InvalidConversation as exc:
             raise StrategyProjectionError(f"{type(strategy).__name__}: invalid projection: {exc}") from None
         return projection
@@ -260,8 +276,9 @@ class CtxbenchCompaction(CompactionStrategy):
         output = await model.generate(request)
         return output.completion
 
-    async def run_subagent(self, model: Model, task: str, max_steps: int, strategy: Any = None,
-                           budget: int | None = None) -> str:
+    async def run_subagent(
+        self, model: Model, task: str, max_steps: int, strategy: Any = None, budget: int | None = None
+    ) -> str:
         """A react sub-agent on ``task`` with ``subagent_tools``, managed by ``strategy`` when given."""
         from inspect_ai.agent import react, run
         from inspect_ai.util import message_limit

@@ -34,6 +34,7 @@ job folder of a sweep one log of its own, built from inspect's log API (``EvalLo
 
 Times: a trial's events are stamped from its ``started_at`` plus the recorded latencies.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,10 +46,31 @@ from importlib import metadata as package_metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from inspect_ai.event import (CompactionEvent, InfoEvent, ModelEvent, SpanBeginEvent, SpanEndEvent, ToolEvent)
-from inspect_ai.log import (EvalConfig, EvalDataset, EvalError, EvalLog, EvalMetric, EvalPlan, EvalPlanStep,
-                            EvalResults, EvalSample, EvalSampleLimit, EvalScore, EvalSpec, EvalStats, write_eval_log)
-from inspect_ai.model import ChatCompletionChoice, ChatMessage, ChatMessageAssistant, GenerateConfig, ModelOutput, ModelUsage
+from inspect_ai.event import CompactionEvent, InfoEvent, ModelEvent, SpanBeginEvent, SpanEndEvent, ToolEvent
+from inspect_ai.log import (
+    EvalConfig,
+    EvalDataset,
+    EvalError,
+    EvalLog,
+    EvalMetric,
+    EvalPlan,
+    EvalPlanStep,
+    EvalResults,
+    EvalSample,
+    EvalSampleLimit,
+    EvalScore,
+    EvalSpec,
+    EvalStats,
+    write_eval_log,
+)
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    GenerateConfig,
+    ModelOutput,
+    ModelUsage,
+)
 from inspect_ai.scorer import CORRECT, INCORRECT, Score
 from inspect_ai.tool import ToolCallError, ToolInfo, ToolParams
 from pydantic import ValidationError
@@ -67,6 +89,7 @@ EDIT_KEYS = ("cleared", "edit", "id")
 
 
 # ---------------------------------------------------------------- folders
+
 
 def run_folders(target: Path) -> list[Path]:
     """The run folders of ``target``: itself when it holds ``trials.jsonl``, else every job folder below it."""
@@ -91,13 +114,20 @@ def _stable_id(*parts: str) -> str:
 
 # ---------------------------------------------------------------- usage and messages
 
+
 def usage_of(row: dict) -> ModelUsage:
     """inspect's usage of one ``steps.jsonl`` row (input tokens without cache reads and writes)."""
     prompt, cached = int(row.get("prompt_tokens") or 0), int(row.get("cached_tokens") or 0)
     write, output = int(row.get("cache_write_tokens") or 0), int(row.get("output_tokens") or 0)
-    return ModelUsage(input_tokens=max(prompt - cached - write, 0), output_tokens=output, total_tokens=prompt + output,
-                      input_tokens_cache_read=cached, input_tokens_cache_write=write,
-                      reasoning_tokens=row.get("reasoning_tokens") or None, total_cost=row.get("cost"))
+    return ModelUsage(
+        input_tokens=max(prompt - cached - write, 0),
+        output_tokens=output,
+        total_tokens=prompt + output,
+        input_tokens_cache_read=cached,
+        input_tokens_cache_write=write,
+        reasoning_tokens=row.get("reasoning_tokens") or None,
+        total_cost=row.get("cost"),
+    )
 
 
 def _sum_usage(usages: Iterable[ModelUsage]) -> ModelUsage:
@@ -116,8 +146,13 @@ def tool_infos(tools: list[dict]) -> list[ToolInfo]:
             params = ToolParams(**(function.get("parameters") or {}))
         except (ValidationError, TypeError):
             params = ToolParams()
-        infos.append(ToolInfo(name=str(function.get("name", "")), description=str(function.get("description") or ""),
-                              parameters=params))
+        infos.append(
+            ToolInfo(
+                name=str(function.get("name", "")),
+                description=str(function.get("description") or ""),
+                parameters=params,
+            )
+        )
     return infos
 
 
@@ -148,6 +183,7 @@ class Messages:
 
 
 # ---------------------------------------------------------------- one trial's events
+
 
 class Clock:
     """Event times of one trial: its start plus the latencies recorded so far."""
@@ -196,8 +232,9 @@ class TrialEvents:
         self.compactions: list[dict] = []
         self.tools: list[ToolInfo] = []
         self.last_reply: ChatMessageAssistant | None = None
-        self._rows = {kind: [r for r in rows if r.get("kind", AGENT) == kind] for kind in
-                      ("summarizer", "subagent", "stop_hook")}
+        self._rows = {
+            kind: [r for r in rows if r.get("kind", AGENT) == kind] for kind in ("summarizer", "subagent", "stop_hook")
+        }
         self._agent_rows: dict[Any, deque] = defaultdict(deque)
         for row in rows:
             if row.get("kind", AGENT) == AGENT:
@@ -241,9 +278,13 @@ class TrialEvents:
         row = rows.popleft() if rows else {}
         offered = event.get("tools_offered")
         tools = [t for t in self.tools if t.name in offered] if offered is not None else self.tools
-        self._pending = self._model_event(AGENT, row, self.messages.of(event.get("refs") or []), tools,
-                                          {"step": step, "request_tokens": event.get("tokens"),
-                                           "history_messages": len(self.history)})
+        self._pending = self._model_event(
+            AGENT,
+            row,
+            self.messages.of(event.get("refs") or []),
+            tools,
+            {"step": step, "request_tokens": event.get("tokens"), "history_messages": len(self.history)},
+        )
         self._emit(self._pending)
 
     def _on_reply(self, event: dict) -> None:
@@ -271,8 +312,9 @@ class TrialEvents:
         step = event.get("step")
         self._summarized.add(step)
         row = self._take("summarizer", lambda r: r.get("step") == step)
-        made = self._model_event("summarizer", row or {}, self.messages.of(event.get("request") or []), [],
-                                 {"step": step})
+        made = self._model_event(
+            "summarizer", row or {}, self.messages.of(event.get("request") or []), [], {"step": step}
+        )
         reply = ChatMessageAssistant(content=str(event.get("reply") or ""))
         made.output.choices = [ChatCompletionChoice(message=reply, stop_reason="stop")]
         made.output.completion = reply.text
@@ -283,21 +325,34 @@ class TrialEvents:
         step, name = event.get("step"), str(event.get("name") or "")
         where = {"subagent": event["subagent"]} if "subagent" in event else {}
         if name != "compaction":
-            self._emit(InfoEvent(source="ctxbench strategy", data={"event": name, "step": step, **where, **data},
-                                         **self.clock.stamp()))
+            self._emit(
+                InfoEvent(
+                    source="ctxbench strategy",
+                    data={"event": name, "step": step, **where, **data},
+                    **self.clock.stamp(),
+                )
+            )
             return
         self.compactions.append({"step": step, **where, **data})
         row = next(iter(self._agent_rows.get(step) or []), {})
         before = data.get("tokens_before", row.get("history_tokens"))
-        self._emit(CompactionEvent(
-            type=compaction_type(data, step in self._summarized), source=str(data.get("method") or "ctxbench"),
-            tokens_before=before if isinstance(before, int) else None,
-            tokens_after=data.get("tokens_after") if isinstance(data.get("tokens_after"), int) else None,
-            metadata={"step": step, **where, **data}, **self.clock.stamp()))
+        self._emit(
+            CompactionEvent(
+                type=compaction_type(data, step in self._summarized),
+                source=str(data.get("method") or "ctxbench"),
+                tokens_before=before if isinstance(before, int) else None,
+                tokens_after=data.get("tokens_after") if isinstance(data.get("tokens_after"), int) else None,
+                metadata={"step": step, **where, **data},
+                **self.clock.stamp(),
+            )
+        )
 
     def _on_hook(self, event: dict) -> None:
-        self._emit(InfoEvent(source="ctxbench hook", data={k: v for k, v in event.items() if k != "event"},
-                                     **self.clock.stamp()))
+        self._emit(
+            InfoEvent(
+                source="ctxbench hook", data={k: v for k, v in event.items() if k != "event"}, **self.clock.stamp()
+            )
+        )
         step = event.get("step")
         self._usage_calls("stop_hook", lambda row: row.get("step") == step)
 
@@ -305,14 +360,20 @@ class TrialEvents:
         name = f"sub-agent {event.get('subagent')}"
         self._emit(SpanBeginEvent(id=self._span_id(event), name=name, type="agent", **self.clock.stamp()))
         self._span = self._span_id(event)
-        self._emit(InfoEvent(source="ctxbench sub-agent", data={k: v for k, v in event.items() if k != "event"},
-                                     **self.clock.stamp()))
+        self._emit(
+            InfoEvent(
+                source="ctxbench sub-agent", data={k: v for k, v in event.items() if k != "event"}, **self.clock.stamp()
+            )
+        )
 
     def _on_subagent_end(self, event: dict) -> None:
         run = event.get("subagent")
         self._usage_calls("subagent", lambda row: row.get("subagent") == run)
-        self._emit(InfoEvent(source="ctxbench sub-agent", data={k: v for k, v in event.items() if k != "event"},
-                                     **self.clock.stamp()))
+        self._emit(
+            InfoEvent(
+                source="ctxbench sub-agent", data={k: v for k, v in event.items() if k != "event"}, **self.clock.stamp()
+            )
+        )
         self._span = None
         self._emit(SpanEndEvent(id=self._span_id(event), **self.clock.stamp()))
 
@@ -353,20 +414,41 @@ class TrialEvents:
                 meta.update(subagent=row["subagent"], substep=row.get("substep"))
             self._emit(self._model_event(kind, row, [], [], meta))
 
-    def _model_event(self, kind: str, row: dict, messages: list[ChatMessage], tools: list[ToolInfo],
-                     meta: dict) -> ModelEvent:
+    def _model_event(
+        self, kind: str, row: dict, messages: list[ChatMessage], tools: list[ToolInfo], meta: dict
+    ) -> ModelEvent:
         """One model call: its request, an empty output (filled by the reply) with the row's usage, and the row's figures."""
         stamp = self.clock.stamp()
         latency = float(row.get("latency_s") or 0.0)
         self.clock.advance(latency)
         usage = usage_of(row) if row else None
-        figures = {key: row[key] for key in ("cached_source", "tokens_source", "cost", "cache_break", "from_cache",
-                                             "history_tokens", "over_budget", "budget_ratio") if key in row}
-        return ModelEvent(model=self.model, role=None if kind == AGENT else kind, input=messages, tools=tools,
-                          tool_choice="auto", config=GenerateConfig(),
-                          output=ModelOutput(model=self.model, usage=usage, time=latency),
-                          working_time=latency, completed=stamp["timestamp"] + timedelta(seconds=latency),
-                          metadata={"kind": kind, **meta, **figures}, **stamp)
+        figures = {
+            key: row[key]
+            for key in (
+                "cached_source",
+                "tokens_source",
+                "cost",
+                "cache_break",
+                "from_cache",
+                "history_tokens",
+                "over_budget",
+                "budget_ratio",
+            )
+            if key in row
+        }
+        return ModelEvent(
+            model=self.model,
+            role=None if kind == AGENT else kind,
+            input=messages,
+            tools=tools,
+            tool_choice="auto",
+            config=GenerateConfig(),
+            output=ModelOutput(model=self.model, usage=usage, time=latency),
+            working_time=latency,
+            completed=stamp["timestamp"] + timedelta(seconds=latency),
+            metadata={"kind": kind, **meta, **figures},
+            **stamp,
+        )
 
     def _tool_event(self, event: dict, content: Any, call_id: str | None) -> ToolEvent:
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
@@ -374,9 +456,15 @@ class TrialEvents:
         meta = {"step": event.get("step"), "resource": event.get("resource")}
         if "subagent" in event:
             meta["subagent"] = event["subagent"]
-        return ToolEvent(id=str(call_id or f"{self.messages.trial_id}/step-{event.get('step')}-{event.get('name')}"),
-                         function=str(event.get("name") or ""), arguments=args, result=str(content or ""),
-                         error=error, metadata=meta, **self.clock.stamp())
+        return ToolEvent(
+            id=str(call_id or f"{self.messages.trial_id}/step-{event.get('step')}-{event.get('name')}"),
+            function=str(event.get("name") or ""),
+            arguments=args,
+            result=str(content or ""),
+            error=error,
+            metadata=meta,
+            **self.clock.stamp(),
+        )
 
     def _fill_compaction_sizes(self) -> None:
         """A compaction event without its own ``tokens_after`` gets the tokens of the request it prepared."""
@@ -396,6 +484,7 @@ class TrialEvents:
 
 # ---------------------------------------------------------------- one trial's sample
 
+
 def agent_note(row: dict) -> str:
     """What the model of a trial is, in words (the reference agent is no LLM)."""
     if row.get("reference_agent"):
@@ -411,8 +500,12 @@ def sample_scores(row: dict, answer: Any) -> dict[str, Score]:
     text = None if answer is None else json.dumps(answer, ensure_ascii=False, default=str)
     verdict = "success" if row.get("success") else "no success"
     return {
-        "success": Score(value=CORRECT if row.get("success") else INCORRECT, answer=text,
-                         explanation=f"outcome {outcome}; {verdict}, score {row.get('score')}", metadata=detail),
+        "success": Score(
+            value=CORRECT if row.get("success") else INCORRECT,
+            answer=text,
+            explanation=f"outcome {outcome}; {verdict}, score {row.get('score')}",
+            metadata=detail,
+        ),
         "score": Score(value=float(row.get("score") or 0.0), answer=text, metadata=detail),
     }
 
@@ -420,12 +513,22 @@ def sample_scores(row: dict, answer: Any) -> dict[str, Score]:
 def sample_metadata(row: dict, compactions: list[dict]) -> dict:
     """The strategy, its parameters, the budget, the outcome, the compaction events and the whole trial row."""
     return {
-        "strategy": row.get("strategy"), "strategy_class": row.get("strategy_class"),
-        "strategy_params": row.get("strategy_params") or {}, "budget": row.get("budget"),
-        "family": row.get("family"), "seed": row.get("seed"), "trial": row.get("trial"), "trial_id": row.get("trial_id"),
-        "outcome": row.get("outcome"), "reference_agent": bool(row.get("reference_agent")), "agent": agent_note(row),
-        "compactions": row.get("compactions", len(compactions)), "compaction_events": compactions,
-        "peak_context": row.get("peak_context"), "steps": row.get("steps"), "trial_row": row,
+        "strategy": row.get("strategy"),
+        "strategy_class": row.get("strategy_class"),
+        "strategy_params": row.get("strategy_params") or {},
+        "budget": row.get("budget"),
+        "family": row.get("family"),
+        "seed": row.get("seed"),
+        "trial": row.get("trial"),
+        "trial_id": row.get("trial_id"),
+        "outcome": row.get("outcome"),
+        "reference_agent": bool(row.get("reference_agent")),
+        "agent": agent_note(row),
+        "compactions": row.get("compactions", len(compactions)),
+        "compaction_events": compactions,
+        "peak_context": row.get("peak_context"),
+        "steps": row.get("steps"),
+        "trial_row": row,
     }
 
 
@@ -435,7 +538,11 @@ def _error_and_limit(row: dict, settings: dict) -> tuple[EvalError | None, EvalS
     if outcome in ERROR_OUTCOMES:
         return EvalError(message=f"{outcome}: {message}", traceback="", traceback_ansi=""), None
     if outcome in LIMITS:
-        limit = settings.get("max_steps") if outcome == "step_limit" else (settings.get("model") or {}).get("context_window")
+        limit = (
+            settings.get("max_steps")
+            if outcome == "step_limit"
+            else (settings.get("model") or {}).get("context_window")
+        )
         return None, EvalSampleLimit(type=LIMITS[outcome], limit=float(limit or 0), reason=message)
     return None, None
 
@@ -456,16 +563,30 @@ def trial_sample(run_dir: Path, row: dict, rows: list[dict], model: str, setting
         output.choices = [ChatCompletionChoice(message=replay.last_reply, stop_reason="stop")]
         output.completion = replay.last_reply.text
     return EvalSample(
-        id=str(row.get("instance_id") or trial_id), epoch=int(row.get("trial") or 0) + 1,
-        input=[m for m in replay.messages.of(replay.initial) if m.role != "system"] or "", target="", messages=replay.messages.of(replay.history),
-        output=output, scores=sample_scores(row, end.get("answer")), metadata=sample_metadata(row, replay.compactions),
-        events=replay.events, model_usage={model: _sum_usage(by_kind.values())},
-        role_usage=by_kind, started_at=started, completed_at=started + timedelta(seconds=wall), total_time=wall,
-        working_time=wall, uuid=_stable_id(str(run_dir.resolve()), trial_id), error=error, limit=limit,
-        turn_count=row.get("steps"))
+        id=str(row.get("instance_id") or trial_id),
+        epoch=int(row.get("trial") or 0) + 1,
+        input=[m for m in replay.messages.of(replay.initial) if m.role != "system"] or "",
+        target="",
+        messages=replay.messages.of(replay.history),
+        output=output,
+        scores=sample_scores(row, end.get("answer")),
+        metadata=sample_metadata(row, replay.compactions),
+        events=replay.events,
+        model_usage={model: _sum_usage(by_kind.values())},
+        role_usage=by_kind,
+        started_at=started,
+        completed_at=started + timedelta(seconds=wall),
+        total_time=wall,
+        working_time=wall,
+        uuid=_stable_id(str(run_dir.resolve()), trial_id),
+        error=error,
+        limit=limit,
+        turn_count=row.get("steps"),
+    )
 
 
 # ---------------------------------------------------------------- one run's log
+
 
 def model_name(row: dict) -> str:
     """inspect's model name of a run: ``ctxbench/<model>`` (a name with a provider already is kept)."""
@@ -485,11 +606,21 @@ def _results(samples: list[EvalSample]) -> EvalResults:
     n = len(samples)
     success = sum(s.scores["success"].value == CORRECT for s in samples) / n if n else 0.0
     mean = sum(float(s.scores["score"].value) for s in samples) / n if n else 0.0
-    return EvalResults(total_samples=n, completed_samples=n, scores=[
-        EvalScore(name="success", scorer="success", scored_samples=n,
-                  metrics={"accuracy": EvalMetric(name="accuracy", value=success)}),
-        EvalScore(name="score", scorer="score", scored_samples=n, metrics={"mean": EvalMetric(name="mean", value=mean)}),
-    ])
+    return EvalResults(
+        total_samples=n,
+        completed_samples=n,
+        scores=[
+            EvalScore(
+                name="success",
+                scorer="success",
+                scored_samples=n,
+                metrics={"accuracy": EvalMetric(name="accuracy", value=success)},
+            ),
+            EvalScore(
+                name="score", scorer="score", scored_samples=n, metrics={"mean": EvalMetric(name="mean", value=mean)}
+            ),
+        ],
+    )
 
 
 def _spec(run_dir: Path, first: dict, settings: dict, samples: list[EvalSample], eval_id: str) -> EvalSpec:
@@ -500,20 +631,43 @@ def _spec(run_dir: Path, first: dict, settings: dict, samples: list[EvalSample],
     strategy, params = first.get("strategy"), first.get("strategy_params") or {}
     reference = bool(first.get("reference_agent"))
     ids = list(dict.fromkeys(str(s.id) for s in samples))
-    info = {"strategy": strategy, "strategy_params": params, "budget": budget, "suite": suite,
-            "run_folder": str(run_dir), "reference_agent": reference, "agent": agent_note(first),
-            "pricing": first.get("pricing"), "settings": settings}
+    info = {
+        "strategy": strategy,
+        "strategy_params": params,
+        "budget": budget,
+        "suite": suite,
+        "run_folder": str(run_dir),
+        "reference_agent": reference,
+        "agent": agent_note(first),
+        "pricing": first.get("pricing"),
+        "settings": settings,
+    }
     return EvalSpec(
-        eval_id=eval_id, run_id=eval_id, created=min((s.started_at for s in samples if s.started_at), default=None)
-        or datetime.now(timezone.utc), task=f"{strategy}@{label}", task_id=_stable_id(str(run_dir.resolve()), "task"),
-        task_args={"strategy": strategy, "budget": budget, "suite": suite, **{f"strategy.{k}": v for k, v in params.items()}},
-        solver="ctxbench", solver_args={"strategy": strategy, **params},
+        eval_id=eval_id,
+        run_id=eval_id,
+        created=min((s.started_at for s in samples if s.started_at), default=None) or datetime.now(timezone.utc),
+        task=f"{strategy}@{label}",
+        task_id=_stable_id(str(run_dir.resolve()), "task"),
+        task_args={
+            "strategy": strategy,
+            "budget": budget,
+            "suite": suite,
+            **{f"strategy.{k}": v for k, v in params.items()},
+        },
+        solver="ctxbench",
+        solver_args={"strategy": strategy, **params},
         tags=["ctxbench", str(strategy), f"budget={label}", *(["reference-agent"] if reference else [])],
-        dataset=EvalDataset(name=suite, samples=len(ids), sample_ids=ids), model=model_name(first),
-        model_args={"reference_agent": reference, "agent": agent_note(first),
-                    **({"profile": first["agent_profile"]} if first.get("agent_profile") else {})},
+        dataset=EvalDataset(name=suite, samples=len(ids), sample_ids=ids),
+        model=model_name(first),
+        model_args={
+            "reference_agent": reference,
+            "agent": agent_note(first),
+            **({"profile": first["agent_profile"]} if first.get("agent_profile") else {}),
+        },
         config=EvalConfig(epochs=max((s.epoch for s in samples), default=1)),
-        packages={"ctxbench": _version("ctxbench"), "inspect_ai": _version("inspect_ai")}, metadata=info)
+        packages={"ctxbench": _version("ctxbench"), "inspect_ai": _version("inspect_ai")},
+        metadata=info,
+    )
 
 
 def run_log(run_dir: Path) -> EvalLog:
@@ -538,17 +692,32 @@ def run_log(run_dir: Path) -> EvalLog:
     return EvalLog(
         status="success" if len(trials) >= planned else "cancelled",
         eval=_spec(run_dir, first, settings, samples, eval_id),
-        plan=EvalPlan(name="ctxbench", steps=[EvalPlanStep(solver="ctxbench loop", params={
-            "strategy": first.get("strategy"), "strategy_params": first.get("strategy_params") or {},
-            "budget": first.get("budget")})]),
+        plan=EvalPlan(
+            name="ctxbench",
+            steps=[
+                EvalPlanStep(
+                    solver="ctxbench loop",
+                    params={
+                        "strategy": first.get("strategy"),
+                        "strategy_params": first.get("strategy_params") or {},
+                        "budget": first.get("budget"),
+                    },
+                )
+            ],
+        ),
         results=_results(samples),
-        stats=EvalStats(started_at=samples[0].started_at if samples else "", completed_at=max(ends) if ends else "",
-                        model_usage={model: usage} if samples else {},
-                        role_usage={kind: _sum_usage(parts) for kind, parts in roles.items()}),
-        samples=samples)
+        stats=EvalStats(
+            started_at=samples[0].started_at if samples else "",
+            completed_at=max(ends) if ends else "",
+            model_usage={model: usage} if samples else {},
+            role_usage={kind: _sum_usage(parts) for kind, parts in roles.items()},
+        ),
+        samples=samples,
+    )
 
 
 # ---------------------------------------------------------------- writing
+
 
 def _slug(text: str) -> str:
     """``text`` as one part of a log file name: no ``_`` (inspect splits the name on it) nor path characters."""

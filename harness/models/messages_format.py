@@ -26,6 +26,7 @@ a JSON object), no ``is_error`` key unless an error's text does not start with `
 ``canonical`` maps any conversation to that form (tests/test_anthropic_backend.py checks the
 round trip with hypothesis).
 """
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,10 @@ def text_blocks(content: Any) -> list[dict]:
     if content is None:
         return []
     if isinstance(content, list):
-        return [{"type": "text", "text": str(part.get("text", "")) if isinstance(part, dict) else str(part)}
-                for part in content]
+        return [
+            {"type": "text", "text": str(part.get("text", "")) if isinstance(part, dict) else str(part)}
+            for part in content
+        ]
     return [{"type": "text", "text": str(content)}]
 
 
@@ -78,8 +81,11 @@ def tool_input(arguments: Any) -> dict:
     if isinstance(arguments, dict):
         return arguments
     try:
-        value = (json.loads(arguments, parse_constant=_not_json, parse_float=_finite)
-                 if isinstance(arguments, str) and arguments.strip() else {})
+        value = (
+            json.loads(arguments, parse_constant=_not_json, parse_float=_finite)
+            if isinstance(arguments, str) and arguments.strip()
+            else {}
+        )
         if isinstance(value, dict) and ("\\u" in arguments or not arguments.isascii()):
             json.dumps(value, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\\ud800") cannot be sent
     except (ValueError, RecursionError):
@@ -114,8 +120,14 @@ def assistant_blocks(message: dict) -> list[dict]:
         blocks.extend(text_blocks(text))
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
-        blocks.append({"type": "tool_use", "id": call.get("id") or "", "name": function.get("name") or "",
-                       "input": tool_input(function.get("arguments"))})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id") or "",
+                "name": function.get("name") or "",
+                "input": tool_input(function.get("arguments")),
+            }
+        )
     if not blocks:
         blocks = [{"type": "text", "text": text if isinstance(text, str) else ""}]
     return blocks
@@ -124,8 +136,11 @@ def assistant_blocks(message: dict) -> list[dict]:
 def tool_result_block(message: dict) -> dict:
     """One ``tool_result`` block for a ``tool`` message."""
     content = message.get("content")
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.get("tool_call_id") or "",
-                             "content": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)}
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": message.get("tool_call_id") or "",
+        "content": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False),
+    }
     if is_error_result(message):
         block["is_error"] = True
     return block
@@ -162,8 +177,9 @@ def to_messages(messages: list[dict], tools: list[dict] | None = None) -> Messag
         elif role == "assistant":
             request.messages.append({"role": "assistant", "content": assistant_blocks(message)})
         else:  # user, and a system message after the first turn (the API has no mid-conversation system)
-            request.messages.append({"role": "user", "content": text_blocks(message.get("content")) or
-                                     [{"type": "text", "text": ""}]})
+            request.messages.append(
+                {"role": "user", "content": text_blocks(message.get("content")) or [{"type": "text", "text": ""}]}
+            )
     for turn in request.messages:
         turn.pop("_results", None)
     return request
@@ -180,9 +196,15 @@ def _text_of(blocks: list[dict]) -> str:
 def reply_message(blocks: list[dict]) -> dict:
     """An assistant turn's blocks as an OpenAI-format assistant message."""
     message: dict[str, Any] = {"role": "assistant", "content": _text_of(blocks)}
-    calls = [{"id": b.get("id") or "", "type": "function",
-              "function": {"name": b.get("name") or "", "arguments": tool_arguments(b.get("input"))}}
-             for b in blocks if b.get("type") == "tool_use"]
+    calls = [
+        {
+            "id": b.get("id") or "",
+            "type": "function",
+            "function": {"name": b.get("name") or "", "arguments": tool_arguments(b.get("input"))},
+        }
+        for b in blocks
+        if b.get("type") == "tool_use"
+    ]
     if calls:
         message["tool_calls"] = calls
     kept = [dict(b) for b in blocks if b.get("type") not in ("text", "tool_use")]
@@ -207,8 +229,14 @@ def _user_messages(content: Any) -> list[dict]:
     results = [_result_message(b) for b in content if b.get("type") == "tool_result"]
     texts = [b for b in content if b.get("type") == "text"]
     if texts:
-        results.append({"role": "user", "content": _text_of(texts) if len(texts) == 1 else
-                        [{"type": "text", "text": b.get("text", "")} for b in texts]})
+        results.append(
+            {
+                "role": "user",
+                "content": _text_of(texts)
+                if len(texts) == 1
+                else [{"type": "text", "text": b.get("text", "")} for b in texts],
+            }
+        )
     return results
 
 
@@ -216,8 +244,14 @@ def from_messages(request: MessagesRequest) -> tuple[list[dict], list[dict]]:
     """A ``MessagesRequest`` back in OpenAI format: ``(messages, tools)``."""
     messages: list[dict] = []
     if request.system:
-        messages.append({"role": "system", "content": _text_of(request.system) if len(request.system) == 1 else
-                         [{"type": "text", "text": b.get("text", "")} for b in request.system]})
+        messages.append(
+            {
+                "role": "system",
+                "content": _text_of(request.system)
+                if len(request.system) == 1
+                else [{"type": "text", "text": b.get("text", "")} for b in request.system],
+            }
+        )
     for turn in request.messages:
         if turn.get("role") == "assistant":
             content = turn.get("content")
@@ -244,10 +278,16 @@ def canonical(messages: list[dict]) -> list[dict]:
             message["content"] = message.get("content") or ""
             if message.get("tool_calls"):
                 message["tool_calls"] = [
-                    {"id": c.get("id") or "", "type": "function",
-                     "function": {"name": (c.get("function") or {}).get("name") or "",
-                                  "arguments": tool_arguments(tool_input((c.get("function") or {}).get("arguments")))}}
-                    for c in message["tool_calls"]]
+                    {
+                        "id": c.get("id") or "",
+                        "type": "function",
+                        "function": {
+                            "name": (c.get("function") or {}).get("name") or "",
+                            "arguments": tool_arguments(tool_input((c.get("function") or {}).get("arguments"))),
+                        },
+                    }
+                    for c in message["tool_calls"]
+                ]
             else:
                 message.pop("tool_calls", None)
             if not message.get("server_blocks"):

@@ -21,6 +21,7 @@ the name of the environment variable holding the key change (see configs/model/)
   told; a usage figure that is not a count (a string, a fraction, NaN, ``true``, 1e30) is kept as it came,
   so the harness drops it and records it as ``usage_invalid`` (harness/accounting.py).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,9 +40,16 @@ from harness.models.retry import RetryPolicy, call_with_retries, policy_from
 from harness.models.toolparse import parse_text_tool_calls
 
 OVERFLOW_MARKERS = (
-    "context_length_exceeded", "maximum context length", "context length", "context window",
-    "exceed_context_size", "exceeds the available context size", "prompt is too long", "input is too long",
-    "too many tokens", "reduce the length of the messages",
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "exceed_context_size",
+    "exceeds the available context size",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+    "reduce the length of the messages",
 )
 TRANSIENT_STATUS = {408, 409, 425, 429}
 NO_KEY = "sk-no-key-required"
@@ -51,7 +59,7 @@ def http_module() -> Any:
     """The HTTP library the installed ``openai`` client is built on (``httpx`` or ``httpx2``)."""
     from openai import _base_client
 
-    return getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+    return getattr(_base_client, "httpx2", None) or _base_client.httpx
 
 
 def quiet_http_logs() -> None:
@@ -137,9 +145,14 @@ def normalize_usage(data: dict) -> Usage:
     if output is None:
         output = usage_figure(timings.get("predicted_n"))
     reasoning = usage_figure(_object(usage.get("completion_tokens_details")).get("reasoning_tokens")) or 0
-    return Usage(prompt_tokens=prompt, cached_tokens=cached, output_tokens=output, reasoning_tokens=reasoning,
-                 cached_source="reported" if cached is not None else "none",
-                 tokens_source="reported" if prompt is not None else "tiktoken")
+    return Usage(
+        prompt_tokens=prompt,
+        cached_tokens=cached,
+        output_tokens=output,
+        reasoning_tokens=reasoning,
+        cached_source="reported" if cached is not None else "none",
+        tokens_source="reported" if prompt is not None else "tiktoken",
+    )
 
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -173,12 +186,25 @@ class OpenAIModel:
 
     is_reference = False
 
-    def __init__(self, name: str = "openai", base_url: str | None = None, model: str = "gpt-4.1-mini",
-                 api_key_env: str | None = "OPENAI_API_KEY", context_window: int = 128_000, max_tokens: int = 4096,
-                 max_tokens_param: str = "max_tokens", temperature: float | None = 0.0, seed: int | None = None,
-                 timeout: float = 120.0, retry: dict | RetryPolicy | None = None, parse_text_tool_calls: bool = True,
-                 extra_body: dict | None = None, check_endpoint: bool = True, http_client: Any = None,
-                 api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "openai",
+        base_url: str | None = None,
+        model: str = "gpt-4.1-mini",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        context_window: int = 128_000,
+        max_tokens: int = 4096,
+        max_tokens_param: str = "max_tokens",
+        temperature: float | None = 0.0,
+        seed: int | None = None,
+        timeout: float = 120.0,
+        retry: dict | RetryPolicy | None = None,
+        parse_text_tool_calls: bool = True,
+        extra_body: dict | None = None,
+        check_endpoint: bool = True,
+        http_client: Any = None,
+        api_key: str | None = None,
+    ) -> None:
         self.name = name
         self.base_url = endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL)
         self.model = model
@@ -208,8 +234,13 @@ class OpenAIModel:
     def client(self) -> Any:
         """The ``openai`` client, created on first use with ``max_retries=0`` (tenacity retries)."""
         if self._client is None:
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key(), max_retries=0,
-                                         timeout=self.timeout, http_client=self.http_client)
+            self._client = openai.OpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key(),
+                max_retries=0,
+                timeout=self.timeout,
+                http_client=self.http_client,
+            )
         return self._client
 
     def check(self) -> None:
@@ -223,8 +254,9 @@ class OpenAIModel:
         httpx = http_module()
         url = f"{self.base_url}/models"
         headers = {"Authorization": f"Bearer {self.api_key()}"}
-        return endpoint.probe(self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env,
-                              timeout)
+        return endpoint.probe(
+            self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env, timeout
+        )
 
     # -- calls ---------------------------------------------------------------------------
     def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:
@@ -251,8 +283,13 @@ class OpenAIModel:
         create = self.client.chat.completions.with_raw_response.create  # the body is read here, not by the SDK
         started = time.perf_counter()
         try:
-            response = call_with_retries(lambda: create(**kwargs), policy=self.retry, is_transient=is_transient,
-                                         retry_after=retry_after, describe=describe)
+            response = call_with_retries(
+                lambda: create(**kwargs),
+                policy=self.retry,
+                is_transient=is_transient,
+                retry_after=retry_after,
+                describe=describe,
+            )
         except ModelError:
             raise
         except openai.OpenAIError as exc:
@@ -273,20 +310,35 @@ class OpenAIModel:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         calls = []
         listed = raw.get("tool_calls")
-        if listed and (not isinstance(listed, list)
-                       or not all(isinstance(c, dict) and isinstance(c.get("function"), dict) for c in listed)):
+        if listed and (
+            not isinstance(listed, list)
+            or not all(isinstance(c, dict) and isinstance(c.get("function"), dict) for c in listed)
+        ):
             message["_parse_error"] = "the reply's tool_calls are not a list of calls, each with a function"
             listed = []
         for call in listed or []:
             function = call["function"]
-            calls.append({"id": call.get("id") or f"call_{next(self._ids)}", "type": "function",
-                          "function": {"name": function.get("name") or "",
-                                       "arguments": arguments_text(function.get("arguments"))}})
+            calls.append(
+                {
+                    "id": call.get("id") or f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": function.get("name") or "",
+                        "arguments": arguments_text(function.get("arguments")),
+                    },
+                }
+            )
         if not calls and self.parse_text_tool_calls and "_parse_error" not in message:
             parsed = parse_text_tool_calls(content)
             if parsed.calls:
-                calls = [{"id": f"call_{next(self._ids)}", "type": "function",
-                          "function": {"name": name, "arguments": arguments}} for name, arguments in parsed.calls]
+                calls = [
+                    {
+                        "id": f"call_{next(self._ids)}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": arguments},
+                    }
+                    for name, arguments in parsed.calls
+                ]
                 message["content"] = parsed.text
                 message["_text_tool_calls"] = True
                 message["_raw_content"] = content  # what the model wrote (transcript, cache simulator)

@@ -23,6 +23,7 @@ Decisions, written down here:
 - Writers should write the reply to a temporary name and rename it; a reply that is not yet
   complete JSON is read again for ``settle_s`` seconds before it counts as malformed.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,7 @@ from typing import Any
 from harness.models.base import Completion, ModelError, Usage
 
 REPLY_FORMAT = (
-    'Write your reply as JSON to {reply}:\n'
+    "Write your reply as JSON to {reply}:\n"
     '{{"content": "your text for this turn", "tool_calls": [{{"name": "TOOL", "arguments": {{...}}}}]}}\n'
     'Omit "tool_calls" (or leave it empty) to reply with text only. Call several tools in one turn by listing them.'
 )
@@ -120,8 +121,15 @@ class RelayModel:
 
     is_reference = False
 
-    def __init__(self, name: str = "relay", folder: str = "results/relay", timeout: float = 3600.0,
-                 poll_s: float = 0.2, settle_s: float = 2.0, context_window: int = 131_072) -> None:
+    def __init__(
+        self,
+        name: str = "relay",
+        folder: str = "results/relay",
+        timeout: float = 3600.0,
+        poll_s: float = 0.2,
+        settle_s: float = 2.0,
+        context_window: int = 131_072,
+    ) -> None:
         self.name = name
         self.folder = Path(folder)
         self.timeout = float(timeout)

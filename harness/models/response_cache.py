@@ -26,6 +26,7 @@ lock (thread-safe with ``workers > 1``); WAL mode and a busy timeout let several
 sweep's parallel launcher) share the file. Concurrent misses on one key both call the model; the
 first answer written stays (``INSERT OR IGNORE``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,8 +64,7 @@ def request_settings(spec: dict) -> dict:
 
 def request_key(settings: dict, sample: list, occurrence: int, messages: list[dict], tools: list[dict]) -> str:
     """The cache key of one call: SHA-256 of its settings, sample, occurrence, messages and tools."""
-    text = canonical_json({"model": settings, "sample": sample, "n": occurrence, "messages": messages,
-                           "tools": tools})
+    text = canonical_json({"model": settings, "sample": sample, "n": occurrence, "messages": messages, "tools": tools})
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -125,8 +125,10 @@ class ResponseStore:
         """Record ``completion`` under ``key`` (a key already recorded keeps its first answer)."""
         text = encode_completion(completion)
         with self._lock:
-            self._db.execute("INSERT OR IGNORE INTO responses (key, model, completion, created_at) VALUES (?, ?, ?, ?)",
-                             (key, model, text, time.time()))
+            self._db.execute(
+                "INSERT OR IGNORE INTO responses (key, model, completion, created_at) VALUES (?, ?, ?, ?)",
+                (key, model, text, time.time()),
+            )
             self.writes += 1
 
     def __len__(self) -> int:

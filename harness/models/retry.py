@@ -16,6 +16,7 @@ it starts: one 429 slows the whole pool down at once, instead of each worker fin
 
 Tests make the waits instant by patching ``harness.models.retry.sleep``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -172,11 +173,16 @@ def current_gate() -> RateGate | None:
     return _GATE.get()
 
 
-def call_with_retries(fn: Callable[[], T], *, policy: RetryPolicy, is_transient: Callable[[BaseException], bool],
-                      retry_after: Callable[[BaseException], float | None] = lambda exc: None,
-                      describe: Callable[[BaseException], str] = lambda exc: f"{type(exc).__name__}: {exc}",
-                      on_retry: Callable[[int, BaseException, float], None] | None = None,
-                      gate: RateGate | None = None) -> T:
+def call_with_retries(
+    fn: Callable[[], T],
+    *,
+    policy: RetryPolicy,
+    is_transient: Callable[[BaseException], bool],
+    retry_after: Callable[[BaseException], float | None] = lambda exc: None,
+    describe: Callable[[BaseException], str] = lambda exc: f"{type(exc).__name__}: {exc}",
+    on_retry: Callable[[int, BaseException, float], None] | None = None,
+    gate: RateGate | None = None,
+) -> T:
     """Call ``fn`` until it succeeds, a non-transient error propagates, or the attempts run out.
 
     ``gate`` (default: the one ``gate_scope`` installed, if any) is waited on before every attempt,

@@ -13,6 +13,7 @@ a reply cut off at ``max_tokens`` keeps its complete calls.
 ``arguments`` are accepted too. A reply that tried to call a tool but could not be
 read gets an error string the loop sends back to the model so it can correct itself.
 """
+
 from __future__ import annotations
 
 import json
@@ -68,9 +69,9 @@ def _decode(text: str) -> object:
 
 
 WINDOW = 1 << 10  # characters decoded at a time from each "{" of free text (see _decode_at)
-CUT_SLACK = 16     # a failure this close to a window's end may be the window's doing (a number or literal cut)
+CUT_SLACK = 16  # a failure this close to a window's end may be the window's doing (a number or literal cut)
 MAX_FAILURES = 10_000  # braces of free text tried that start no JSON value; past them the rest is not searched
-WORK = (4, 1 << 24)    # the search stops after decoding 4 * len(text) + 16M characters, all tries together
+WORK = (4, 1 << 24)  # the search stops after decoding 4 * len(text) + 16M characters, all tries together
 OBJECT_START = re.compile(r'\{\s*+["}]')  # what a JSON object can start with
 
 
@@ -86,15 +87,18 @@ def _decode_at(decoder: json.JSONDecoder, text: str, start: int, work: list[int]
     """
     size = WINDOW
     while True:
-        window = text[start:start + size]
+        window = text[start : start + size]
         work[0] -= len(window)
         try:
             value, end = decoder.raw_decode(window)
             return value, start + end
         except json.JSONDecodeError as exc:
             whole = start + size >= len(text)
-            if whole or work[0] <= 0 or not (exc.msg.startswith("Unterminated string")
-                                             or exc.pos >= len(window) - CUT_SLACK):
+            if (
+                whole
+                or work[0] <= 0
+                or not (exc.msg.startswith("Unterminated string") or exc.pos >= len(window) - CUT_SLACK)
+            ):
                 raise
         size *= 4
 
@@ -158,7 +162,9 @@ def _parse(text: str) -> Parsed:
             try:
                 found = _calls_in(_decode(body))
             except json.JSONDecodeError as exc:
-                return Parsed(text=text, error=f"the JSON inside <tool_call> is invalid ({exc.msg} at position {exc.pos})")
+                return Parsed(
+                    text=text, error=f"the JSON inside <tool_call> is invalid ({exc.msg} at position {exc.pos})"
+                )
             if found is None:
                 return Parsed(text=text, error='a <tool_call> must hold a JSON object with "name" and "arguments"')
             calls.extend(found)
@@ -208,5 +214,7 @@ def _parse(text: str) -> Parsed:
 def parse_error_message(error: str, tool_names: list[str] | None = None) -> str:
     """What the model is told when its reply looked like a tool call but could not be read."""
     names = f" where NAME is one of: {', '.join(tool_names)}" if tool_names else ""
-    return (f"Your reply could not be read as a tool call: {error}. Call a tool with the tool-calling interface, "
-            f"or write exactly one call as {EXAMPLE}{names}.")
+    return (
+        f"Your reply could not be read as a tool call: {error}. Call a tool with the tool-calling interface, "
+        f"or write exactly one call as {EXAMPLE}{names}."
+    )

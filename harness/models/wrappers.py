@@ -4,6 +4,7 @@
 - ``Throttled``: a model's ``max_concurrency`` and its shared rate-limit pause, over all workers;
 - ``harness.models.response_cache.Cached`` (its own module): replays recorded responses.
 """
+
 from __future__ import annotations
 
 import contextlib

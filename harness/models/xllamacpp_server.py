@@ -13,6 +13,7 @@ Any other flag is refused (exit 2, naming it): a full ``llama-server`` comes fro
 (``python -m harness.models.local_build install --from source``) or ``$CTXBENCH_LLAMA_SERVER``.
 It imports nothing from the harness, so it runs as a plain script.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p = parser()
     args, unknown = p.parse_known_args(argv)
     if unknown:
-        p.error(f"flags not supported by the prebuilt server: {' '.join(unknown)} "
-                "(use the source build: python -m harness.models.local_build install --from source)")
+        p.error(
+            f"flags not supported by the prebuilt server: {' '.join(unknown)} "
+            "(use the source build: python -m harness.models.local_build install --from source)"
+        )
     return args
 
 

@@ -15,6 +15,7 @@ those footers it plans its next reads:
 Pages whose calls and notes vanished without a trace are not planned (the agent moves on
 from the latest page it can see), as with numbered pages (``policy_kit.pending_pages``).
 """
+
 from __future__ import annotations
 
 import re
@@ -59,8 +60,14 @@ def cursor_of(args: dict, arg: str = "cursor") -> str | None:
     return value.strip() if isinstance(value, str) else None
 
 
-def plan_reads(messages: list[dict], tool: str, covered: set[int], cursors: dict[int, str], total: int | None,
-               same_listing: dict | None = None) -> list[CursorMove]:
+def plan_reads(
+    messages: list[dict],
+    tool: str,
+    covered: set[int],
+    cursors: dict[int, str],
+    total: int | None,
+    same_listing: dict | None = None,
+) -> list[CursorMove]:
     """The reads an agent paging through ``tool(cursor=...)`` knows it still has to make, lowest page first.
 
     ``covered``: pages whose content or notes are visible; ``cursors``: ``known_cursors``;

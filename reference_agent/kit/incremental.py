@@ -15,6 +15,7 @@ visible messages alone, tests/test_policy_purity.py):
 * ``TextMemo`` (``KeyedMemo``): a pure function of a text (a message's content, a line) and of
   whatever else it reads, computed once per text (and key).
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,8 +37,13 @@ def per_request(method: Callable) -> Callable:
     def cached(self: Any, messages: list[dict], *args: Any) -> Any:
         found = self.__dict__.get(slot)
         last = messages[-1] if messages else None
-        if found is not None and found[0] is messages and found[1] == len(messages) and found[2] is last \
-                and found[3] == args:
+        if (
+            found is not None
+            and found[0] is messages
+            and found[1] == len(messages)
+            and found[2] is last
+            and found[3] == args
+        ):
             return found[4]
         value = method(self, messages, *args)
         self.__dict__[slot] = (messages, len(messages), last, args, value)
@@ -100,8 +106,7 @@ class KeyedMemo:
     result depends on, hashable). ``make``: compute a missing value with ``make()`` instead (when the function
     needs more than the key: objects the key stands for)."""
 
-    def __init__(self, function: Callable[..., Any] | None = None, size: int = 20_000,
-                 chars: int = 20_000_000) -> None:
+    def __init__(self, function: Callable[..., Any] | None = None, size: int = 20_000, chars: int = 20_000_000) -> None:
         self.function, self.size, self.chars = function, size, chars
         self.cache: dict[tuple, Any] = {}
         self.held = 0

@@ -16,6 +16,7 @@ for every family's policy:
 A policy rebuilds its state from ``newest_ledger`` plus the visible results, never from memory
 (tests/test_policy_purity.py replays every request on a fresh session).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ def parse_ledger(text: str) -> Ledger | None:
         return None
     sections: dict[str, list[str]] = {title: [] for title in SECTIONS}
     current: list[str] | None = None
-    for line in text[start + len(HEADER):].splitlines():
+    for line in text[start + len(HEADER) :].splitlines():
         title = line[:-1] if line.endswith(":") else None
         if title in sections:
             current = sections[title]

@@ -3,6 +3,7 @@
 A policy that read the limit sends at most that many calls per turn, as a client of a
 rate-limited API does (``within_limit``); the profiles cap their batches by it (``prompt_limit``).
 """
+
 from __future__ import annotations
 
 import threading
@@ -31,7 +32,7 @@ def prompt_limit(messages: list[dict], roles: tuple[str, ...] = ("system", "user
     request is kept (per thread), and when it extends it only the new messages are read."""
     kept = getattr(_LATEST, "limit", None)
     start, found = 0, None
-    if kept is not None and kept[0] == roles and len(messages) >= len(kept[1]) and messages[:len(kept[1])] == kept[1]:
+    if kept is not None and kept[0] == roles and len(messages) >= len(kept[1]) and messages[: len(kept[1])] == kept[1]:
         start, found = len(kept[1]), kept[2]
     if found is None:
         for message in messages[start:]:

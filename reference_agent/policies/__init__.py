@@ -6,6 +6,7 @@ on the messages it is given (``Policy``). ``reference_policy(instance)`` gives a
 for one trial: the family's from ``FACTORIES`` (keyed by ``TaskInstance.family``), else the
 instance's own ``reference_policy()`` (a family from a plugin may ship one).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Protocol

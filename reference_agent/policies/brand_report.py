@@ -26,17 +26,32 @@ sub-agent reports, per brand, the ids of the in-window original posts with a neg
 sentence about it, and the main agent counts the union of the ids (a post reported twice
 counts once).
 """
+
 from __future__ import annotations
 
 import copy
 import re
 
-from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
+from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, onward, plan_reads
 from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
 from reference_agent.kit.ledger import Ledger, quoted_rules
-from reference_agent.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary,
-                                        latest_results, make_call, other_calls, parse_ranges, ranges, rate_limit_note,
-                                        reply, submit, texts, tool_texts, tools_used)
+from reference_agent.policy_kit import (
+    REPORT_PREFIX,
+    delegation_failed,
+    failed_attempts,
+    format_summary,
+    latest_results,
+    make_call,
+    other_calls,
+    parse_ranges,
+    ranges,
+    rate_limit_note,
+    reply,
+    submit,
+    texts,
+    tool_texts,
+    tools_used,
+)
 from tasks.brand_report.tools import FEED, name_pattern
 from tasks.brand_report.world import NEGATIVE
 
@@ -44,20 +59,30 @@ PAGE_HEADER = re.compile(r"SocialPulse Monitor · .* · page (\d+) of (\d+)")
 WINDOW_PROMPT = re.compile(r"dated from (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})")
 WINDOW_NOTE = re.compile(r"window (\d{4}-\d{2}-\d{2})\.\.(\d{4}-\d{2}-\d{2})")
 BRANDS_PROMPT = re.compile(r"The brands and the names people use for them: ([^\n]*?)\.(?: |$)", re.M)
-RUNNING = re.compile(r"Running totals \((?:window [\d.-]+|all dates|last week)\) after pages ([\d,\- none]+) of (\d+|\?): ([^\n]*)")
+RUNNING = re.compile(
+    r"Running totals \((?:window [\d.-]+|all dates|last week)\) after pages ([\d,\- none]+) of (\d+|\?): ([^\n]*)"
+)
 COUNT_ITEM = re.compile(r"([A-Z][\w\- ]*?) (\d+)(?:,|$)")
 IDS_ITEM = re.compile(r"([A-Z][\w\- ]*?) \[([\d, ]*)\]")
 POSTS_NOTE = re.compile(r"Posts p(\d+) \((?:window [\d.-]+|all dates|last week)\): ([^\n]*)")
 SO_FAR = re.compile(r"Negative posts so far \((?:window [\d.-]+|all dates|last week)\): ([^\n]*)")
-REPORT = re.compile(r"pages counted: ([\d,\- none]+) of (\d+|\?) \([^)]*\); negative posts: ([^\n]*?)(?:; next_cursor|$)",
-                    re.M)
+REPORT = re.compile(
+    r"pages counted: ([\d,\- none]+) of (\d+|\?) \([^)]*\); negative posts: ([^\n]*?)(?:; next_cursor|$)", re.M
+)
 # the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they survive a cut of the task statement
-RULES = (re.compile(r"Today is \d{4}-\d{2}-\d{2}\."), BRANDS_PROMPT, re.compile(r"Count only last week: [^.]*\."),
-         re.compile(r"A negative mention is an original post[^.]*\."), re.compile(r"Sponsored posts and reposts are not mentions\."),
-         re.compile(r"The feed can show the same post again[^\n]*?count each post once\."),
-         re.compile(r"Submit with submit\(counts=[^\n]*?above\."))
+RULES = (
+    re.compile(r"Today is \d{4}-\d{2}-\d{2}\."),
+    BRANDS_PROMPT,
+    re.compile(r"Count only last week: [^.]*\."),
+    re.compile(r"A negative mention is an original post[^.]*\."),
+    re.compile(r"Sponsored posts and reposts are not mentions\."),
+    re.compile(r"The feed can show the same post again[^\n]*?count each post once\."),
+    re.compile(r"Submit with submit\(counts=[^\n]*?above\."),
+)
 WINDOW_RULE = RULES[2]
-SUBTASK = re.compile(r"Count pages (\d+)-(\d+) of (\d+|\?) of the feed with get_posts, starting with cursor \"([^\"]*)\"")
+SUBTASK = re.compile(
+    r"Count pages (\d+)-(\d+) of (\d+|\?) of the feed with get_posts, starting with cursor \"([^\"]*)\""
+)
 NEGATIVE_CUES = [re.compile(re.escape(c.split("{")[0].strip())) for c in NEGATIVE]
 
 
@@ -122,18 +147,30 @@ def _note_facts(text: str) -> tuple:
     brands = None
     match = BRANDS_PROMPT.search(text)
     if match:
-        brands = tuple((m.group(1), [a.strip() for a in m.group(2).split(",")])
-                       for part in match.group(1).split(";") for m in [re.match(r"\s*(.+?) \(([^)]*)\)", part)] if m)
+        brands = tuple(
+            (m.group(1), [a.strip() for a in m.group(2).split(",")])
+            for part in match.group(1).split(";")
+            for m in [re.match(r"\s*(.+?) \(([^)]*)\)", part)]
+            if m
+        )
     match = WINDOW_PROMPT.search(text)
     window = (match.group(1), match.group(2)) if match else None
     match = WINDOW_NOTE.search(text)
     window_note = (match.group(1), match.group(2)) if match else None
     posts = tuple((int(page), _parse_ids(items)) for page, items in POSTS_NOTE.findall(text))
     so_far = tuple(_parse_ids(items) for items in SO_FAR.findall(text))
-    running = tuple((frozenset(parse_ranges(pages)), int(of) if of.isdigit() else None,
-                     {b.strip(): int(n) for b, n in COUNT_ITEM.findall(items)}) for pages, of, items in RUNNING.findall(text))
-    reports = tuple((int(of) if of.isdigit() else None, frozenset(parse_ranges(pages)), _parse_ids(items))
-                    for pages, of, items in REPORT.findall(text))
+    running = tuple(
+        (
+            frozenset(parse_ranges(pages)),
+            int(of) if of.isdigit() else None,
+            {b.strip(): int(n) for b, n in COUNT_ITEM.findall(items)},
+        )
+        for pages, of, items in RUNNING.findall(text)
+    )
+    reports = tuple(
+        (int(of) if of.isdigit() else None, frozenset(parse_ranges(pages)), _parse_ids(items))
+        for pages, of, items in REPORT.findall(text)
+    )
     return footers, brands, window, window_note, posts, so_far, running, reports
 
 
@@ -222,8 +259,9 @@ class Reader:
             self.read_note(state, text)
         return state
 
-    def fold_pages(self, texts: list[str], vocabulary: dict[str, list[str]], window: tuple[str, str] | None,
-                   keep: bool) -> _Pages:
+    def fold_pages(
+        self, texts: list[str], vocabulary: dict[str, list[str]], window: tuple[str, str] | None, keep: bool
+    ) -> _Pages:
         """The tool results read with ``vocabulary`` and ``window`` (``keep``: continue the fold kept for them)."""
         key = (tuple((b, tuple(a)) for b, a in vocabulary.items()), window)
 
@@ -245,8 +283,9 @@ class Reader:
             self.pages = (key, PrefixFold(_Pages, read))
         return self.pages[1](texts)
 
-    def negative_posts(self, text: str, key: tuple, vocabulary: dict[str, list[str]],
-                       window: tuple[str, str] | None) -> dict[str, list[int]]:
+    def negative_posts(
+        self, text: str, key: tuple, vocabulary: dict[str, list[str]], window: tuple[str, str] | None
+    ) -> dict[str, list[int]]:
         """``negative_posts`` of one page, once per page text, vocabulary and window."""
         found = self.posts.get((text, key))
         if found is None:
@@ -270,8 +309,14 @@ class Knowledge:
     kept fold; without it everything is read from the start. Either way the result is the same.
     """
 
-    def __init__(self, tool_outputs: list[str], notes: list[str], notes_window: bool = True,
-                 reader: Reader | None = None, notes_read: _Notes | None = None) -> None:
+    def __init__(
+        self,
+        tool_outputs: list[str],
+        notes: list[str],
+        notes_window: bool = True,
+        reader: Reader | None = None,
+        notes_read: _Notes | None = None,
+    ) -> None:
         self.notes_window = notes_window
         keep = reader is not None and notes_read is not None
         reader = reader or Reader()
@@ -290,7 +335,9 @@ class Knowledge:
         self.cursors.update(pages.cursors)
         self.cursors.update(read.cursors)
         footer_total = read.footer_total if read.footer_total is not None else pages.footer_total
-        self.total = pages.total if pages.total is not None else (read.total if read.total is not None else footer_total)
+        self.total = (
+            pages.total if pages.total is not None else (read.total if read.total is not None else footer_total)
+        )
         self.fresh_pages: list[int] = []  # pages whose content is in view
         for page, ids in pages.pages:
             self.fresh_pages.append(page)
@@ -340,8 +387,9 @@ class Knowledge:
         for page, found in self.page_ids.items():
             for b, post_ids in found.items():
                 (earlier if page in recited else later).setdefault(b, set()).update(post_ids)
-        counts = {b: max(len(ids.get(b, ())), recited_counts.get(b, 0) + len(later[b] - earlier[b]))
-                  for b in self.vocabulary}
+        counts = {
+            b: max(len(ids.get(b, ())), recited_counts.get(b, 0) + len(later[b] - earlier[b])) for b in self.vocabulary
+        }
         return self.covered(), counts
 
     def vocabulary_text(self) -> str:
@@ -422,9 +470,11 @@ class BrandPolicy:
         rules = quoted_rules(messages, RULES)
         if not self.notes_window:
             rules = [r for r in rules if not WINDOW_RULE.match(r)]
-        facts = [f"Negative posts so far ({known.scope}): {_ids_text(known.ids())}",
-                 f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
-                 f"{_counts_text(counts)}"]
+        facts = [
+            f"Negative posts so far ({known.scope}): {_ids_text(known.ids())}",
+            f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
+            f"{_counts_text(counts)}",
+        ]
         footers = [line for line in self._page_notes(messages, known) if line.startswith("After p")]
         return Ledger(rules=rules, facts=facts, checked=[], remaining=footers[-1:]).render()
 
@@ -452,14 +502,19 @@ class BrandPolicy:
         if start not in known.cursors:
             return None  # the cursor of the next chunk is not in view: read on in this context
         end = start + self.chunk - 1 if known.total is None else min(start + self.chunk - 1, known.total)
-        window = (f"Count only posts dated from {known.window[0]} to {known.window[1]}, both days included."
-                  if known.window else "Count posts of every date.")
-        return (f"Count pages {start}-{end} of {known.total or '?'} of the feed with get_posts, starting with cursor "
-                f"\"{known.cursors[start]}\" (page {start}) and following each page's next_cursor. The brands and the "
-                f"names people use for them: {known.vocabulary_text()}. {window} A negative mention is an original "
-                "post with a negative sentence about the brand; sponsored posts and reposts are not mentions. Report, "
-                "per brand, the ids of the posts in these pages that are negative mentions of it, and the next_cursor "
-                "after your last page.")
+        window = (
+            f"Count only posts dated from {known.window[0]} to {known.window[1]}, both days included."
+            if known.window
+            else "Count posts of every date."
+        )
+        return (
+            f"Count pages {start}-{end} of {known.total or '?'} of the feed with get_posts, starting with cursor "
+            f'"{known.cursors[start]}" (page {start}) and following each page\'s next_cursor. The brands and the '
+            f"names people use for them: {known.vocabulary_text()}. {window} A negative mention is an original "
+            "post with a negative sentence about the brand; sponsored posts and reposts are not mentions. Report, "
+            "per brand, the ids of the posts in these pages that are negative mentions of it, and the next_cursor "
+            "after your last page."
+        )
 
     def subagent_policy(self, task: str) -> "BrandSubPolicy":
         """The policy of a sub-agent given ``task``."""
@@ -472,12 +527,18 @@ class BrandPolicy:
         outputs = [b.split("]: ", 1)[1] for b in blocks if b.startswith("[tool ") and "]: " in b]
         known = Knowledge(outputs, [history_text], self.notes_window)
         covered, counts = known.totals()
-        findings = [("count only last week" + (f": window {known.window[0]}..{known.window[1]}" if self.notes_window
-                                                else "")) if known.window else "no date window seen",
-                    f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
-                    f"{_counts_text(counts)}"]
+        findings = [
+            ("count only last week" + (f": window {known.window[0]}..{known.window[1]}" if self.notes_window else ""))
+            if known.window
+            else "no date window seen",
+            f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
+            f"{_counts_text(counts)}",
+        ]
         remaining = sorted(set(range(1, (known.total or 0) + 1)) - covered)
-        progress = [f"pages counted: {ranges(covered)} of {known.total or '?'}", f"remaining pages: {ranges(remaining)}"]
+        progress = [
+            f"pages counted: {ranges(covered)} of {known.total or '?'}",
+            f"remaining pages: {ranges(remaining)}",
+        ]
         after = max(covered, default=0) + 1
         if after in known.cursors and after > 1 and (known.total is None or after <= known.total):
             progress.append(f"read on with next_cursor: {known.cursors[after]} (page {after} of {known.total or '?'})")
@@ -488,8 +549,10 @@ def _move_note(move) -> str:
     if move.kind == "reread":
         return f"\nPage {move.page} is no longer in view and I have no notes on it; reading it again."
     if move.kind == "walk":
-        return (f"\nThe cursor of the next page is no longer in view; reading page {move.page} again to follow the "
-                "cursors from there.")
+        return (
+            f"\nThe cursor of the next page is no longer in view; reading page {move.page} again to follow the "
+            "cursors from there."
+        )
     return ""
 
 
@@ -531,7 +594,8 @@ class BrandSubPolicy(RangeReader, BrandPolicy):
         note = "\n".join(lines)
         if moves:
             return reply(note + _move_note(moves[0]), moves[0].call(FEED))
-        conclusion = (f"{REPORT_PREFIX}: pages counted: {start}-{last} of {known.total or '?'} ({known.scope}); "
-                      f"negative posts: {_ids_text(known.ids())}{onward(known.cursors, known.total, last)}")
+        conclusion = (
+            f"{REPORT_PREFIX}: pages counted: {start}-{last} of {known.total or '?'} ({known.scope}); "
+            f"negative posts: {_ids_text(known.ids())}{onward(known.cursors, known.total, last)}"
+        )
         return reply(note, make_call("report", conclusion=conclusion))
-

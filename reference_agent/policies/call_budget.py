@@ -1,4 +1,5 @@
 """The reference policy of ``call_budget``: the negotiator who counts its calls from what it can see."""
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,26 @@ from harness.conversation import iter_calls, parse_arguments
 from reference_agent.kit.incremental import PrefixFold, TextMemo, per_request
 from reference_agent.kit.ledger import Ledger, newest_ledger, quoted_rules
 from reference_agent.kit.limits import within_limit
-from reference_agent.policy_kit import (ERROR_PREFIX, exchanges, failed_attempts, format_summary, latest_results,
-                                        make_call, is_rate_limited, rate_limited_calls, reply, status_counts, submit,
-                                        tool_texts, tools_used)
+from reference_agent.policy_kit import (
+    ERROR_PREFIX,
+    exchanges,
+    failed_attempts,
+    format_summary,
+    latest_results,
+    make_call,
+    is_rate_limited,
+    rate_limited_calls,
+    reply,
+    status_counts,
+    submit,
+    tool_texts,
+    tools_used,
+)
 from tasks.call_budget.world import ACC, CB, CTR, DEC, DISPOSITION, HEADER, MAX_CALLS, STANDARD_OFFER
 
-CALL_NOTE = re.compile(r"Call note: (M\d{2}) call #(\d+) of \d+: (ACCEPTED|DECLINED|CALL BACK LATER|COUNTER-OFFER) ?(\d+)?")
+CALL_NOTE = re.compile(
+    r"Call note: (M\d{2}) call #(\d+) of \d+: (ACCEPTED|DECLINED|CALL BACK LATER|COUNTER-OFFER) ?(\d+)?"
+)
 CALLING = re.compile(r"Calling (M\d{2}) \(call #(\d+) of \d+\)")
 STATUS_MERCHANT = re.compile(r"merchant=(M\d{2})\b", re.IGNORECASE)
 STATUS_COUNT = re.compile(r"calls to (M\d{2}): (\d+)|(M\d{2}): (\d+)/\d+ calls")
@@ -25,10 +40,13 @@ MERCHANT_ID = re.compile(r"M\d{2}")
 ROUND_COUNT = re.compile(r"((?:M\d{2}, )*M\d{2}) ha(?:ve each|s) used (\d+) of \d+ calls")  # a batched round's counts
 PROMPT_MERCHANT = re.compile(r"^- (M\d{2}) ", re.M)
 # the ledger (reference_agent/kit/ledger.py): the task's rules quoted, the merchant list, each merchant's calls and answer
-RULES = (re.compile(r"Ask each of these \d+ merchants for a \d+% volume discount with call_merchant\([^)]*\)"),
-         re.compile(r"Merchants answer ACCEPTED[^\n]*?offer=N\)\."), re.compile(r"At most \d+ calls per merchant in total\."),
-         re.compile(r"When every merchant is settled or out of calls[^\n]*?\)\."),
-         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+RULES = (
+    re.compile(r"Ask each of these \d+ merchants for a \d+% volume discount with call_merchant\([^)]*\)"),
+    re.compile(r"Merchants answer ACCEPTED[^\n]*?offer=N\)\."),
+    re.compile(r"At most \d+ calls per merchant in total\."),
+    re.compile(r"When every merchant is settled or out of calls[^\n]*?\)\."),
+    re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."),
+)
 MERCHANTS_RULE = re.compile(r"^- Merchants to call: ((?:M\d{2}(?:, )?)+)$", re.M)
 
 
@@ -36,8 +54,9 @@ class CallBudgetPolicy:
     """Reference policy for ``call_budget`` (see the module docstring)."""
 
     @staticmethod
-    def _state(messages: list[dict], folds: tuple | None = None
-               ) -> tuple[list[str], dict[str, tuple[str, int | None]], Counter]:
+    def _state(
+        messages: list[dict], folds: tuple | None = None
+    ) -> tuple[list[str], dict[str, tuple[str, int | None]], Counter]:
         """Merchants from the task, latest known outcome per merchant, and the call count per merchant.
 
         Free texts (notes, recitations, a summary, a ``notes`` block) are read first, in order;
@@ -53,10 +72,13 @@ class CallBudgetPolicy:
         state.update(folds[1](tool_texts(messages)))
         newest = newest_ledger(messages)
         if newest is not None:  # the ledger's counts plus every call placed since it was written
-            return merchants, state, _ledger_counts(newest[1]) + _placed_since(messages[newest[0]:])
+            return merchants, state, _ledger_counts(newest[1]) + _placed_since(messages[newest[0] :])
         noted = Counter(read.noted)
-        visible = Counter(str(e.args.get("merchant", "")).upper() for e in exchanges(messages)
-                          if e.name == "call_merchant" and e.result is not None and not e.is_error)
+        visible = Counter(
+            str(e.args.get("merchant", "")).upper()
+            for e in exchanges(messages)
+            if e.name == "call_merchant" and e.result is not None and not e.is_error
+        )
         for m, n in _status_bar_counts(messages).items():
             noted[m] = max(noted[m], n)
         for m, n in _placed_numbers(messages).items():
@@ -79,8 +101,9 @@ class CallBudgetPolicy:
         note = self._note(messages, state, counts, merchants)
         candidates = _candidates(merchants, state, counts)
         if not candidates:
-            return submit(note + "\nEvery merchant is settled or out of calls; submitting.",
-                          accepted=_accepted(merchants, state))
+            return submit(
+                note + "\nEvery merchant is settled or out of calls; submitting.", accepted=_accepted(merchants, state)
+            )
         target = candidates[0]
         offer = _offer(target, state)
         why = f"\nCalling {target} (call #{counts[target] + 1} of {MAX_CALLS}) with offer {offer}%."
@@ -97,8 +120,14 @@ class CallBudgetPolicy:
             return []
         taken = _merchant_of((first.get("function") or {}).get("arguments"))
         merchants, state, counts = self._visible(messages)
-        return within_limit(messages, [make_call("call_merchant", merchant=m, offer=_offer(m, state))
-                                       for m in _candidates(merchants, state, counts) if m != taken])
+        return within_limit(
+            messages,
+            [
+                make_call("call_merchant", merchant=m, offer=_offer(m, state))
+                for m in _candidates(merchants, state, counts)
+                if m != taken
+            ],
+        )
 
     def early_answer(self, messages: list[dict]) -> dict | None:
         """The merchants accepted so far, once at least one merchant has been called (else ``None``)."""
@@ -118,8 +147,10 @@ class CallBudgetPolicy:
                 called.append(header.group(1))
             if header and disp:
                 m = header.group(1)
-                lines.append(f"Call note: {m} call #{counts[m]} of {MAX_CALLS}: {disp.group(1)}"
-                             + (f" {disp.group(2)}%" if disp.group(2) else ""))
+                lines.append(
+                    f"Call note: {m} call #{counts[m]} of {MAX_CALLS}: {disp.group(1)}"
+                    + (f" {disp.group(2)}%" if disp.group(2) else "")
+                )
         if len(called) > 1:
             lines.append(_round_line(called, counts))
         limited = [str(e.args.get("merchant", "")).upper() for e in rate_limited_calls(messages)]
@@ -154,14 +185,20 @@ def _placed_numbers(messages: list[dict]) -> Counter:
     only their notes are visible. A call counts when its result is visible and is not an
     error (an error is not a placed call).
     """
-    placed = {m.get("tool_call_id") for m in messages
-              if m.get("role") == "tool" and not str(m.get("content") or "").startswith(ERROR_PREFIX)}
+    placed = {
+        m.get("tool_call_id")
+        for m in messages
+        if m.get("role") == "tool" and not str(m.get("content") or "").startswith(ERROR_PREFIX)
+    }
     numbers: Counter = Counter()
     for message in messages:
         if message.get("role") != "assistant":
             continue
-        called = {_merchant_of(raw) for call_id, name, raw in iter_calls(message)
-                  if name == "call_merchant" and call_id in placed}
+        called = {
+            _merchant_of(raw)
+            for call_id, name, raw in iter_calls(message)
+            if name == "call_merchant" and call_id in placed
+        }
         for m, n in CALLING.findall(str(message.get("content") or "")):
             if m in called:
                 numbers[m] = max(numbers[m], int(n))
@@ -178,8 +215,11 @@ def _batched_numbers(messages: list[dict]) -> Counter:
     calls are numbered here (one-call turns carry their own number), so a one-call-per-step
     agent's counts are exactly what they were. Errors (a rate-limited call) are not placed.
     """
-    placed = {m.get("tool_call_id") for m in messages
-              if m.get("role") == "tool" and not str(m.get("content") or "").startswith(ERROR_PREFIX)}
+    placed = {
+        m.get("tool_call_id")
+        for m in messages
+        if m.get("role") == "tool" and not str(m.get("content") or "").startswith(ERROR_PREFIX)
+    }
     running: Counter = Counter()
     numbers: Counter = Counter()
     for message in messages:
@@ -190,8 +230,11 @@ def _batched_numbers(messages: list[dict]) -> Counter:
             running[m] = max(running[m], int(n))
         for m, n in _round_counts(text).items():
             running[m] = max(running[m], n)
-        called = [_merchant_of(raw) for call_id, name, raw in iter_calls(message)
-                  if name == "call_merchant" and call_id in placed]
+        called = [
+            _merchant_of(raw)
+            for call_id, name, raw in iter_calls(message)
+            if name == "call_merchant" and call_id in placed
+        ]
         for m in called:
             running[m] += 1
             if len(called) > 1:
@@ -212,8 +255,10 @@ def _round_line(called: list[str], counts: Counter) -> str:
     groups: dict[int, list[str]] = {}
     for m in sorted(set(called)):
         groups.setdefault(counts[m], []).append(m)
-    parts = [f"{', '.join(ms)} {'have each' if len(ms) > 1 else 'has'} used {n} of {MAX_CALLS} calls"
-             for n, ms in sorted(groups.items(), reverse=True)]
+    parts = [
+        f"{', '.join(ms)} {'have each' if len(ms) > 1 else 'has'} used {n} of {MAX_CALLS} calls"
+        for n, ms in sorted(groups.items(), reverse=True)
+    ]
     return f"Round of {len(called)} calls done: " + "; ".join(parts) + "."
 
 
@@ -357,8 +402,11 @@ def _ledger_counts(ledger: Ledger) -> Counter:
 def _placed_since(messages: list[dict]) -> Counter:
     """Calls placed in ``messages`` (from the ledger's own reply on): every call_merchant call whose result is not a
     rate limit or an error; one whose result is out of view counts (it was placed; its answer is unknown)."""
-    return Counter(_merchant_of(json.dumps(e.args)) for e in exchanges(messages) if e.name == "call_merchant"
-                   and not (e.result is not None and e.result.startswith(ERROR_PREFIX)))
+    return Counter(
+        _merchant_of(json.dumps(e.args))
+        for e in exchanges(messages)
+        if e.name == "call_merchant" and not (e.result is not None and e.result.startswith(ERROR_PREFIX))
+    )
 
 
 def _ledger(messages: list[dict], merchants: list[str], state: dict, counts: Counter) -> str:
@@ -371,11 +419,18 @@ def _ledger(messages: list[dict], merchants: list[str], state: dict, counts: Cou
     for m in merchants:
         if counts[m]:
             outcome, rate = state.get(m, (None, None))
-            checked.append(f"{m}: {counts[m]}/{MAX_CALLS} calls" + (f", {outcome}" if outcome else "")
-                           + (f" {rate}%" if rate else ""))
+            checked.append(
+                f"{m}: {counts[m]}/{MAX_CALLS} calls"
+                + (f", {outcome}" if outcome else "")
+                + (f" {rate}%" if rate else "")
+            )
     untouched = [m for m in merchants if not counts[m] and m not in state]
-    return Ledger(rules=rules, facts=_recitation(merchants, state, counts), checked=checked,
-                  remaining=["Not called yet: " + (", ".join(untouched) or "none")]).render()
+    return Ledger(
+        rules=rules,
+        facts=_recitation(merchants, state, counts),
+        checked=checked,
+        remaining=["Not called yet: " + (", ".join(untouched) or "none")],
+    ).render()
 
 
 def _recitation(merchants: list[str], state: dict, counts: Counter) -> list[str]:
@@ -391,5 +446,9 @@ def _recitation(merchants: list[str], state: dict, counts: Counter) -> list[str]
                 open_.append(f"{m} ({outcome}{f' {rate}%' if rate else ''})")
         elif outcome == "GAVE UP":
             gave_up.append(m)
-    return [f"Accepted so far: {', '.join(accepted) or 'none'}", f"Declined so far: {', '.join(declined) or 'none'}",
-            f"Open: {', '.join(open_) or 'none'}", f"Given up: {', '.join(gave_up) or 'none'}"]
+    return [
+        f"Accepted so far: {', '.join(accepted) or 'none'}",
+        f"Declined so far: {', '.join(declined) or 'none'}",
+        f"Open: {', '.join(open_) or 'none'}",
+        f"Given up: {', '.join(gave_up) or 'none'}",
+    ]

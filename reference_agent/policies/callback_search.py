@@ -17,6 +17,7 @@ and files checked, and what remains; so a cut loses nothing the ledger holds. It
 when a line a grep pointed at (or one between a call and its ``def``) was not attended to. Summaries
 keep the target, the alias and the confirmed call sites but not the list of files already checked.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,9 +25,20 @@ from typing import Iterable
 
 from harness.conversation import parse_arguments
 from reference_agent.kit.ledger import Ledger
-from reference_agent.policy_kit import (REPORT_PREFIX, deferred_args, exchanges, format_summary, is_rate_limited,
-                                        latest_results, make_call, rate_limited_notes, real_failures, reply, submit,
-                                        tools_used)
+from reference_agent.policy_kit import (
+    REPORT_PREFIX,
+    deferred_args,
+    exchanges,
+    format_summary,
+    is_rate_limited,
+    latest_results,
+    make_call,
+    rate_limited_notes,
+    real_failures,
+    reply,
+    submit,
+    tools_used,
+)
 from tasks.callback_search.formats import DEF, FILE_HEADER, GREP_HEADER, GREP_LINE, NUMBERED
 
 TARGET_NOTE = re.compile(r"TARGET: (src/\S+\.py):(\w+)")
@@ -43,10 +55,12 @@ EVIDENCE_NOTE = re.compile(r"^Evidence (src/\S+:\d+): (.*)$")  # a grep line tha
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
 # the task's rules, quoted in the ledger so that they survive a cut of the task statement
-RULES = (re.compile(r"Find the function that handles the payment gateway's callbacks[^.]*\."),
-         re.compile(r"Then find every call site of it in the application code under src/ \(tests and docs do not count\)\."),
-         re.compile(r"A call site is a function whose body calls it[^.]*\."),
-         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+RULES = (
+    re.compile(r"Find the function that handles the payment gateway's callbacks[^.]*\."),
+    re.compile(r"Then find every call site of it in the application code under src/ \(tests and docs do not count\)\."),
+    re.compile(r"A call site is a function whose body calls it[^.]*\."),
+    re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."),
+)
 SCOPE_RULE = re.compile(r"application code under src/")  # the task's scope rule (prompt and sub-task both say it)
 # delegation (strategy ``isolate``): one sub-agent does the whole search; its report is parsed
 REPORT_TARGET = re.compile(r"^Sub-agent report: the payment-callback handler is (src/\S+\.py):(\w+)", re.M)
@@ -59,7 +73,6 @@ SUBTASK = (
     "possibly through an import alias or a module attribute; tests, docs, comments and log strings do not count. "
     "Confirm both by reading the code. Report the handler as file:function and every call site as file:function."
 )
-
 
 
 def _again(path: str, called: set, limited: set) -> str:
@@ -100,7 +113,11 @@ def _merge(old: list[str] | None, new: list[str]) -> list[str]:
 def _unclear(lines: list[str], numbers: Iterable[int]) -> bool:
     """Whether a line the greps pointed at (1-based ``numbers``), or the docstring after a def among them, is unread."""
     for number in numbers:
-        span = lines[number - 1: number + 5] if lines[number - 1].lstrip().startswith("def ") else lines[number - 1: number]
+        span = (
+            lines[number - 1 : number + 5]
+            if lines[number - 1].lstrip().startswith("def ")
+            else lines[number - 1 : number]
+        )
         if any(line == UNREAD for line in span):
             return True
     return False
@@ -126,7 +143,7 @@ def _functions(lines: list[str]) -> list[tuple[str, str]]:
         m = re.match(r"^def (\w+)\(", line)
         if m:
             doc = []
-            for follow in lines[i + 1: i + 6]:
+            for follow in lines[i + 1 : i + 6]:
                 doc.append(follow.strip())
                 if follow.strip().endswith('"""') and len(doc) > 1 or follow.strip().count('"""') == 2:
                     break
@@ -208,11 +225,29 @@ class CallbackSearchPolicy:
         return CallbackSubPolicy()
 
     def _knowledge(self, messages: list[dict]) -> dict:
-        k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
-                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
-                   "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
-                   "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}, "greps": {}, "rules": [], "evidence": {}}
+        k: dict = {
+            "listed": False,
+            "def_grep": None,
+            "candidates": None,
+            "checked": {},
+            "target": None,
+            "use_grep": None,
+            "to_verify": None,
+            "verified": {},
+            "sites": set(),
+            "lines": {},
+            "found": None,
+            "aliases": set(),
+            "pointed": {},
+            "unclear": set(),
+            "scope": "",
+            "use_hits": None,
+            "alias_hits": {},
+            "alias_paths": {},
+            "greps": {},
+            "rules": [],
+            "evidence": {},
+        }
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -246,9 +281,16 @@ class CallbackSearchPolicy:
                 self._use_grep(hits, k)
             elif grep.group(1) in {rf"\b{alias}\b" for alias in k["aliases"]}:
                 alias = grep.group(1)[2:-2]
-                k["alias_hits"][alias] = sorted({p for p, _, line in hits if p.startswith(k["scope"]) and _calls(line, {alias})})
-                k["evidence"].update({f"{p}:{n}": line.strip() for p, n, line in hits
-                                      if p.startswith(k["scope"]) and _calls(line, {alias})})
+                k["alias_hits"][alias] = sorted(
+                    {p for p, _, line in hits if p.startswith(k["scope"]) and _calls(line, {alias})}
+                )
+                k["evidence"].update(
+                    {
+                        f"{p}:{n}": line.strip()
+                        for p, n, line in hits
+                        if p.startswith(k["scope"]) and _calls(line, {alias})
+                    }
+                )
                 for p, n, _ in hits:
                     k["pointed"].setdefault(p, set()).add(n)
         parsed = _file_contents(text)
@@ -272,10 +314,22 @@ class CallbackSearchPolicy:
             if m:
                 k["aliases"].add(m.group(1))
                 k["alias_paths"][m.group(1)] = p
-        k["use_hits"] = sorted({p for p, _, line in hits if p.startswith(k["scope"]) and _calls(line, {tname})
-                                and not (p == tpath and line.startswith(f"def {tname}("))})
-        k["evidence"].update({f"{p}:{n}": line.strip() for p, n, line in hits
-                              if p.startswith(k["scope"]) and (_calls(line, {tname}) or line.startswith(f"def {tname}("))})
+        k["use_hits"] = sorted(
+            {
+                p
+                for p, _, line in hits
+                if p.startswith(k["scope"])
+                and _calls(line, {tname})
+                and not (p == tpath and line.startswith(f"def {tname}("))
+            }
+        )
+        k["evidence"].update(
+            {
+                f"{p}:{n}": line.strip()
+                for p, n, line in hits
+                if p.startswith(k["scope"]) and (_calls(line, {tname}) or line.startswith(f"def {tname}("))
+            }
+        )
         for p, n, _ in hits:
             k["pointed"].setdefault(p, set()).add(n)
 
@@ -369,7 +423,11 @@ class CallbackSearchPolicy:
             k["to_verify"] = sorted(set(k["use_hits"]).union(*k["alias_hits"].values()))
         if k["target"]:  # files still in view need no second read
             for path in k["to_verify"] or []:
-                if path not in k["verified"] and path in k["lines"] and not self._unclear_file(path, k["lines"][path], k):
+                if (
+                    path not in k["verified"]
+                    and path in k["lines"]
+                    and not self._unclear_file(path, k["lines"][path], k)
+                ):
                     k["verified"][path] = _call_sites(k["lines"][path], k["target"][1], k["aliases"])
         for path, funcs in k["verified"].items():
             k["sites"] |= {(path, f) for f in funcs}
@@ -438,20 +496,31 @@ class CallbackSearchPolicy:
         k = self._resolved(messages)
         if k["target"] is None:
             return None
-        return {"file": k["target"][0], "function": k["target"][1],
-                "call_sites": [{"file": p, "function": f} for p, f in sorted(k["sites"])]}
+        return {
+            "file": k["target"][0],
+            "function": k["target"][1],
+            "call_sites": [{"file": p, "function": f} for p, f in sorted(k["sites"])],
+        }
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Search phase, then verify phase, then submit."""
         k = self._resolved(messages)
         if k.get("reported"):  # a sub-agent did the search: submit its conclusion
             if k["target"] is None:
-                return submit("The sub-agent found no payment-gateway callback handler; submitting nothing.",
-                              file="", function="", call_sites=[])
+                return submit(
+                    "The sub-agent found no payment-gateway callback handler; submitting nothing.",
+                    file="",
+                    function="",
+                    call_sites=[],
+                )
             path, name = k["target"]
             sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
-            return submit(f"The sub-agent found {path}:{name} with {len(sites)} call sites; submitting its conclusion.",
-                          file=path, function=name, call_sites=sites)
+            return submit(
+                f"The sub-agent found {path}:{name} with {len(sites)} call sites; submitting its conclusion.",
+                file=path,
+                function=name,
+                call_sites=sites,
+            )
         note = self._note(messages, k)
         called = {e.args.get("path") for e in exchanges(messages) if e.name == "read_file"}
         limited = deferred_args(messages, "read_file", "path")
@@ -460,30 +529,45 @@ class CallbackSearchPolicy:
             if self._first_move(messages, k):  # the listing orients; nothing reads it, so it is never re-run
                 return reply(note + "\nSearch phase: listing the repository.", make_call("list_files"))
             if k["candidates"] is None:
-                return reply(note + "\nSearch phase: looking for callback definitions.", make_call("grep", pattern=DEF_GREP))
+                return reply(
+                    note + "\nSearch phase: looking for callback definitions.", make_call("grep", pattern=DEF_GREP)
+                )
             for path in self._reads_due(k):
-                return reply(note + f"\nSearch phase: reading candidate {path}{_again(path, called, limited)}.",
-                             make_call("read_file", path=path))
-            return submit(note + "\nNo payment-gateway callback handler found; submitting nothing.",
-                          file="", function="", call_sites=[])
+                return reply(
+                    note + f"\nSearch phase: reading candidate {path}{_again(path, called, limited)}.",
+                    make_call("read_file", path=path),
+                )
+            return submit(
+                note + "\nNo payment-gateway callback handler found; submitting nothing.",
+                file="",
+                function="",
+                call_sites=[],
+            )
         # verify phase
         path, name = k["target"]
         if k["to_verify"] is None and k["use_hits"] is None:
-            return reply(note + f"\nVerify phase: searching for uses of {name}.", make_call("grep", pattern=rf"\b{name}\b"))
+            return reply(
+                note + f"\nVerify phase: searching for uses of {name}.", make_call("grep", pattern=rf"\b{name}\b")
+            )
         for alias in self._pending_aliases(k) if k["to_verify"] is None else []:
-            return reply(note + f"\nVerify phase: searching for uses of its alias {alias}.",
-                         make_call("grep", pattern=rf"\b{alias}\b"))
+            return reply(
+                note + f"\nVerify phase: searching for uses of its alias {alias}.",
+                make_call("grep", pattern=rf"\b{alias}\b"),
+            )
         for candidate in self._reads_due(k):
-            return reply(note + f"\nVerify phase: reading {candidate}{_again(candidate, called, limited)}.",
-                         make_call("read_file", path=candidate))
+            return reply(
+                note + f"\nVerify phase: reading {candidate}{_again(candidate, called, limited)}.",
+                make_call("read_file", path=candidate),
+            )
         sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
         return submit(note + "\nVerification done; submitting.", file=path, function=name, call_sites=sites)
 
     @staticmethod
     def _first_move(messages: list[dict], k: dict) -> bool:
         """Whether nothing of the search is visible yet: no exchange of its tools, no candidate, no checked file."""
-        searched = any(e.name in ("list_files", "grep", "read_file") and not is_rate_limited(e.result)
-                       for e in exchanges(messages))  # a rate-limited call was not done
+        searched = any(
+            e.name in ("list_files", "grep", "read_file") and not is_rate_limited(e.result) for e in exchanges(messages)
+        )  # a rate-limited call was not done
         return not searched and k["candidates"] is None and not k["checked"] and not k["listed"]
 
     def _note(self, messages: list[dict], k: dict) -> str:
@@ -494,8 +578,12 @@ class CallbackSearchPolicy:
                 lines.append("Listed the repository.")
             if k["target"] and text.startswith(f"grep \\b{k['target'][1]}\\b "):
                 name = k["target"][1]
-                lines += [f"Alias: {p} re-exports {name} as {m.group(1)}; its uses are call sites too."
-                          for p, _, line in GREP_LINE.findall(text) for m in [re.search(rf"import {name} as (\w+)", line)] if m]
+                lines += [
+                    f"Alias: {p} re-exports {name} as {m.group(1)}; its uses are call sites too."
+                    for p, _, line in GREP_LINE.findall(text)
+                    for m in [re.search(rf"import {name} as (\w+)", line)]
+                    if m
+                ]
             parsed = _file_contents(text)
             if parsed:
                 path = parsed[0]
@@ -503,7 +591,9 @@ class CallbackSearchPolicy:
                     lines.append(f"Part of {path} did not read clearly; I will read it again.")
                 elif k["target"] and path in (k["to_verify"] or []):
                     found = k["verified"].get(path, [])
-                    lines.append(f"Verified {path}: " + (", ".join(f"{path}:{f}" for f in found) or "no call (mention only)"))
+                    lines.append(
+                        f"Verified {path}: " + (", ".join(f"{path}:{f}" for f in found) or "no call (mention only)")
+                    )
                 else:
                     names = [n for n, _ in k["checked"].get(path, []) if "callback" in n]
                     lines.append(f"Checked {path}: callback functions {', '.join(names) or 'none'}")
@@ -528,8 +618,10 @@ class CallbackSearchPolicy:
                 remaining.append("Candidates: " + (", ".join(k["candidates"]) or "none"))
         else:
             facts.append(f"TARGET: {k['target'][0]}:{k['target'][1]}")
-            facts += [f"Alias: {path} re-exports {k['target'][1]} as {alias}; its uses are call sites too."
-                      for alias, path in sorted(k["alias_paths"].items())]
+            facts += [
+                f"Alias: {path} re-exports {k['target'][1]} as {alias}; its uses are call sites too."
+                for alias, path in sorted(k["alias_paths"].items())
+            ]
             facts.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
             facts += [f"Evidence {where}: {line}" for where, line in sorted(k["evidence"].items())]
             if k["to_verify"] is not None:
@@ -540,11 +632,29 @@ class CallbackSearchPolicy:
 
     def summarize(self, history_text: str) -> str:
         """Target and confirmed call sites; not which files were already checked."""
-        k: dict = {"listed": False, "def_grep": None, "candidates": None, "checked": {}, "target": None,
-                   "use_grep": None, "to_verify": None, "verified": {}, "sites": set(), "lines": {},
-                   "found": None, "aliases": set(), "pointed": {}, "unclear": set(),
-                   "scope": "", "use_hits": None, "alias_hits": {},
-                   "alias_paths": {}, "greps": {}, "rules": [], "evidence": {}}
+        k: dict = {
+            "listed": False,
+            "def_grep": None,
+            "candidates": None,
+            "checked": {},
+            "target": None,
+            "use_grep": None,
+            "to_verify": None,
+            "verified": {},
+            "sites": set(),
+            "lines": {},
+            "found": None,
+            "aliases": set(),
+            "pointed": {},
+            "unclear": set(),
+            "scope": "",
+            "use_hits": None,
+            "alias_hits": {},
+            "alias_paths": {},
+            "greps": {},
+            "rules": [],
+            "evidence": {},
+        }
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)
@@ -559,13 +669,17 @@ class CallbackSearchPolicy:
             findings.append(f"Handler found: {k['found'][0]}:{k['found'][1]}")
         if k["target"]:
             findings.append(f"TARGET: {k['target'][0]}:{k['target'][1]}")
-            findings += [f"Alias: {path} re-exports {k['target'][1]} as {alias}; its uses are call sites too."
-                         for alias, path in sorted(k["alias_paths"].items())]
+            findings += [
+                f"Alias: {path} re-exports {k['target'][1]} as {alias}; its uses are call sites too."
+                for alias, path in sorted(k["alias_paths"].items())
+            ]
             findings.append("Call sites so far: " + (", ".join(f"{p}:{f}" for p, f in sorted(k["sites"])) or "none"))
         else:
             findings.append("target not identified yet")
-        progress = ["search phase done" if k["target"] else "search phase in progress",
-                    f"files checked: {len(k['checked']) + len(k['verified'])}"]
+        progress = [
+            "search phase done" if k["target"] else "search phase in progress",
+            f"files checked: {len(k['checked']) + len(k['verified'])}",
+        ]
         return format_summary(findings, tools_used(history_text), real_failures(history_text), progress)
 
 
@@ -590,10 +704,11 @@ class CallbackSubPolicy(CallbackSearchPolicy):
             answer = parse_arguments(function.get("arguments") or "{}")
             if answer.get("file") and answer.get("function"):
                 sites = [f"{s['file']}:{s['function']}" for s in answer.get("call_sites") or []]
-                conclusion = (f"{REPORT_PREFIX}: the payment-callback handler is {answer['file']}:{answer['function']}\n"
-                              f"Call sites ({len(sites)}): {', '.join(sites) or 'none'}")
+                conclusion = (
+                    f"{REPORT_PREFIX}: the payment-callback handler is {answer['file']}:{answer['function']}\n"
+                    f"Call sites ({len(sites)}): {', '.join(sites) or 'none'}"
+                )
             else:
                 conclusion = f"{REPORT_PREFIX}: no payment-callback handler found"
             return reply(message.get("content") or "", make_call("report", conclusion=conclusion))
         return message
-

@@ -11,16 +11,36 @@ the reference summary and the stop hook's refusal.
 Reference summary (lossy, documented): keeps the findings, the last reviewed file, the
 count and the remaining files; drops every file text and every per-file verdict.
 """
+
 from __future__ import annotations
 
 import re
 
 from reference_agent.kit.ledger import LedgerPolicy, Plan
 from reference_agent.policies.code_review_ledger import review_plan, review_state
-from reference_agent.policies.code_review_patterns import (UNREAD, _functions, detect, helper_imports,
-                                                           helper_signatures, numbered_lines, source_of)
-from reference_agent.policy_kit import (REPORT_PREFIX, delegation_failed, failed_attempts, format_summary, make_call,
-                                        other_calls, rate_limit_note, reply, submit, texts, tool_texts, tools_used)
+from reference_agent.policies.code_review_patterns import (
+    UNREAD,
+    _functions,
+    detect,
+    helper_imports,
+    helper_signatures,
+    numbered_lines,
+    source_of,
+)
+from reference_agent.policy_kit import (
+    REPORT_PREFIX,
+    delegation_failed,
+    failed_attempts,
+    format_summary,
+    make_call,
+    other_calls,
+    rate_limit_note,
+    reply,
+    submit,
+    texts,
+    tool_texts,
+    tools_used,
+)
 from tasks.code_review.formats import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
 
 # the reviewer's own notes and the delegation protocol (strategy ``isolate``), read back from visible messages
@@ -120,7 +140,7 @@ class ReviewPolicy(LedgerPolicy):
         size, extra = divmod(len(order), count)
         start = 0
         for index in range(count):
-            files = order[start:start + size + (index < extra)]
+            files = order[start : start + size + (index < extra)]
             start += len(files)
             pending = [p for p in files if p not in verdicts]
             if pending:
@@ -129,14 +149,16 @@ class ReviewPolicy(LedgerPolicy):
             return None
         repo = next((m.group(1) for t in texts(messages, ("user",)) for m in [REPO_NAME.search(t)] if m), None)
         where = f"the Python repository {repo}" if repo else "the Python repository"
-        return (f"Review some files of {where} with read_file (grep searches every file).\n"
-                f"Files to review ({len(pending)}): {', '.join(pending)}\n"
-                "Find every function in these files with a real bug of these kinds: wrong argument order in a "
-                "positional call to a shared helper defined in another module (read that helper's module, e.g. under "
-                "app/common/, to check its parameter order, even when it is not in your list), off-by-one loop bounds, "
-                "inverted comparisons, mutable default arguments, files opened and never closed, SQL built by string "
-                "formatting from arguments, divisions without a zero guard. Some code only looks suspicious; report "
-                "real bugs only. Report the files you reviewed and each bug as file::function (kind).")
+        return (
+            f"Review some files of {where} with read_file (grep searches every file).\n"
+            f"Files to review ({len(pending)}): {', '.join(pending)}\n"
+            "Find every function in these files with a real bug of these kinds: wrong argument order in a "
+            "positional call to a shared helper defined in another module (read that helper's module, e.g. under "
+            "app/common/, to check its parameter order, even when it is not in your list), off-by-one loop bounds, "
+            "inverted comparisons, mutable default arguments, files opened and never closed, SQL built by string "
+            "formatting from arguments, divisions without a zero guard. Some code only looks suspicious; report "
+            "real bugs only. Report the files you reviewed and each bug as file::function (kind)."
+        )
 
     def subagent_policy(self, task: str) -> "ReviewSubPolicy":
         """The policy of a sub-agent given ``task`` (it reads the task from its own context)."""
@@ -243,11 +265,12 @@ class ReviewPolicy(LedgerPolicy):
         items = ", ".join(f"{p}::{f} ({k})" for (p, f), k in sorted(findings.items())) or "none"
         progress = [f"last reviewed: {last_path}"]
         if order:
-            progress.append("remaining files: " + (", ".join(order[frontier + 1:]) or "none"))
+            progress.append("remaining files: " + (", ".join(order[frontier + 1 :]) or "none"))
         else:
             progress.append("file listing not seen yet")
-        return format_summary([f"Findings so far: {items}"], tools_used(history_text), failed_attempts(history_text),
-                              progress)
+        return format_summary(
+            [f"Findings so far: {items}"], tools_used(history_text), failed_attempts(history_text), progress
+        )
 
 
 class ReviewSubPolicy(ReviewPolicy):
@@ -279,11 +302,15 @@ class ReviewSubPolicy(ReviewPolicy):
                 notes.append(self._why(path, needed))
                 return reply("\n".join(notes), make_call("read_file", path=needed))
             findings += [f"{path}::{f} ({k})" for f, k in bugs]
-            notes.append(f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"))
+            notes.append(
+                f"Reviewed {path}: " + ("bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean")
+            )
         helpers = sorted(p for p in contents if p not in files)
-        conclusion = (f"{REPORT_PREFIX}: reviewed {len(files)} files: {', '.join(files)}\n"
-                      f"Bugs found: {', '.join(findings) or 'none'}\n"
-                      f"Helper modules also read: {', '.join(helpers) or 'none'}")
+        conclusion = (
+            f"{REPORT_PREFIX}: reviewed {len(files)} files: {', '.join(files)}\n"
+            f"Bugs found: {', '.join(findings) or 'none'}\n"
+            f"Helper modules also read: {', '.join(helpers) or 'none'}"
+        )
         return reply("\n".join(notes), make_call("report", conclusion=conclusion))
 
     def _task_files(self, messages: list[dict]) -> list[str] | None:
@@ -305,4 +332,3 @@ class ReviewSubPolicy(ReviewPolicy):
     def early_answer(self, messages: list[dict]) -> dict | None:
         """None: a sub-agent reports its files; it never submits the task's answer."""
         return None
-

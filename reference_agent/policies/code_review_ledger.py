@@ -17,6 +17,7 @@ Bound: the rules are 4 lines; facts grow with the bugs (6 at default size) and t
 checked holds one line per search and per file read (about 20 at default size). Nothing in the
 ledger is ever dropped: it is what the agent knows.
 """
+
 from __future__ import annotations
 
 import re
@@ -48,9 +49,11 @@ NARROW = {
 }
 TRUNCATED_NOTE = "more matching lines not shown"
 # a line a search matched that needs its file read (the other matched lines only give context)
-SUSPECT = {"off_by_one": re.compile(r"range\(len\(\w+\) \+ 1\)"),
-           "inverted_comparison": re.compile(r"expires_at > now|now < \w+\.expires_at"),
-           "zero_division": re.compile(r"return \w+ / \w+\s*$")}
+SUSPECT = {
+    "off_by_one": re.compile(r"range\(len\(\w+\) \+ 1\)"),
+    "inverted_comparison": re.compile(r"expires_at > now|now < \w+\.expires_at"),
+    "zero_division": re.compile(r"return \w+ / \w+\s*$"),
+}
 HELPER_SEARCH = "helper_calls"
 # the sweep before submitting: broader searches that confirm no candidate was missed (the LLM re-grepped every
 # category before it submitted: its code_review runs hold 9 re-reads of 45 calls); they change no verdict
@@ -60,9 +63,12 @@ VERIFY = {
     "sweep_defaults": r"def \w+\(.*=",
     "sweep_divisions": r" / ",
 }
-RULE_SENTENCES = (re.compile(r"Review the Python repository [^\n]*?\(\d+ files[^)]*\)\."), SCOPE,
-                  re.compile(r"Submit every buggy function once[^\n]*?\.\]\)\.|Submit every buggy function once[^\n]*?\)\."),
-                  re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+RULE_SENTENCES = (
+    re.compile(r"Review the Python repository [^\n]*?\(\d+ files[^)]*\)\."),
+    SCOPE,
+    re.compile(r"Submit every buggy function once[^\n]*?\.\]\)\.|Submit every buggy function once[^\n]*?\)\."),
+    re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."),
+)
 HIT = re.compile(r"^(app/\S+\.py):(\d+): (.*)$")
 BUG_FACT = re.compile(r"^Bug: (app/\S+\.py)::(\w+) \((\w+)\)$")
 HELPER_FACT = re.compile(r"^Helper: (\w+)\(([^)]*)\) in (app/\S+\.py)$")
@@ -86,7 +92,7 @@ class ReviewState:
     cleared: dict[str, list[str]] = field(default_factory=dict)
     candidates: dict[str, str] = field(default_factory=dict)  # path -> why it must be read
     truncated: set[str] = field(default_factory=set)  # broad searches whose output the grep limit cut
-    contents: dict[str, str] = field(default_factory=dict)    # visible file texts
+    contents: dict[str, str] = field(default_factory=dict)  # visible file texts
 
     @property
     def excluded(self) -> tuple[str, ...]:
@@ -143,7 +149,9 @@ _numbered = TextMemo(_read_numbered)  # every visible file is read at every step
 
 def _grep_hits(text: str) -> tuple[tuple[str, int, str], ...]:
     """The ``path:line: text`` hits of a grep result."""
-    return tuple((m.group(1), int(m.group(2)), m.group(3)) for line in text.splitlines()[1:] for m in [HIT.match(line)] if m)
+    return tuple(
+        (m.group(1), int(m.group(2)), m.group(3)) for line in text.splitlines()[1:] for m in [HIT.match(line)] if m
+    )
 
 
 _hits = TextMemo(_grep_hits)
@@ -165,8 +173,12 @@ def module_patterns(state: ReviewState) -> dict[str, str]:
     modules: dict[str, list[str]] = {}
     for name, (_, module) in state.helpers.items():
         modules.setdefault(module, []).append(name)
-    return {f"{HELPER_SEARCH}_{module.rsplit('/', 1)[-1].removesuffix('.py')}": r"= (" + "|".join(sorted(names)) + r")\([^=)]*\)"
-            for module, names in sorted(modules.items())}
+    return {
+        f"{HELPER_SEARCH}_{module.rsplit('/', 1)[-1].removesuffix('.py')}": r"= ("
+        + "|".join(sorted(names))
+        + r")\([^=)]*\)"
+        for module, names in sorted(modules.items())
+    }
 
 
 def helper_pattern(state: ReviewState) -> str | None:
@@ -198,10 +210,14 @@ def suspicious(search: str, hits: list[tuple[str, int, str]], state: ReviewState
 def _suspicious(search: str, result: str, state: ReviewState) -> tuple[dict[str, str], list[str]]:
     """``suspicious`` of a grep result's hits, once per search, result and what the verdicts read of the state
     (the scope and, for the helper searches, the helpers' signatures)."""
-    helpers = tuple((name, tuple(params)) for name, (params, _) in sorted(state.helpers.items())) \
-        if search.startswith(HELPER_SEARCH) else ()
-    found = _SUSPICIOUS(result, search, state.excluded, helpers,
-                        make=lambda: suspicious(search, list(_hits(result)), state))
+    helpers = (
+        tuple((name, tuple(params)) for name, (params, _) in sorted(state.helpers.items()))
+        if search.startswith(HELPER_SEARCH)
+        else ()
+    )
+    found = _SUSPICIOUS(
+        result, search, state.excluded, helpers, make=lambda: suspicious(search, list(_hits(result)), state)
+    )
     return dict(found[0]), list(found[1])
 
 
@@ -295,10 +311,15 @@ def pending_calls(state: ReviewState) -> list[dict]:
     if state.modules is None:
         calls.append(make_call("list_files"))
     calls += [make_call("grep", pattern=SEARCHES[s]) for s in SEARCHES if s not in state.searched]
-    calls += [make_call("grep", pattern=NARROW[s]) for s in sorted(state.truncated)
-              if s in NARROW and f"{s}_narrow" not in state.searched]
+    calls += [
+        make_call("grep", pattern=NARROW[s])
+        for s in sorted(state.truncated)
+        if s in NARROW and f"{s}_narrow" not in state.searched
+    ]
     if HELPER_SEARCH in state.truncated:
-        calls += [make_call("grep", pattern=p) for key, p in module_patterns(state).items() if key not in state.searched]
+        calls += [
+            make_call("grep", pattern=p) for key, p in module_patterns(state).items() if key not in state.searched
+        ]
     missing_modules = [m for m in state.modules or [] if not any(module == m for _, module in state.helpers.values())]
     calls += [make_call("read_file", path=m) for m in missing_modules]
     pattern = helper_pattern(state)
@@ -322,11 +343,15 @@ def ledger_of(state: ReviewState) -> Ledger:
     checked += [f"Cleared by search {s}: {', '.join(v)}" for s, v in state.cleared.items()]
     checked += [f"Reviewed {p}: {v}" for p, v in state.reviewed.items()]
     remaining = [f"Search {s}" for s in SEARCHES if s not in state.searched]
-    remaining += [f"Search {s}_narrow (its broad search was cut)" for s in sorted(state.truncated)
-                  if s in NARROW and f"{s}_narrow" not in state.searched]
+    remaining += [
+        f"Search {s}_narrow (its broad search was cut)"
+        for s in sorted(state.truncated)
+        if s in NARROW and f"{s}_narrow" not in state.searched
+    ]
     if HELPER_SEARCH in state.truncated:
-        remaining += [f"Search {key} (the helper search was cut)" for key in module_patterns(state)
-                      if key not in state.searched]
+        remaining += [
+            f"Search {key} (the helper search was cut)" for key in module_patterns(state) if key not in state.searched
+        ]
     if HELPER_SEARCH not in state.searched:
         remaining.append(f"Search {HELPER_SEARCH} (after the helper modules)")
     remaining += [f"Read {p} ({why})" for p, why in state.candidates.items()]
@@ -343,8 +368,11 @@ def review_plan(messages: list[dict]) -> Plan:
     if calls:
         return Plan(ledger, calls)
     findings = [{"file": p, "function": f} for p, f in sorted(state.bugs)]
-    searched = [f"Reviewed {p}: clean (every search ran over it; no line needed a read)"
-                for p in listed_files(visible) if state.in_scope(p) and p not in state.reviewed]
+    searched = [
+        f"Reviewed {p}: clean (every search ran over it; no line needed a read)"
+        for p in listed_files(visible)
+        if state.in_scope(p) and p not in state.reviewed
+    ]
     note = "\n".join(["Every search is done and every candidate read; submitting.", *searched])
     return Plan(ledger, answer={"findings": findings}, note=note)
 

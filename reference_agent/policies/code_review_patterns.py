@@ -1,4 +1,5 @@
 """The planted bug patterns a competent reviewer spots, read from a file's text (``detect``)."""
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,10 @@ def helper_imports(source: str) -> dict[str, list[str]]:
 
 def helper_signatures(source: str) -> dict[str, list[str]]:
     """Function name -> parameter names, from a helper module's text."""
-    return {name: [p.strip() for p in params.split(",") if p.strip()]
-            for name, params in re.findall(r"^def (\w+)\(([^)]*)\):", source, re.M)}
+    return {
+        name: [p.strip() for p in params.split(",") if p.strip()]
+        for name, params in re.findall(r"^def (\w+)\(([^)]*)\):", source, re.M)
+    }
 
 
 def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -67,16 +70,17 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
         loop = re.search(r"for (\w+) in range\(len\((\w+)\) \+ 1\):", body)
         if loop and re.search(rf"\b{loop.group(2)}\[{loop.group(1)}\]", body):
             kind = "off_by_one"
-        elif (("has expired" in body or re.match(r"def is_\w+_expired\(", header))
-              and re.search(r"\.expires_at > now|now < \w+\.expires_at", body)):  # the name or the docstring says so
+        elif ("has expired" in body or re.match(r"def is_\w+_expired\(", header)) and re.search(
+            r"\.expires_at > now|now < \w+\.expires_at", body
+        ):  # the name or the docstring says so
             kind = "inverted_comparison"
         elif re.search(r"=\s*(\[\]|\{\}|set\(\))\s*[,)]", header):
             kind = "mutable_default"
-        elif any(f"{v}.close()" not in body and "with open" not in body
-                 for v in re.findall(r"(\w+) = open\(", body)):
+        elif any(f"{v}.close()" not in body and "with open" not in body for v in re.findall(r"(\w+) = open\(", body)):
             kind = "resource_leak"
-        elif any(not var.isupper() for q in re.findall(r'execute\(f"([^"]*)"', body) for var in re.findall(r"\{(\w+)", q)) \
-                or re.search(r'execute\("[^"]*"\.format\(', body):
+        elif any(
+            not var.isupper() for q in re.findall(r'execute\(f"([^"]*)"', body) for var in re.findall(r"\{(\w+)", q)
+        ) or re.search(r'execute\("[^"]*"\.format\(', body):
             kind = "sql_injection"
         else:
             for num, den in re.findall(r"return (\w+) / (\w+)\s*$", body, re.M):
@@ -85,7 +89,13 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
             for helper, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", body):
                 params = signatures.get(helper)
                 positional = [a.strip() for a in args.split(",") if a.strip()]
-                if params and positional and "=" not in args and sorted(positional) == sorted(params) and positional != params:
+                if (
+                    params
+                    and positional
+                    and "=" not in args
+                    and sorted(positional) == sorted(params)
+                    and positional != params
+                ):
                     kind = "wrong_arg_order"
         if kind:
             bugs.append((name, kind))

@@ -1,4 +1,5 @@
 """The reference policy of ``failure_memory``: the agent who tries the API first, then the exports."""
+
 from __future__ import annotations
 
 import itertools
@@ -8,15 +9,28 @@ from typing import Iterable
 from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
 from reference_agent.kit.ledger import Ledger
 from reference_agent.kit.limits import prompt_limit, within_limit
-from reference_agent.policy_kit import (exchanges, failed_attempts, format_summary, is_rate_limited, latest_results,
-                                        make_call, rate_limited_calls, reply, submit, tools_used)
+from reference_agent.policy_kit import (
+    exchanges,
+    failed_attempts,
+    format_summary,
+    is_rate_limited,
+    latest_results,
+    make_call,
+    rate_limited_calls,
+    reply,
+    submit,
+    tools_used,
+)
 from tasks.base import RATE_LIMITED
 from tasks.failure_memory.world import ESCALATED, EXPORT_HEADER, EXPORT_READY, ROW, TICKET_HEADER
 
 API_BROKEN = "The billing API is known to fail (authentication)"  # the policy's reason for exporting
 # the API is known broken: its own notes (FAILED line, reason for exporting), a summary's failed attempt, the error
-API_FAILED = re.compile(r"FAILED: query_api|" + re.escape(API_BROKEN)
-                        + r"|query_api: ERROR(?!: rate limited)|\[tool query_api\]: ERROR(?!: rate limited)")
+API_FAILED = re.compile(
+    r"FAILED: query_api|"
+    + re.escape(API_BROKEN)
+    + r"|query_api: ERROR(?!: rate limited)|\[tool query_api\]: ERROR(?!: rate limited)"
+)
 # notes and recitation
 PAGE_NOTE = re.compile(r"Export (EXP-[0-9A-F]{6}) \((\d{4}-Q\d)\) page (\d+)/(\d+): (ACC-\d{5}) amounts: ([^\n]*)")
 EXPORT_NOTE = re.compile(r"Export for (\d{4}-Q\d): (EXP-[0-9A-F]{6}) \((\d+) pages\)")
@@ -27,10 +41,16 @@ PROMPT_ACCOUNT = re.compile(r"account (ACC-\d{5})")
 PROMPT_FIRST = re.compile(r"total refunds in (\d{4}-Q\d)")
 PROMPT_TICKETS = re.compile(r"open tickets ((?:T-\d+(?:, )?)+)")
 # the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they survive a cut of the task statement
-RULES = (re.compile(r"Escalation for account ACC-\d{5}[^.]*\."), re.compile(r"\(1\) Find the account's total refunds[^\n]*?voided refunds do not; chargebacks and credits are not refunds\)\."),
-         re.compile(r"\(2\) Read the open tickets [^\n]*?\(read_ticket\)\."),
-         re.compile(r"Exactly one of them is escalated to finance[^.]*\."), re.compile(r"\(3\) Find the account's total refunds in that quarter[^.]*\."),
-         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+RULES = (
+    re.compile(r"Escalation for account ACC-\d{5}[^.]*\."),
+    re.compile(
+        r"\(1\) Find the account's total refunds[^\n]*?voided refunds do not; chargebacks and credits are not refunds\)\."
+    ),
+    re.compile(r"\(2\) Read the open tickets [^\n]*?\(read_ticket\)\."),
+    re.compile(r"Exactly one of them is escalated to finance[^.]*\."),
+    re.compile(r"\(3\) Find the account's total refunds in that quarter[^.]*\."),
+    re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."),
+)
 
 
 class FailureMemoryPolicy:
@@ -121,10 +141,13 @@ class FailureMemoryPolicy:
             got = k["pages"].get(period, {})
             missing = [p for p in range(1, pages + 1) if p not in got]
             return f"Reading page {missing[0]} of export {export_id} ({period}).", make_call(
-                "read_export", export_id=export_id, page=missing[0])
+                "read_export", export_id=export_id, page=missing[0]
+            )
         if k["api_failed"]:
-            return (f"{API_BROKEN}; using a refunds export for {period}.",
-                    make_call("export_report", dataset="refunds", period=period))
+            return (
+                f"{API_BROKEN}; using a refunds export for {period}.",
+                make_call("export_report", dataset="refunds", period=period),
+            )
         endpoint = f"/v2/refunds?account={k['account']}&period={period}"
         return f"Querying the billing API for {period}.", make_call("query_api", endpoint=endpoint, auth="token")
 
@@ -156,7 +179,7 @@ class FailureMemoryPolicy:
         known = [position[t] for t in seen | called if t in position]
         if k["furthest"] in position:
             known.append(position[k["furthest"]])
-        return lost, k["tickets"][max(known, default=-1) + 1:]
+        return lost, k["tickets"][max(known, default=-1) + 1 :]
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """First quarter, tickets, second quarter, submit."""
@@ -170,10 +193,14 @@ class FailureMemoryPolicy:
         if "second_period" not in findings:
             lost, unread = self._ticket_plan(messages, k)
             if lost:
-                why = ("was rate limited (not read)" if _rate_limited_ticket(messages, lost[0])
-                       else "is out of view and I have no note on it")
-                return reply(note + f"\nTicket {lost[0]} {why}; reading it again.",
-                             make_call("read_ticket", ticket_id=lost[0]))
+                why = (
+                    "was rate limited (not read)"
+                    if _rate_limited_ticket(messages, lost[0])
+                    else "is out of view and I have no note on it"
+                )
+                return reply(
+                    note + f"\nTicket {lost[0]} {why}; reading it again.", make_call("read_ticket", ticket_id=lost[0])
+                )
             if unread:
                 return reply(note, make_call("read_ticket", ticket_id=unread[0]))
             return submit(note + "\nNo escalated ticket found; submitting what I have.", **_answer(findings))
@@ -237,8 +264,10 @@ class FailureMemoryPolicy:
             if is_rate_limited(text):
                 continue
             if text.startswith("ERROR: query_api"):
-                lines.append("FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
-                             "mode disabled for /v2/*); retrying cannot work. Switching to the reporting exports.")
+                lines.append(
+                    "FAILED: query_api returned HTTP 401 (token refresh failed, credentials revoked, token "
+                    "mode disabled for /v2/*); retrying cannot work. Switching to the reporting exports."
+                )
             ready = EXPORT_READY.search(text)
             if ready:
                 lines.append(f"Export for {ready.group(3)}: {ready.group(1)} ({ready.group(4)} pages)")
@@ -246,14 +275,20 @@ class FailureMemoryPolicy:
             if header and header.group(2) == "refunds":
                 export_id, _, period, page, pages = header.groups()
                 values = k["pages"].get(period, {}).get(int(page), [])
-                lines.append(f"Export {export_id} ({period}) page {page}/{pages}: {k['account']} amounts: "
-                             + (", ".join(f"{v:.2f}" for v in values) or "none"))
+                lines.append(
+                    f"Export {export_id} ({period}) page {page}/{pages}: {k['account']} amounts: "
+                    + (", ".join(f"{v:.2f}" for v in values) or "none")
+                )
             ticket = TICKET_HEADER.search(text)
             if ticket:
                 esc = ESCALATED.search(text)
-                lines.append(f"Ticket {ticket.group(1)}: " + (f"ESCALATED to finance, second quarter {esc.group(1)}"
-                                                              if esc else "not escalated"))
-        limited = [f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)]
+                lines.append(
+                    f"Ticket {ticket.group(1)}: "
+                    + (f"ESCALATED to finance, second quarter {esc.group(1)}" if esc else "not escalated")
+                )
+        limited = [
+            f"{e.name} {' '.join(str(v) for _, v in sorted(e.args.items()))}" for e in rate_limited_calls(messages)
+        ]
         if limited:
             lines.append(f"Rate limited, so not done (not a failure): {'; '.join(limited)}; making them again.")
         return "\n".join([*lines, self._ledger(messages, k, findings)])
@@ -261,32 +296,61 @@ class FailureMemoryPolicy:
     def _ledger(self, messages: list[dict], k: dict, findings: dict) -> str:
         """The whole ledger: the task quoted; the findings, the API failure, the exports and the amounts of a
         quarter not totalled yet (facts); how far the tickets are read (checked); the parts still to do."""
-        facts = ["Findings: " + (", ".join(f"{key}={findings[key]}" for key in
-                                          ("first_total", "escalated_ticket", "second_period", "second_total")
-                                          if key in findings) or "none yet")]
+        facts = [
+            "Findings: "
+            + (
+                ", ".join(
+                    f"{key}={findings[key]}"
+                    for key in ("first_total", "escalated_ticket", "second_period", "second_total")
+                    if key in findings
+                )
+                or "none yet"
+            )
+        ]
         if k["api_failed"]:
-            facts.append(f"{API_BROKEN}: query_api returned HTTP 401 (token mode disabled for /v2/*); I use the exports.")
+            facts.append(
+                f"{API_BROKEN}: query_api returned HTTP 401 (token mode disabled for /v2/*); I use the exports."
+            )
         for period, (export_id, pages) in sorted(k["exports"].items()):
             facts.append(f"Export for {period}: {export_id} ({pages} pages)")
             key = "first_total" if period == k["first"] else "second_total"
             if key not in findings:
-                facts += [f"Export {export_id} ({period}) page {page}/{pages}: {k['account']} amounts: "
-                          + (", ".join(f"{v:.2f}" for v in values) or "none")
-                          for page, values in sorted(k["pages"].get(period, {}).items())]
+                facts += [
+                    f"Export {export_id} ({period}) page {page}/{pages}: {k['account']} amounts: "
+                    + (", ".join(f"{v:.2f}" for v in values) or "none")
+                    for page, values in sorted(k["pages"].get(period, {}).items())
+                ]
         position = _positions(k["tickets"])
         seen = [position[t] for t in k["tickets_seen"] if t in position]
         if k["furthest"] in position:
             seen.append(position[k["furthest"]])
-        checked = [f"tickets reviewed up to {k['tickets'][max(seen)]}"] if seen and "second_period" not in findings else []
-        remaining = [part for part, key in (("the first quarter's total", "first_total"),
-                                            ("the escalated ticket", "second_period"),
-                                            ("the second quarter's total", "second_total")) if key not in findings]
+        checked = (
+            [f"tickets reviewed up to {k['tickets'][max(seen)]}"] if seen and "second_period" not in findings else []
+        )
+        remaining = [
+            part
+            for part, key in (
+                ("the first quarter's total", "first_total"),
+                ("the escalated ticket", "second_period"),
+                ("the second quarter's total", "second_total"),
+            )
+            if key not in findings
+        ]
         return Ledger(rules=list(k["rules"]), facts=facts, checked=checked, remaining=remaining or ["submit"]).render()
 
     def summarize(self, history_text: str) -> str:
         """Findings, export ids and failures; not per-page amounts nor the list of tickets read."""
-        k: dict = {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
-                   "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None}
+        k: dict = {
+            "account": None,
+            "first": None,
+            "tickets": [],
+            "api_failed": False,
+            "exports": {},
+            "pages": {},
+            "tickets_seen": {},
+            "findings": {},
+            "furthest": None,
+        }
         account = PROMPT_ACCOUNT.search(history_text)
         k["account"] = account.group(1) if account else None
         first = PROMPT_FIRST.search(history_text)
@@ -314,9 +378,19 @@ class FailureMemoryPolicy:
         progress = []
         if indices:
             progress.append(f"tickets reviewed up to {k['tickets'][max(indices)]}")
-        progress.append("remaining: " + ", ".join(
-            part for part, key in (("first quarter total", "first_total"), ("find the escalated ticket", "second_period"),
-                                   ("second quarter total", "second_total")) if key not in findings) or "submit")
+        progress.append(
+            "remaining: "
+            + ", ".join(
+                part
+                for part, key in (
+                    ("first quarter total", "first_total"),
+                    ("find the escalated ticket", "second_period"),
+                    ("second quarter total", "second_total"),
+                )
+                if key not in findings
+            )
+            or "submit"
+        )
         failed = [f for f in failed_attempts(history_text) if RATE_LIMITED not in f]  # not done, not failed
         if k["api_failed"] and not any(f.startswith("query_api") for f in failed):
             failed.append("query_api: ERROR: HTTP 401, token mode disabled; do not retry")
@@ -332,8 +406,18 @@ def _positions(tickets: list[str]) -> dict[str, int]:
 
 
 def _start() -> dict:
-    return {"account": None, "first": None, "tickets": [], "api_failed": False, "exports": {},
-            "pages": {}, "tickets_seen": {}, "findings": {}, "furthest": None, "rules": []}
+    return {
+        "account": None,
+        "first": None,
+        "tickets": [],
+        "api_failed": False,
+        "exports": {},
+        "pages": {},
+        "tickets_seen": {},
+        "findings": {},
+        "furthest": None,
+        "rules": [],
+    }
 
 
 def _parse_tool(text: str, account: str | None) -> tuple:
@@ -345,13 +429,18 @@ def _parse_tool(text: str, account: str | None) -> tuple:
     if header and header.group(2) == "refunds" and account:
         export_id, _, period, number, pages = header.groups()
         page = (export_id, period, int(number), int(pages))
-        amounts = [float(a.replace(",", "")) for acct, a, status in ROW.findall(text)
-                   if acct == account and status != "voided"]
+        amounts = [
+            float(a.replace(",", "")) for acct, a, status in ROW.findall(text) if acct == account and status != "voided"
+        ]
     ticket = TICKET_HEADER.search(text)
     escalated = ESCALATED.search(text) if ticket else None
-    return (text.startswith("ERROR: query_api"),
-            (ready.group(3), (ready.group(1), int(ready.group(4)))) if ready and ready.group(2) == "refunds" else None,
-            page, amounts, (ticket.group(1), escalated.group(1) if escalated else None) if ticket else None)
+    return (
+        text.startswith("ERROR: query_api"),
+        (ready.group(3), (ready.group(1), int(ready.group(4)))) if ready and ready.group(2) == "refunds" else None,
+        page,
+        amounts,
+        (ticket.group(1), escalated.group(1) if escalated else None) if ticket else None,
+    )
 
 
 _tool_facts = KeyedMemo(_parse_tool, size=5_000)  # ``_parse_tool``, once per result text and account
@@ -361,9 +450,15 @@ def _parse_text(text: str) -> tuple:
     """What a free text says: the API failed, exports, export pages and their amounts, tickets, findings and
     how far the tickets are reviewed."""
     exports = [(period, (export_id, int(pages))) for period, export_id, pages in EXPORT_NOTE.findall(text)]
-    pages = [(period, (export_id, int(pages)), int(page),
-              [float(a) for a in re.findall(r"[\d.]+", amounts) if a != "."] if amounts.strip() != "none" else [])
-             for export_id, period, page, pages, _acct, amounts in PAGE_NOTE.findall(text)]
+    pages = [
+        (
+            period,
+            (export_id, int(pages)),
+            int(page),
+            [float(a) for a in re.findall(r"[\d.]+", amounts) if a != "."] if amounts.strip() != "none" else [],
+        )
+        for export_id, period, page, pages, _acct, amounts in PAGE_NOTE.findall(text)
+    ]
     tickets = []
     for line in text.splitlines():
         note = TICKET_NOTE.search(line)
@@ -371,8 +466,14 @@ def _parse_text(text: str) -> tuple:
             period = re.search(r"second quarter (\d{4}-Q\d)", line)
             tickets.append((note.group(1), period.group(1) if period else None))
     done = TICKETS_DONE.search(text)
-    return (bool(API_FAILED.search(text)), exports, pages, tickets, FINDING.findall(text),
-            done.group(1) if done else None)
+    return (
+        bool(API_FAILED.search(text)),
+        exports,
+        pages,
+        tickets,
+        FINDING.findall(text),
+        done.group(1) if done else None,
+    )
 
 
 _text_facts = TextMemo(_parse_text)
@@ -380,7 +481,9 @@ _text_facts = TextMemo(_parse_text)
 
 def _rate_limited_ticket(messages: list[dict], ticket: str) -> bool:
     """Whether the latest visible ``read_ticket`` call for ``ticket`` was rate limited (not executed)."""
-    results = [e.result for e in exchanges(messages) if e.name == "read_ticket" and str(e.args.get("ticket_id")) == ticket]
+    results = [
+        e.result for e in exchanges(messages) if e.name == "read_ticket" and str(e.args.get("ticket_id")) == ticket
+    ]
     return bool(results) and is_rate_limited(results[-1])
 
 
@@ -390,5 +493,10 @@ def _answer(findings: dict) -> dict:
             return float(findings.get(key, 0))
         except ValueError:
             return 0.0
-    return {"first_total": number("first_total"), "escalated_ticket": findings.get("escalated_ticket", ""),
-            "second_period": findings.get("second_period", ""), "second_total": number("second_total")}
+
+    return {
+        "first_total": number("first_total"),
+        "escalated_ticket": findings.get("escalated_ticket", ""),
+        "second_period": findings.get("second_period", ""),
+        "second_total": number("second_total"),
+    }

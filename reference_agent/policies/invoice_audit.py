@@ -11,30 +11,31 @@ agent moves on from the latest page it can see). Batching (profiles ``realistic`
 ``greedy``): ``parallel_calls`` offers the other reads whose cursors are in view (lost or
 rate-limited pages besides the next one), so a run still takes one round per page.
 """
+
 from __future__ import annotations
 
 import re
 
-from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, known_cursors, onward, plan_reads
+from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, onward, plan_reads
 from reference_agent.kit.incremental import PrefixFold, TextMemo, per_request
 from reference_agent.kit.ledger import Ledger, quoted_rules
 from reference_agent.policy_kit import (
-                                        REPORT_PREFIX,
-                                        delegation_failed,
-                                        failed_attempts,
-                                        format_summary,
-                                        latest_results,
-                                        make_call,
-                                        other_calls,
-                                        parse_ranges,
-                                        ranges,
-                                        rate_limit_note,
-                                        reply,
-                                        submit,
-                                        texts,
-                                        tool_texts,
-                                        tools_used,
-                                        )
+    REPORT_PREFIX,
+    delegation_failed,
+    failed_attempts,
+    format_summary,
+    latest_results,
+    make_call,
+    other_calls,
+    parse_ranges,
+    ranges,
+    rate_limit_note,
+    reply,
+    submit,
+    texts,
+    tool_texts,
+    tools_used,
+)
 from tasks.invoice_audit.tools import TOOL
 
 PAGE_HEADER = re.compile(r"=== Invoice history . customer (\S+) . page (\d+) of (\d+) ===")
@@ -50,15 +51,19 @@ INVOICE_ID = re.compile(r"INV-\d{4}-\d{5}")
 # #INV-2026-71535; ..." (day, the vendor's first word, amount, id)
 INDEX_LINE = re.compile(r"Index (\d{4})-(\d{2}): ([^\n]*)")
 INDEX_ITEM = re.compile(r"(\d{2}) (\S+) ([\d.]+) #(INV-\d{4}-\d{5})")
-SUBTASK = re.compile(r"Audit pages (\d+)-(\d+) of (\d+|\?) of the invoice history with get_invoice_page, starting "
-                     r"with cursor \"([^\"]*)\"")
+SUBTASK = re.compile(
+    r"Audit pages (\d+)-(\d+) of (\d+|\?) of the invoice history with get_invoice_page, starting "
+    r"with cursor \"([^\"]*)\""
+)
 
 
 # the task's sentences its ledger quotes, so that they survive a cut of the task statement
-RULES = (re.compile(r"Audit customer \S+ invoice history for \d{4}[^.]*\."),
-         re.compile(r"Find every duplicate charge: [^.]*\."),
-         re.compile(r"Monthly subscriptions recur on purpose and are not duplicates\."),
-         re.compile(r"Submit the ids of every invoice involved in a duplicate charge[^\n]*?\)\."))
+RULES = (
+    re.compile(r"Audit customer \S+ invoice history for \d{4}[^.]*\."),
+    re.compile(r"Find every duplicate charge: [^.]*\."),
+    re.compile(r"Monthly subscriptions recur on purpose and are not duplicates\."),
+    re.compile(r"Submit the ids of every invoice involved in a duplicate charge[^\n]*?\)\."),
+)
 
 
 def _vendor(name: str) -> str:
@@ -71,7 +76,9 @@ def index_lines(invoices: dict[str, tuple[str, str, float]]) -> list[str]:
     months: dict[str, list[tuple[str, str]]] = {}
     for inv_id, (vendor, date, amount) in invoices.items():
         months.setdefault(date[:7], []).append((date[8:], f"{date[8:]} {vendor} {amount:.2f} #{inv_id}"))
-    return [f"Index {month}: " + "; ".join(item for _, item in sorted(items)) for month, items in sorted(months.items())]
+    return [
+        f"Index {month}: " + "; ".join(item for _, item in sorted(items)) for month, items in sorted(months.items())
+    ]
 
 
 def _money(text: str) -> float:
@@ -84,24 +91,35 @@ def _page_facts(text: str) -> tuple:
     header = PAGE_HEADER.search(text)
     if not header:
         return footers, None, ()
-    invoices = tuple((inv_id, (_vendor(vendor), date, _money(amount)))
-                     for inv_id, date, vendor, amount in INVOICE_BLOCK.findall(text))
+    invoices = tuple(
+        (inv_id, (_vendor(vendor), date, _money(amount)))
+        for inv_id, date, vendor, amount in INVOICE_BLOCK.findall(text)
+    )
     return footers, (int(header.group(2)), int(header.group(3))), invoices
 
 
 def _index_items(year: str, month: str, items: str) -> list[tuple[str, tuple[str, str, float]]]:
     """The invoices of an index line's items (``INDEX_ITEM``)."""
-    return [(inv_id, (vendor, f"{year}-{month}-{day}", float(amount)))
-            for day, vendor, amount, inv_id in INDEX_ITEM.findall(items)]
+    return [
+        (inv_id, (vendor, f"{year}-{month}-{day}", float(amount)))
+        for day, vendor, amount, inv_id in INDEX_ITEM.findall(items)
+    ]
 
 
 def _line_facts(line: str, index_items=_index_items) -> tuple | None:
     """What one line of a note says (``None``: nothing): footers, ledger pages and invoices, index invoices,
     duplicates, reviews. Every pattern a note is read with matches within one line."""
     footers = tuple((int(page), cursor, int(of)) for cursor, page, of in FOOTER.findall(line))
-    ledger = tuple((int(page), tuple((inv_id, (_vendor(vendor), date, float(amount)))
-                                     for inv_id, vendor, date, amount in LEDGER_ITEM.findall(items)))
-                   for page, items in LEDGER.findall(line))
+    ledger = tuple(
+        (
+            int(page),
+            tuple(
+                (inv_id, (_vendor(vendor), date, float(amount)))
+                for inv_id, vendor, date, amount in LEDGER_ITEM.findall(items)
+            ),
+        )
+        for page, items in LEDGER.findall(line)
+    )
     index = tuple(item for year, month, items in INDEX_LINE.findall(line) for item in index_items(year, month, items))
     dups = tuple(i for found in DUPS_LINE.findall(line) for i in INVOICE_ID.findall(found))
     reviewed = tuple((frozenset(parse_ranges(pages)), int(of)) for pages, of in REVIEWED.findall(line))
@@ -169,8 +187,10 @@ class Reader:
         state.read_page(self.page_facts(text))
 
     def read_note(self, state: _Read, text: str) -> None:
-        lines = [_line_facts(line, self.index_items) if len(line) > self.LONG else self.line_facts(line)
-                 for line in text.split("\n")]
+        lines = [
+            _line_facts(line, self.index_items) if len(line) > self.LONG else self.line_facts(line)
+            for line in text.split("\n")
+        ]
         state.read_note([facts for facts in lines if facts is not None])
 
     def index_items(self, year: str, month: str, items: str) -> list[tuple[str, tuple[str, str, float]]]:
@@ -216,8 +236,11 @@ class Knowledge:
         totals += [read.footer_total for read in notes_read]
         footer_total = next((t for t in reversed(totals) if t is not None), None)
         reviewed_total = next((r.reviewed_total for r in reversed(notes_read) if r.reviewed_total is not None), None)
-        self.total = reviewed_total if reviewed_total is not None else (
-            tools.page_total if tools.page_total is not None else footer_total)
+        self.total = (
+            reviewed_total
+            if reviewed_total is not None
+            else (tools.page_total if tools.page_total is not None else footer_total)
+        )
         self.content_pages: set[int] = set(tools.pages)
         self.invoices: dict[str, tuple[str, str, float]] = dict(tools.invoices)
         self.noted_pages: set[int] = set()
@@ -244,6 +267,7 @@ class Knowledge:
         if self.total is not None and after > self.total or after not in self.cursors or after == 1:
             return None
         return f"next_cursor: {self.cursors[after]} (page {after} of {self.total or '?'})"
+
 
 def page_notes(messages: list[dict]) -> list[str]:
     """A ledger line and the footer line of every page among the newest results."""
@@ -295,12 +319,14 @@ class InvoicePolicy:
         if start not in known.cursors:
             return None  # the cursor of the next chunk is not in view: read on in this context
         end = start + self.chunk - 1 if known.total is None else min(start + self.chunk - 1, known.total)
-        return (f"Audit pages {start}-{end} of {known.total or '?'} of the invoice history with get_invoice_page, "
-                f"starting with cursor \"{known.cursors[start]}\" (page {start}) and following each page's "
-                "next_cursor. Find every duplicate charge among these pages: the same vendor, service date and "
-                "amount billed under two different invoice ids (monthly subscriptions are not duplicates). Report "
-                "the pages reviewed, the ids of every invoice in a duplicate charge, and the next_cursor after "
-                "your last page.")
+        return (
+            f"Audit pages {start}-{end} of {known.total or '?'} of the invoice history with get_invoice_page, "
+            f'starting with cursor "{known.cursors[start]}" (page {start}) and following each page\'s '
+            "next_cursor. Find every duplicate charge among these pages: the same vendor, service date and "
+            "amount billed under two different invoice ids (monthly subscriptions are not duplicates). Report "
+            "the pages reviewed, the ids of every invoice in a duplicate charge, and the next_cursor after "
+            "your last page."
+        )
 
     def subagent_policy(self, task: str) -> "InvoiceSubPolicy":
         """The policy of a sub-agent given ``task``."""
@@ -316,14 +342,17 @@ class InvoicePolicy:
         moves = self._moves(messages, known)
         note = self._note(messages, known)
         if not moves:
-            return submit(note + "\nAll pages reviewed; submitting the duplicate charges found.",
-                          invoice_ids=sorted(known.dups))
+            return submit(
+                note + "\nAll pages reviewed; submitting the duplicate charges found.", invoice_ids=sorted(known.dups)
+            )
         move = moves[0]
         if move.kind == "reread":
             note += f"\nPage {move.page} is no longer in view and I have no notes on it; reading it again."
         elif move.kind == "walk":
-            note += (f"\nThe cursor of the next page is no longer in view; reading page {move.page} again to "
-                     "follow the cursors from there.")
+            note += (
+                f"\nThe cursor of the next page is no longer in view; reading page {move.page} again to "
+                "follow the cursors from there."
+            )
         return reply(note, move.call(TOOL))
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
@@ -399,8 +428,9 @@ class InvoiceSubPolicy(RangeReader, InvoicePolicy):
         if moves:  # the running progress line lets a cut sub-agent go on where it was
             progress = f"\nSub-task progress: pages reviewed: {ranges(done) or 'none'} of {known.total or '?'}"
             return reply(note + progress, moves[0].call(TOOL))
-        conclusion = (f"{REPORT_PREFIX}: pages reviewed: {start}-{last} of {known.total or '?'}; "
-                      f"duplicate charges found: {', '.join(sorted(known.dups)) or 'none'}"
-                      f"{onward(known.cursors, known.total, last)}")
+        conclusion = (
+            f"{REPORT_PREFIX}: pages reviewed: {start}-{last} of {known.total or '?'}; "
+            f"duplicate charges found: {', '.join(sorted(known.dups)) or 'none'}"
+            f"{onward(known.cursors, known.total, last)}"
+        )
         return reply(note, make_call("report", conclusion=conclusion))
-

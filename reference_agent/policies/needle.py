@@ -6,10 +6,20 @@ profile it always sees the fact, so success is flat by construction; under ``rea
 attention model (``reference_agent/profiles.py``) may hide the fact's line, with a chance that
 grows with the request's length and peaks in its middle.
 """
+
 from __future__ import annotations
 
-from reference_agent.policy_kit import (failed_attempts, format_summary, latest_results, make_call, reply, submit,
-                                        texts, tool_texts, tools_used)
+from reference_agent.policy_kit import (
+    failed_attempts,
+    format_summary,
+    latest_results,
+    make_call,
+    reply,
+    submit,
+    texts,
+    tool_texts,
+    tools_used,
+)
 from tasks.needle import CODE, QUESTION, SEARCH_REPLY
 
 
@@ -49,5 +59,9 @@ class NeedlePolicy:
         match = QUESTION.search(history_text)
         vault = match.group(1) if match else None
         found = [f"{vault} vault code: {code}" for name, code in CODE.findall(history_text) if name == vault]
-        return format_summary(found[:1], tools_used(history_text), failed_attempts(history_text),
-                              ["searched; submit the code next" if found else "search the bulletins"])
+        return format_summary(
+            found[:1],
+            tools_used(history_text),
+            failed_attempts(history_text),
+            ["searched; submit the code next" if found else "search the bulletins"],
+        )

@@ -1,4 +1,5 @@
 """The reference policy of ``people_tracker``: the careful researcher, and its sub-agent (strategy ``isolate``)."""
+
 from __future__ import annotations
 
 import re
@@ -6,9 +7,22 @@ import re
 from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
 from reference_agent.kit.ledger import Ledger, quoted_rules
 from reference_agent.kit.limits import within_limit
-from reference_agent.policy_kit import (REPORT_PREFIX, deferred_args, delegation_failed, exchanges, format_summary,
-                                        latest_results, make_call, rate_limited_notes, real_failures, reply, submit,
-                                        texts, tool_texts, tools_used)
+from reference_agent.policy_kit import (
+    REPORT_PREFIX,
+    deferred_args,
+    delegation_failed,
+    exchanges,
+    format_summary,
+    latest_results,
+    make_call,
+    rate_limited_notes,
+    real_failures,
+    reply,
+    submit,
+    texts,
+    tool_texts,
+    tools_used,
+)
 from tasks.kit.limits import limit_sentence
 from tasks.people_tracker.world import BROWSER_CALLS, DENIAL_PATTERN, MOVE_PATTERNS, month_of
 
@@ -23,9 +37,12 @@ DENIED_NOTE = re.compile(r"denied: ([A-Z][a-z]+ [A-Z][a-z]+) joining ([A-Z][\w ]
 PROGRESS = re.compile(r"Progress: done: ([^;\n]*); current: ([^;\n]*); opened: ([^;\n]*); remaining: ([^\n]*)")
 PEOPLE_PROMPT = re.compile(r"Track these people: ([^.]*)\.")
 # the ledger (reference_agent/kit/ledger.py): the task's rules quoted, every page opened, the result pages still to open
-RULES = (PEOPLE_PROMPT, re.compile(r"For each one, find every employer change since 2018[^.]*\."),
-         re.compile(r"Beware of people with similar names[^\n]*?even where another page reports it\)\."),
-         re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."))
+RULES = (
+    PEOPLE_PROMPT,
+    re.compile(r"For each one, find every employer change since 2018[^.]*\."),
+    re.compile(r"Beware of people with similar names[^\n]*?even where another page reports it\)\."),
+    re.compile(r"The API allows at most \d+ [^\n]*? per turn[^\n]*?\."),
+)
 OPENED_LINE = re.compile(r"^- Opened: ([^\n]*)$", re.M)
 SEARCHED_LINE = re.compile(r"^- Searched: ([^\n]*)$", re.M)
 TO_OPEN_LINE = re.compile(r"^- To open for ([A-Z][a-z]+ [A-Z][a-z]+): ([^\n]*)$", re.M)
@@ -64,8 +81,15 @@ def _read_paragraph(paragraph: str, people: frozenset[str]) -> tuple[frozenset, 
             month = month_of(match.group("when"))
             if match.group("name") in people and month:
                 found.add((match.group("name"), month, match.group("to").strip()))
-    denied = {(m.group("name"), m.group("to").strip()) for m in DENIAL_PATTERN.finditer(paragraph)
-              if m.group("name") in people} if " were false: " in paragraph else set()
+    denied = (
+        {
+            (m.group("name"), m.group("to").strip())
+            for m in DENIAL_PATTERN.finditer(paragraph)
+            if m.group("name") in people
+        }
+        if " were false: " in paragraph
+        else set()
+    )
     return frozenset(found), frozenset(denied)
 
 
@@ -97,13 +121,19 @@ def _parse_note(text: str, prompt_pattern: re.Pattern) -> tuple:
     match = prompt_pattern.search(text)
     moves = frozenset(m for line in MOVES_LINE.findall(text) + NOTE_LINE.findall(text) for m in MOVE_ITEM.findall(line))
     opened = [u for line in OPENED_LINE.findall(text) for u in line.split(", ") if u.startswith("https://")]
-    return (frozenset(DENIED_NOTE.findall(text)), [n.strip() for n in REPORT_TRACKED.findall(text)],
-            [n.strip() for n in match.group(1).split(";")] if match else None, moves,
-            frozenset(NOTE.findall(text)) | frozenset(opened),
-            [name for line in SEARCHED_LINE.findall(text) for name in _names(line)],
-            [(person, [u for u in line.split(", ") if u.startswith("https://")])
-             for person, line in TO_OPEN_LINE.findall(text)],
-            PROGRESS.findall(text))
+    return (
+        frozenset(DENIED_NOTE.findall(text)),
+        [n.strip() for n in REPORT_TRACKED.findall(text)],
+        [n.strip() for n in match.group(1).split(";")] if match else None,
+        moves,
+        frozenset(NOTE.findall(text)) | frozenset(opened),
+        [name for line in SEARCHED_LINE.findall(text) for name in _names(line)],
+        [
+            (person, [u for u in line.split(", ") if u.startswith("https://")])
+            for person, line in TO_OPEN_LINE.findall(text)
+        ],
+        PROGRESS.findall(text),
+    )
 
 
 class _Notes:
@@ -146,12 +176,17 @@ def _parse_result(text: str) -> tuple[str | None, str | None, tuple[str, ...]]:
     """A tool result's page url (an opened page), or its search query and result urls."""
     page = PAGE_URL.match(text)
     search = SEARCH_HEADER.match(text)
-    return (page.group(1) if page else None, search.group(1) if search else None,
-            tuple(RESULT_URL.findall(text)) if search else ())
+    return (
+        page.group(1) if page else None,
+        search.group(1) if search else None,
+        tuple(RESULT_URL.findall(text)) if search else (),
+    )
 
 
 _result_facts = TextMemo(_parse_result)
 _denied_notes = TextMemo(DENIED_NOTE.findall)
+
+
 def _read_page(text: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
     return frozenset(page_moves(text, set(people))), frozenset(page_denials(text, set(people)))
 
@@ -201,11 +236,13 @@ class TrackerPolicy:
         pending = [n.strip() for n in people.split(";") if n.strip() and n.strip() not in tracked]
         if not pending:
             return None
-        return (f"Track this person: {pending[0]}. Find every employer change since 2018: the month (YYYY-MM) and "
-                "the company they joined. Use search(query) and open_page(url). Beware of people with similar names "
-                "(a different first or last name is a different person) and of rumours that were denied (a move that "
-                "the company or the person denied did not happen, even where another page reports it). Report every "
-                "move as: person YYYY-MM company. " + limit_sentence(BROWSER_CALLS, "search or open_page calls"))
+        return (
+            f"Track this person: {pending[0]}. Find every employer change since 2018: the month (YYYY-MM) and "
+            "the company they joined. Use search(query) and open_page(url). Beware of people with similar names "
+            "(a different first or last name is a different person) and of rumours that were denied (a move that "
+            "the company or the person denied did not happen, even where another page reports it). Report every "
+            "move as: person YYYY-MM company. " + limit_sentence(BROWSER_CALLS, "search or open_page calls")
+        )
 
     def subagent_policy(self, task: str) -> "TrackerSubPolicy":
         """The policy of a sub-agent (it reads its person from its own context)."""
@@ -227,8 +264,12 @@ class TrackerPolicy:
         opened: set[str] = set()
         remaining: list[str] = []
         if progress:
-            done, current, opened, remaining = (_names(progress[0]), progress[1].strip(),
-                                                set(_names(progress[2])), _names(progress[3]))
+            done, current, opened, remaining = (
+                _names(progress[0]),
+                progress[1].strip(),
+                set(_names(progress[2])),
+                _names(progress[3]),
+            )
             if current == "none":
                 current = None
         for name in tracked:  # people a sub-agent reported on are done
@@ -280,8 +321,9 @@ class TrackerPolicy:
     @per_request
     def _fresh_state(self, messages: list[dict]) -> tuple:
         notes = self._notes(messages)
-        people, moves, noted, done, current, opened, pages, results = self._state(tool_texts(messages), notes,
-                                                                                   self._notes_fold(notes))
+        people, moves, noted, done, current, opened, pages, results = self._state(
+            tool_texts(messages), notes, self._notes_fold(notes)
+        )
         opened -= deferred_args(messages, "open_page", "url")
         if current is not None:
             opened |= {u for u in pages if u in results.get(current, [])} | (noted & set(results.get(current, [])))
@@ -292,8 +334,12 @@ class TrackerPolicy:
         """(person, company) of every denied move the visible pages and notes show."""
         denied = {d for text in texts(messages) + tool_texts(messages) for d in _denied_notes(text)}
         tracking = frozenset(people)
-        return denied | {d for text in tool_texts(messages) if _result_facts(text)[0] is not None
-                         for d in _page_denials(text, tracking)}
+        return denied | {
+            d
+            for text in tool_texts(messages)
+            if _result_facts(text)[0] is not None
+            for d in _page_denials(text, tracking)
+        }
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
         """The lookups whose arguments the visible messages already give, person by person in the prompt's
@@ -311,7 +357,9 @@ class TrackerPolicy:
                 if url not in seen and relevant(url, person) and not (person == current and url in opened):
                     seen.add(url)
                     calls.append(make_call("open_page", url=url))
-        return within_limit(messages, [call for call in calls if call["function"] != first.get("function")])  # canonical
+        return within_limit(
+            messages, [call for call in calls if call["function"] != first.get("function")]
+        )  # canonical
 
     def early_answer(self, messages: list[dict]) -> dict | None:
         """The moves it would submit now: every move noted or in view (None: none yet)."""
@@ -329,8 +377,9 @@ class TrackerPolicy:
             match = PAGE_URL.match(text)
             if match:
                 found = sorted(without_denied(page_moves(text, set(people)), denied))
-                said = [" ".join(m) for m in found] + [f"denied: {p} joining {c} (not a move)"
-                                                        for p, c in sorted(page_denials(text, set(people)))]
+                said = [" ".join(m) for m in found] + [
+                    f"denied: {p} joining {c} (not a move)" for p, c in sorted(page_denials(text, set(people)))
+                ]
                 lines.append(f"Notes on {match.group(1)}: " + ("; ".join(said) or "no moves of the people I track"))
         lines += rate_limited_notes(messages)
         action = None
@@ -343,8 +392,11 @@ class TrackerPolicy:
             if current not in results:
                 action = make_call("search", query=current)
                 break
-            pending = [u for u in results[current] if u not in opened and u not in noted and u not in pages
-                       and relevant(u, current)]
+            pending = [
+                u
+                for u in results[current]
+                if u not in opened and u not in noted and u not in pages and relevant(u, current)
+            ]
             if pending:
                 opened.add(pending[0])
                 action = make_call("open_page", url=pending[0])
@@ -352,17 +404,28 @@ class TrackerPolicy:
             done.append(current)
             current = None
         remaining = [p for p in people if p not in done and p != current]
-        lines.append(self._ledger(messages, people, moves, denied, noted | set(pages), results, done, current,
-                                  opened, remaining))
+        lines.append(
+            self._ledger(messages, people, moves, denied, noted | set(pages), results, done, current, opened, remaining)
+        )
         note = "\n".join(lines)
         if action is not None:
             return reply(note, action)
         answer = [{"person": p, "month": m, "company": c} for p, m, c in sorted(moves)]
         return submit(note + "\nEveryone tracked; submitting the moves.", moves=answer)
 
-    def _ledger(self, messages: list[dict], people: list[str], moves: set, denied: set, seen: set[str],
-                results: dict[str, list[str]], done: list[str], current: str | None, opened: set[str],
-                remaining: list[str]) -> str:
+    def _ledger(
+        self,
+        messages: list[dict],
+        people: list[str],
+        moves: set,
+        denied: set,
+        seen: set[str],
+        results: dict[str, list[str]],
+        done: list[str],
+        current: str | None,
+        opened: set[str],
+        remaining: list[str],
+    ) -> str:
         """The whole ledger: the rules quoted, the moves and the denials (facts), the searches made and every page
         opened (checked), the result pages still to open and the progress (remaining)."""
         rules = quoted_rules(messages, RULES)
@@ -370,10 +433,15 @@ class TrackerPolicy:
         facts += [f"denied: {p} joining {c} (not a move)" for p, c in sorted(denied)]
         searched = [p for p in people if p in results]
         checked = ["Searched: " + (", ".join(searched) or "none"), "Opened: " + (", ".join(sorted(seen)) or "none")]
-        todo = [f"To open for {p}: " + ", ".join(u for u in results[p] if u not in seen and relevant(u, p))
-                for p in searched if any(u not in seen and relevant(u, p) for u in results[p])]
-        progress = (f"Progress: done: {', '.join(done) or 'none'}; current: {current or 'none'}; "
-                    f"opened: {', '.join(sorted(opened)) or 'none'}; remaining: {', '.join(remaining) or 'none'}")
+        todo = [
+            f"To open for {p}: " + ", ".join(u for u in results[p] if u not in seen and relevant(u, p))
+            for p in searched
+            if any(u not in seen and relevant(u, p) for u in results[p])
+        ]
+        progress = (
+            f"Progress: done: {', '.join(done) or 'none'}; current: {current or 'none'}; "
+            f"opened: {', '.join(sorted(opened)) or 'none'}; remaining: {', '.join(remaining) or 'none'}"
+        )
         return Ledger(rules=rules, facts=facts, checked=checked, remaining=[*todo, progress]).render()
 
     def summarize(self, history_text: str) -> str:
@@ -415,6 +483,7 @@ class TrackerSubPolicy(TrackerPolicy):
         match = SUBTASK_PROMPT.search(task)
         person = match.group(1).strip() if match else "nobody (no person named)"
         moves = sorted(self._state(tool_texts(messages), texts(messages))[1])
-        conclusion = (f"{REPORT_PREFIX}: tracked {person}\n"
-                      "Moves noted: " + ("; ".join(" ".join(m) for m in moves) or "none"))
+        conclusion = f"{REPORT_PREFIX}: tracked {person}\nMoves noted: " + (
+            "; ".join(" ".join(m) for m in moves) or "none"
+        )
         return reply(str(message.get("content") or ""), make_call("report", conclusion=conclusion))

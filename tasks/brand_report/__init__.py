@@ -5,6 +5,7 @@ The package: ``world.py`` (the generated feed and its templates), ``tools.py``
 ``TaskFamily`` and ``TaskInstance``). Its reference policy and sub-agent are in
 ``reference_agent/policies/brand_report.py``.
 """
+
 from tasks.brand_report.family import BrandReport, BrandReportInstance
 from tasks.brand_report.world import Item, negative_counts, pin_window_boundaries, shifted_windows
 

@@ -11,6 +11,7 @@ keyed by the brand names of the prompt: the number of original (non-sponsored, n
 posts dated inside the window in which a sentence naming the brand is negative; a post
 negative about two brands counts for both. Grade (``grade.py``): success = all three exact.
 """
+
 from __future__ import annotations
 
 import random
@@ -79,13 +80,18 @@ class BrandReportInstance(TaskInstance):
             "mention is an original post with a negative sentence about the brand; a post negative about two brands "
             "counts for both. Sponsored posts and reposts are not mentions. The feed can show the same post again on a "
             "later page (same post id): count each post once. Submit with "
-            "submit(counts={\"<brand>\": n, ...}) using the three brand names above."
+            'submit(counts={"<brand>": n, ...}) using the three brand names above.'
         )
         self.tools = tool_schemas()
         self.answer_schema = {
             "type": "object",
-            "properties": {"counts": {"type": "object", "description": "brand name -> negative mentions last week",
-                                      "additionalProperties": {"type": "integer"}}},
+            "properties": {
+                "counts": {
+                    "type": "object",
+                    "description": "brand name -> negative mentions last week",
+                    "additionalProperties": {"type": "integer"},
+                }
+            },
             "required": ["counts"],
         }
 

@@ -1,4 +1,5 @@
 """The grader of ``brand_report``: all three counts exact for success, mean per-brand closeness for the score."""
+
 from __future__ import annotations
 
 from tasks.base import Grade
@@ -34,5 +35,8 @@ def grade_counts(answer: dict, truth: dict[str, int]) -> Grade:
                 given[brand] = number
     closeness = {b: (closeness_of(given[b], t) if b in given else 0.0) for b, t in truth.items()}
     exact = [b for b, t in truth.items() if given.get(b) == t]
-    return Grade(len(exact) == len(truth), round(sum(closeness.values()) / len(closeness), 4),
-                 {"expected": dict(truth), "given": given, "exact": exact})
+    return Grade(
+        len(exact) == len(truth),
+        round(sum(closeness.values()) / len(closeness), 4),
+        {"expected": dict(truth), "given": given, "exact": exact},
+    )

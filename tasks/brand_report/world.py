@@ -26,6 +26,7 @@ tests/test_brand_report.py):
   feed apart where the feed allows, so counting them twice fails, and telling them apart
   needs the ids noted far back.
 """
+
 from __future__ import annotations
 
 import random
@@ -33,31 +34,73 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 CATEGORIES = [
-    ("air fryers", [("Lumora", ["Lumo", "LMR"]), ("Brightwave", ["BW", "Bwave"]), ("Kestrel", ["KST", "Kes"]),
-                    ("Ovenix", ["Ovnx", "OVX"])]),
-    ("robot vacuums", [("Dustra", ["Dusty", "DST"]), ("Sweepio", ["Swp", "Sweepy"]), ("Tidybot", ["Tidy", "TDB"]),
-                       ("Vacuma", ["Vac", "VCM"])]),
-    ("wireless earbuds", [("Sonaro", ["Sona", "SNR"]), ("Auralis", ["Aura", "ARL"]), ("Beatnik", ["Beat", "BNK"]),
-                          ("Pulsewave", ["Pulse", "PWV"])]),
+    (
+        "air fryers",
+        [
+            ("Lumora", ["Lumo", "LMR"]),
+            ("Brightwave", ["BW", "Bwave"]),
+            ("Kestrel", ["KST", "Kes"]),
+            ("Ovenix", ["Ovnx", "OVX"]),
+        ],
+    ),
+    (
+        "robot vacuums",
+        [
+            ("Dustra", ["Dusty", "DST"]),
+            ("Sweepio", ["Swp", "Sweepy"]),
+            ("Tidybot", ["Tidy", "TDB"]),
+            ("Vacuma", ["Vac", "VCM"]),
+        ],
+    ),
+    (
+        "wireless earbuds",
+        [
+            ("Sonaro", ["Sona", "SNR"]),
+            ("Auralis", ["Aura", "ARL"]),
+            ("Beatnik", ["Beat", "BNK"]),
+            ("Pulsewave", ["Pulse", "PWV"]),
+        ],
+    ),
 ]
 NEGATIVE = [
-    "stopped working after {n} days", "broke down the second week", "is the worst purchase I made this year",
-    "support ignored my ticket for {n} days", "overheated and smelled like burning plastic",
-    "refund still not processed after {n} weeks", "never buying again", "app keeps crashing on login",
-    "is a total waste of money", "arrived damaged and the replacement is faulty too",
+    "stopped working after {n} days",
+    "broke down the second week",
+    "is the worst purchase I made this year",
+    "support ignored my ticket for {n} days",
+    "overheated and smelled like burning plastic",
+    "refund still not processed after {n} weeks",
+    "never buying again",
+    "app keeps crashing on login",
+    "is a total waste of money",
+    "arrived damaged and the replacement is faulty too",
 ]
 POSITIVE = [
-    "works perfectly, zero complaints", "is honestly great value", "exceeded my expectations",
-    "battery lasts forever", "customer service sorted my question in minutes", "is my favourite gadget this month",
-    "feels premium for the price", "setup took two minutes",
+    "works perfectly, zero complaints",
+    "is honestly great value",
+    "exceeded my expectations",
+    "battery lasts forever",
+    "customer service sorted my question in minutes",
+    "is my favourite gadget this month",
+    "feels premium for the price",
+    "setup took two minutes",
 ]
 NEUTRAL = [
-    "arrived today, will report back", "is on sale at the mall this weekend", "released a new colour",
-    "vs the others: which one should I get?", "had a pop-up store downtown", "got a firmware update today",
+    "arrived today, will report back",
+    "is on sale at the mall this weekend",
+    "released a new colour",
+    "vs the others: which one should I get?",
+    "had a pop-up store downtown",
+    "got a firmware update today",
 ]
 FILLER = [
-    "Delivery came on Tuesday.", "Anyone else?", "Long week honestly.", "The weather has been terrible all week.",
-    "My neighbour's dog is the worst at 6am.", "Posting from the train.", "Thread below.", "Not sponsored btw.",
+    "Delivery came on Tuesday.",
+    "Anyone else?",
+    "Long week honestly.",
+    "The weather has been terrible all week.",
+    "My neighbour's dog is the worst at 6am.",
+    "Posting from the train.",
+    "Thread below.",
+    "Not sponsored btw.",
 ]
 AD_LINES = [
     "Tired of gadgets that break after a week? {brand} is built to last. 30% off with code SPRING.",
@@ -65,8 +108,24 @@ AD_LINES = [
     "Flash sale! {brand} bundles from $49. Limited stock.",
 ]
 PLATFORMS = ["Weibo", "Tieba", "RedNote", "Douyin", "Zhihu", "Bilibili"]
-HANDLES = ["ovenlover", "techtina", "mr_gadget", "kitchenqueen", "daily_deals", "dad_reviews", "nightowl", "li_wei",
-           "xiaoyu", "budget_buyer", "unboxer", "hometech", "sam_k", "moonlight", "quietcoder", "annie_z"]
+HANDLES = [
+    "ovenlover",
+    "techtina",
+    "mr_gadget",
+    "kitchenqueen",
+    "daily_deals",
+    "dad_reviews",
+    "nightowl",
+    "li_wei",
+    "xiaoyu",
+    "budget_buyer",
+    "unboxer",
+    "hometech",
+    "sam_k",
+    "moonlight",
+    "quietcoder",
+    "annie_z",
+]
 
 
 @dataclass(frozen=True)
@@ -110,8 +169,17 @@ def _post(rng: random.Random, brands: list, item_id: int, platform: str, author:
             negative.append(brand)
     if rng.random() < 0.3:
         sentences.append(rng.choice(FILLER))
-    return Item("post", item_id, platform, author, when, " ".join(sentences), tuple(negative), rng.randrange(900),
-                tuple(b for b, _ in mentioned))
+    return Item(
+        "post",
+        item_id,
+        platform,
+        author,
+        when,
+        " ".join(sentences),
+        tuple(negative),
+        rng.randrange(900),
+        tuple(b for b, _ in mentioned),
+    )
 
 
 def resurfaced_count(pages: int) -> int:
@@ -139,14 +207,33 @@ def generate_feed(rng: random.Random, pages: int, per_page: int, weeks: int, edg
         roll = rng.random()
         if roll < 0.08:
             brand = rng.choice(brands)[0]
-            items.append(Item("ad", ids[n], platform, f"{brand.lower().replace(' ', '')}_official", when,
-                              rng.choice(AD_LINES).format(brand=brand), (), rng.randrange(5000)))
+            items.append(
+                Item(
+                    "ad",
+                    ids[n],
+                    platform,
+                    f"{brand.lower().replace(' ', '')}_official",
+                    when,
+                    rng.choice(AD_LINES).format(brand=brand),
+                    (),
+                    rng.randrange(5000),
+                )
+            )
             continue
         if roll < 0.18 and originals:
             source = rng.choice(originals)
-            items.append(Item("repost", ids[n], platform, author, when,
-                              f"reposted #{source.id} from @{source.author}: \u201c{source.text}\u201d",
-                              (), rng.randrange(50)))
+            items.append(
+                Item(
+                    "repost",
+                    ids[n],
+                    platform,
+                    author,
+                    when,
+                    f"reposted #{source.id} from @{source.author}: \u201c{source.text}\u201d",
+                    (),
+                    rng.randrange(50),
+                )
+            )
             continue
         post = _post(rng, brands, ids[n], platform, author, when)
         while (post.author, post.text) in written:
@@ -159,8 +246,7 @@ def generate_feed(rng: random.Random, pages: int, per_page: int, weeks: int, edg
     return Feed(category, [(b, list(a)) for b, a in brands], start, end, today, items)
 
 
-def resurface(items: list[Item], repeats: int, start: date, end: date, per_page: int,
-              rng: random.Random) -> list[Item]:
+def resurface(items: list[Item], repeats: int, start: date, end: date, per_page: int, rng: random.Random) -> list[Item]:
     """``items`` with ``repeats`` in-window negative posts and ``repeats`` other original posts shown again,
     each on a page at least a third of the feed after its first showing (or as far as the feed allows)."""
     items = list(items)
@@ -188,12 +274,19 @@ def negative_counts(items: list[Item], brands: list[str], start: date, end: date
 def shifted_windows(start: date, end: date) -> dict[str, tuple[date, date]]:
     """The windows one day off ``start..end``: either end moved either way, or the whole window moved."""
     day = timedelta(days=1)
-    return {"start-1": (start - day, end), "start+1": (start + day, end), "end-1": (start, end - day),
-            "end+1": (start, end + day), "both-1": (start - day, end - day), "both+1": (start + day, end + day)}
+    return {
+        "start-1": (start - day, end),
+        "start+1": (start + day, end),
+        "end-1": (start, end - day),
+        "end+1": (start, end + day),
+        "both-1": (start - day, end - day),
+        "both+1": (start + day, end + day),
+    }
 
 
-def pin_window_boundaries(items: list[Item], brands: list[str], start: date, end: date,
-                          rng: random.Random) -> list[Item]:
+def pin_window_boundaries(
+    items: list[Item], brands: list[str], start: date, end: date, rng: random.Random
+) -> list[Item]:
     """``items`` with, where needed, older negative posts re-dated onto the days at the window's edges so
     that every window one day off gives different counts (ignoring or misreading the window fails).
 
@@ -204,16 +297,25 @@ def pin_window_boundaries(items: list[Item], brands: list[str], start: date, end
     is unchanged. With too few donors (tiny feeds) it stops repairing.
     """
     day = timedelta(days=1)
-    decisive = {"start-1": start - day, "both-1": start - day, "start+1": start, "end-1": end,
-                "end+1": end + day, "both+1": end + day}
+    decisive = {
+        "start-1": start - day,
+        "both-1": start - day,
+        "start+1": start,
+        "end-1": end,
+        "end+1": end + day,
+        "both+1": end + day,
+    }
     items = list(items)
     before = (start - day).isoformat()
     donors = [n for n, i in enumerate(items) if i.kind == "post" and i.negative and i.when[:10] < before]
     rng.shuffle(donors)
     while donors:
         truth = negative_counts(items, brands, start, end)
-        same = [name for name, (a, b) in shifted_windows(start, end).items()
-                if negative_counts(items, brands, a, b) == truth]
+        same = [
+            name
+            for name, (a, b) in shifted_windows(start, end).items()
+            if negative_counts(items, brands, a, b) == truth
+        ]
         if not same:
             break
         n = donors.pop()

@@ -51,15 +51,41 @@ attempts each took. That loss is deliberate; it is what a status bar repairs.
 Layout: ``world.py`` merchants, scripts and the transcript's format, ``tools.py`` the instance
 (prompt, ``call_merchant``, transcripts), ``grade.py``. Rules of every template: tasks/README.md.
 """
+
 from __future__ import annotations
 
 from tasks.base import TaskFamily
 from tasks.call_budget.tools import CallBudgetInstance
-from tasks.call_budget.world import (ACC, CB, CLOSABLE, CTR, DEC, DISPOSITION, HEADER, MAX_CALLS, PHONE_LINES, SCRIPTS,
-                                     STANDARD_OFFER, generate_merchants)
+from tasks.call_budget.world import (
+    ACC,
+    CB,
+    CLOSABLE,
+    CTR,
+    DEC,
+    DISPOSITION,
+    HEADER,
+    MAX_CALLS,
+    PHONE_LINES,
+    SCRIPTS,
+    STANDARD_OFFER,
+    generate_merchants,
+)
 
-__all__ = ["ACC", "CB", "CLOSABLE", "CTR", "CallBudget", "CallBudgetInstance", "DEC", "DISPOSITION",
-           "HEADER", "MAX_CALLS", "PHONE_LINES", "SCRIPTS", "STANDARD_OFFER"]
+__all__ = [
+    "ACC",
+    "CB",
+    "CLOSABLE",
+    "CTR",
+    "CallBudget",
+    "CallBudgetInstance",
+    "DEC",
+    "DISPOSITION",
+    "HEADER",
+    "MAX_CALLS",
+    "PHONE_LINES",
+    "SCRIPTS",
+    "STANDARD_OFFER",
+]
 
 
 class CallBudget(TaskFamily):

@@ -1,4 +1,5 @@
 """The grader of ``call_budget``: the merchants closed within three calls each, and the calls beyond three."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -18,9 +19,17 @@ def grade_accepted(answer: object, truth: set[str], closed: set[str], violations
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     score = max(0.0, f1 - 0.25 * len(violations))
     success = given == truth and truth <= closed and not violations
-    return Grade(success, round(score, 4), {
-        "expected": sorted(truth), "missed": sorted(truth - given), "wrong": sorted(given - truth),
-        "claimed_not_closed": sorted(given - closed), "violations": list(violations)})
+    return Grade(
+        success,
+        round(score, 4),
+        {
+            "expected": sorted(truth),
+            "missed": sorted(truth - given),
+            "wrong": sorted(given - truth),
+            "claimed_not_closed": sorted(given - closed),
+            "violations": list(violations),
+        },
+    )
 
 
 def call_metrics(tool_log: list[dict]) -> dict:
@@ -29,5 +38,7 @@ def call_metrics(tool_log: list[dict]) -> dict:
     for entry in tool_log:
         if entry["name"] == "call_merchant" and not entry["is_error"]:
             counts[str(entry["args"].get("merchant", "")).strip().upper()] += 1
-    return {"call_violations": sum(max(0, c - MAX_CALLS) for c in counts.values()),
-            "max_calls_per_merchant": max(counts.values(), default=0)}
+    return {
+        "call_violations": sum(max(0, c - MAX_CALLS) for c in counts.values()),
+        "max_calls_per_merchant": max(counts.values(), default=0),
+    }

@@ -1,4 +1,5 @@
 """The tool of ``call_budget``: ``call_merchant``, its transcripts, and the instance that counts the calls."""
+
 from __future__ import annotations
 
 import random
@@ -6,8 +7,20 @@ from collections import Counter
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.call_budget.grade import call_metrics, grade_accepted
-from tasks.call_budget.world import (ACC, CB, CLOSABLE, CTR, DEC, IVR, MAX_CALLS, PHONE_LINES, SCRIPTS, SMALL_TALK,
-                                     SONGS, STANDARD_OFFER)
+from tasks.call_budget.world import (
+    ACC,
+    CB,
+    CLOSABLE,
+    CTR,
+    DEC,
+    IVR,
+    MAX_CALLS,
+    PHONE_LINES,
+    SCRIPTS,
+    SMALL_TALK,
+    SONGS,
+    STANDARD_OFFER,
+)
 from tasks.kit.args import digits
 from tasks.kit.limits import limit_sentence
 
@@ -45,14 +58,25 @@ class CallBudgetInstance(TaskInstance):
             "submit the ids of the merchants who accepted a deal: submit(accepted=[...]). "
             + limit_sentence(PHONE_LINES, "call_merchant calls (outbound phone lines)")
         )
-        self.tools = [tool_schema(
-            "call_merchant", "Phone a merchant and make an offer. Returns the call transcript.",
-            {"merchant": {"type": "string", "description": "merchant id, e.g. M01"},
-             "offer": {"type": "integer", "description": "discount asked, in percent (1..50)"}})]
+        self.tools = [
+            tool_schema(
+                "call_merchant",
+                "Phone a merchant and make an offer. Returns the call transcript.",
+                {
+                    "merchant": {"type": "string", "description": "merchant id, e.g. M01"},
+                    "offer": {"type": "integer", "description": "discount asked, in percent (1..50)"},
+                },
+            )
+        ]
         self.answer_schema = {
             "type": "object",
-            "properties": {"accepted": {"type": "array", "items": {"type": "string"},
-                                        "description": "ids of the merchants who accepted"}},
+            "properties": {
+                "accepted": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "ids of the merchants who accepted",
+                }
+            },
             "required": ["accepted"],
         }
 
@@ -64,8 +88,9 @@ class CallBudgetInstance(TaskInstance):
         merchant = args.get("merchant")
         if not isinstance(merchant, str) or merchant.strip().upper() not in self.merchants:
             ids = sorted(self.merchants)
-            return ToolResult(f"ERROR: unknown merchant {merchant!r}; merchant ids are {ids[0]}..{ids[-1]}",
-                              is_error=True)
+            return ToolResult(
+                f"ERROR: unknown merchant {merchant!r}; merchant ids are {ids[0]}..{ids[-1]}", is_error=True
+            )
         merchant = merchant.strip().upper()
         offer = args.get("offer")
         if isinstance(offer, str) and (number := digits(offer.strip().removesuffix("%"))) is not None:
@@ -106,8 +131,9 @@ class CallBudgetInstance(TaskInstance):
         """The discount a closed deal was agreed at."""
         return self._rates.get(merchant)
 
-    def _transcript(self, merchant: str, attempt: int, offer: int, outcome: str, rate: int | None,
-                    before: str = "open") -> str:
+    def _transcript(
+        self, merchant: str, attempt: int, offer: int, outcome: str, rate: int | None, before: str = "open"
+    ) -> str:
         """The call's transcript; ``before`` is the merchant's state before this call (open, countered, closed),
         so that what the contact says agrees with the disposition line and with the earlier calls."""
         m = self.merchants[merchant]
@@ -118,8 +144,10 @@ class CallBudgetInstance(TaskInstance):
         def stamp() -> str:
             return f"[{t // 60:02d}:{t % 60:02d}]"
 
-        lines = [f"=== Outbound call · {merchant} {m['name']} · {m['phone']} · line 4 (recorded) ===",
-                 f"{stamp()} Dialing {m['phone']} ..."]
+        lines = [
+            f"=== Outbound call · {merchant} {m['name']} · {m['phone']} · line 4 (recorded) ===",
+            f"{stamp()} Dialing {m['phone']} ...",
+        ]
         t += rng.randint(3, 9)
         lines.append(f"{stamp()} " + rng.choice(IVR).format(name=m["name"], city=m["city"]))
         t += rng.randint(5, 15)
@@ -128,38 +156,57 @@ class CallBudgetInstance(TaskInstance):
             t += rng.randint(8, 40)
             roll = rng.random()
             if roll < 0.35:
-                lines.append(f"{stamp()} ♪ hold music: {rng.choice(SONGS)} ♪ \"Your call is important to us. "
-                             f"You are caller number {rng.randint(1, 6)} in the queue.\"")
+                lines.append(
+                    f'{stamp()} ♪ hold music: {rng.choice(SONGS)} ♪ "Your call is important to us. '
+                    f'You are caller number {rng.randint(1, 6)} in the queue."'
+                )
             elif roll < 0.55:
-                lines.append(f"{stamp()} IVR: \"All of our staff are busy. Estimated wait: {rng.randint(1, 9)} "
-                             "minutes. Did you know you can place orders on our website?\"")
+                lines.append(
+                    f'{stamp()} IVR: "All of our staff are busy. Estimated wait: {rng.randint(1, 9)} '
+                    'minutes. Did you know you can place orders on our website?"'
+                )
             elif roll < 0.8:
                 lines.append(f"{stamp()} {m['contact']}: {rng.choice(SMALL_TALK)}")
             else:
                 other = rng.choice(others)
-                lines.append(f"{stamp()} {m['contact']}: I heard {other['name']} ({other['id']}) got a call like this "
-                             f"too - {rng.choice(['they said yes, I think', 'they turned it down, apparently', 'no idea what they decided'])}.")
+                lines.append(
+                    f"{stamp()} {m['contact']}: I heard {other['name']} ({other['id']}) got a call like this "
+                    f"too - {rng.choice(['they said yes, I think', 'they turned it down, apparently', 'no idea what they decided'])}."
+                )
         t += rng.randint(10, 30)
         lines.append(f"{stamp()} Agent: We'd like to offer a delivery partnership at a {offer}% volume discount.")
         t += rng.randint(10, 40)
         if outcome == ACC:
-            said = {"closed": f"As we agreed on your earlier call, the deal at {rate}% stands.",
-                    "countered": f"Yes, {rate}% as we proposed. We accept, send the paperwork."}.get(
-                        before, f"Alright, {offer}% works for us. Send the paperwork.")
+            said = {
+                "closed": f"As we agreed on your earlier call, the deal at {rate}% stands.",
+                "countered": f"Yes, {rate}% as we proposed. We accept, send the paperwork.",
+            }.get(before, f"Alright, {offer}% works for us. Send the paperwork.")
         elif outcome == DEC:
-            said = (f"Please stop calling us. We are not interested, and this is call number {attempt}."
-                    if attempt > MAX_CALLS else rng.choice(
-                        ["No, thank you, we already work with another courier.",
-                         "We talked it over and it's a no. Good luck, though."]))
+            said = (
+                f"Please stop calling us. We are not interested, and this is call number {attempt}."
+                if attempt > MAX_CALLS
+                else rng.choice(
+                    [
+                        "No, thank you, we already work with another courier.",
+                        "We talked it over and it's a no. Good luck, though.",
+                    ]
+                )
+            )
         elif outcome == CB:
-            said = rng.choice(["The owner isn't in today, can you call back later?",
-                               "I can't decide that, try again later this week.",
-                               "We're slammed right now, call back later, please."])
+            said = rng.choice(
+                [
+                    "The owner isn't in today, can you call back later?",
+                    "I can't decide that, try again later this week.",
+                    "We're slammed right now, call back later, please.",
+                ]
+            )
         else:
             said = f"{offer}% is too steep. We could do {rate}%, call back to confirm if that works."
         lines.append(f"{stamp()} {m['contact']}: {said}")
         t += rng.randint(5, 20)
-        label = {ACC: f"ACCEPTED at {rate}%", DEC: "DECLINED", CB: "CALL BACK LATER", CTR: f"COUNTER-OFFER {rate}%"}[outcome]
+        label = {ACC: f"ACCEPTED at {rate}%", DEC: "DECLINED", CB: "CALL BACK LATER", CTR: f"COUNTER-OFFER {rate}%"}[
+            outcome
+        ]
         lines.append(f"[call ended · duration {t // 60}m{t % 60:02d}s · disposition: {label}]")
         return "\n".join(lines)
 

@@ -6,6 +6,7 @@ instance, the Task contract's seam) and ``grade``. Answer: ``submit(file, functi
 call_sites=[{"file", "function"}, ...])``. The family's rules are in tasks/README.md; its reference
 agent (search, then verify; its sub-agent for ``isolate``) is ``reference_agent/policies/callback_search.py``.
 """
+
 from tasks.callback_search.grade import grade_answer, search_metrics
 from tasks.callback_search.tools import CallbackSearchInstance
 from tasks.callback_search.world import ALIASES, FACADE, CallbackSearch

@@ -3,6 +3,7 @@
 The tools write these texts (``tools.py``); an agent (the reference agent among them) reads
 them back with the patterns here.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """``callback_search`` grading: the target, then the exact set of call sites under src/."""
+
 from __future__ import annotations
 
 from tasks.base import Grade
@@ -8,8 +9,10 @@ def grade_answer(target: dict, sites: list[dict], answer: dict) -> Grade:
     """Right target and exact call-site set for success; 0.4 target + 0.6 call-site F1 for the score
     (call sites count only with the right target)."""
     answer = answer if isinstance(answer, dict) else {}
-    target_ok = (str(answer.get("file", "")).strip() == target["file"]
-                 and str(answer.get("function", "")).strip() == target["function"])
+    target_ok = (
+        str(answer.get("file", "")).strip() == target["file"]
+        and str(answer.get("function", "")).strip() == target["function"]
+    )
     raw = answer.get("call_sites")
     given = set()
     if isinstance(raw, list):
@@ -22,9 +25,17 @@ def grade_answer(target: dict, sites: list[dict], answer: dict) -> Grade:
     recall = hits / len(truth) if truth else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     score = 0.4 * target_ok + 0.6 * f1
-    return Grade(target_ok and given == truth, round(score, 4), {
-        "target_ok": target_ok, "expected": target, "expected_sites": sites,
-        "missed": sorted(map(list, truth - given)), "wrong": sorted(map(list, given - truth))})
+    return Grade(
+        target_ok and given == truth,
+        round(score, 4),
+        {
+            "target_ok": target_ok,
+            "expected": target,
+            "expected_sites": sites,
+            "missed": sorted(map(list, truth - given)),
+            "wrong": sorted(map(list, given - truth)),
+        },
+    )
 
 
 def search_metrics(tool_log: list[dict]) -> dict:

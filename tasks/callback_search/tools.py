@@ -5,6 +5,7 @@ Tools: ``list_files()``, ``read_file(path)`` (numbered lines, one file per call)
 instance declares the code host's per-turn limit (``max_calls_per_turn``, default 2: every file is a
 large read) and its prompt says it (``kit.limits``).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,8 +25,15 @@ class CallbackSearchInstance(TaskInstance):
 
     family = "callback_search"
 
-    def __init__(self, family: CallbackSearch, seed: int, files: dict[str, str], target_path: str,
-                 target_name: str, sites: list[dict]) -> None:
+    def __init__(
+        self,
+        family: CallbackSearch,
+        seed: int,
+        files: dict[str, str],
+        target_path: str,
+        target_name: str,
+        sites: list[dict],
+    ) -> None:
         self.seed = seed
         self.id = f"callback_search-f{family.files}-s{seed}"
         self.files = files
@@ -45,22 +53,32 @@ class CallbackSearchInstance(TaskInstance):
             "count). Then find every call site of it in the application code under src/ (tests and docs do not "
             "count). A call site is a function whose body calls it: directly, through an import alias or as a "
             "module attribute; mentions in comments, log strings and docstrings are not calls. "
-            "Submit submit(file=\"src/...py\", function=\"name\", call_sites=[{\"file\": \"src/...py\", "
-            "\"function\": \"name\"}, ...]). "
+            'Submit submit(file="src/...py", function="name", call_sites=[{"file": "src/...py", '
+            '"function": "name"}, ...]). '
             + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
         )
         self.tools = [
             tool_schema("list_files", "List every file of the repository.", {}, []),
             tool_schema("read_file", "Read a file, with line numbers.", {"path": {"type": "string"}}),
-            tool_schema("grep", "Search every file for a Python regular expression; prints path:line: text.",
-                        {"pattern": {"type": "string"}}),
+            tool_schema(
+                "grep",
+                "Search every file for a Python regular expression; prints path:line: text.",
+                {"pattern": {"type": "string"}},
+            ),
         ]
         self.answer_schema = {
             "type": "object",
             "properties": {
-                "file": {"type": "string"}, "function": {"type": "string"},
-                "call_sites": {"type": "array", "items": {"type": "object", "properties": {
-                    "file": {"type": "string"}, "function": {"type": "string"}}, "required": ["file", "function"]}},
+                "file": {"type": "string"},
+                "function": {"type": "string"},
+                "call_sites": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"file": {"type": "string"}, "function": {"type": "string"}},
+                        "required": ["file", "function"],
+                    },
+                },
             },
             "required": ["file", "function", "call_sites"],
         }
@@ -75,8 +93,9 @@ class CallbackSearchInstance(TaskInstance):
             if isinstance(path, str):
                 path = path.strip().lstrip("./")
             if not isinstance(path, str) or path not in self.files:
-                return ToolResult(f"ERROR: no such file {args.get('path')!r}; use list_files to see the paths",
-                                  is_error=True)
+                return ToolResult(
+                    f"ERROR: no such file {args.get('path')!r}; use list_files to see the paths", is_error=True
+                )
             return ToolResult(file_result(path, self.files[path]), resource=f"file:{path}")
         if name == "grep":
             found = grep_lines(self.files, args)
@@ -97,4 +116,3 @@ class CallbackSearchInstance(TaskInstance):
     def data_fingerprint(self) -> list:
         """Every file and the answer."""
         return [self.files, self.target, self.sites]
-

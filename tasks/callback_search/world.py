@@ -11,6 +11,7 @@ event on (call sites, not the handler), comments and log strings that mention th
 calling it, and tests and docs that call or name it. One call site calls the alias under which the
 facade module ``FACADE`` re-exports the target, one calls it as a module attribute.
 """
+
 from __future__ import annotations
 
 import random
@@ -19,7 +20,18 @@ from tasks.base import TaskFamily
 from tasks.callback_search.tools import CallbackSearchInstance
 
 PACKAGES = {
-    "payment": ["gateway", "refunds", "ledger", "fees", "currency", "tokens", "settlement", "fraud", "payouts", "invoices"],
+    "payment": [
+        "gateway",
+        "refunds",
+        "ledger",
+        "fees",
+        "currency",
+        "tokens",
+        "settlement",
+        "fraud",
+        "payouts",
+        "invoices",
+    ],
     "orders": ["cart", "checkout", "pricing", "reconcile", "returns", "history", "discounts", "state"],
     "notify": ["handlers", "sms", "email", "push", "templates", "preferences"],
     "users": ["accounts", "sessions", "profiles", "permissions", "addresses"],
@@ -29,8 +41,28 @@ PACKAGES = {
     "common": ["hooks", "retry", "config", "clock", "money", "db"],
     "reporting": ["daily", "exports", "metrics", "dashboards"],
 }
-VERBS = ["load", "save", "validate", "compute", "build", "sync", "apply", "format", "parse", "fetch", "update",
-         "resolve", "normalize", "schedule", "cancel", "merge", "archive", "refresh", "estimate", "check"]
+VERBS = [
+    "load",
+    "save",
+    "validate",
+    "compute",
+    "build",
+    "sync",
+    "apply",
+    "format",
+    "parse",
+    "fetch",
+    "update",
+    "resolve",
+    "normalize",
+    "schedule",
+    "cancel",
+    "merge",
+    "archive",
+    "refresh",
+    "estimate",
+    "check",
+]
 NOUNS = {
     "payment": ["charge", "refund", "ledger_entry", "fee", "payout", "token", "settlement", "risk_score"],
     "orders": ["order", "cart", "line_items", "discount", "return_request", "order_state"],
@@ -43,20 +75,25 @@ NOUNS = {
     "reporting": ["report", "metric", "dashboard", "export_row"],
 }
 BODY = [
-    "    if {a} is None:\n        raise ValueError(\"{f}: {a} is required\")",
-    "    logger.debug(\"{f} %s\", {a})",
-    "    result = {{}}\n    for key, value in sorted(getattr({a}, \"items\", dict)().items()):\n        result[key] = value",
-    "    with db.transaction() as tx:\n        tx.execute(\"SELECT id, status FROM {p}_{n} WHERE id = %s\", ({a}.id,))",
-    "    deadline = clock.now() + timedelta(seconds=config.get(\"{p}.timeout\", 30))",
-    "    total = Decimal(\"0\")\n    for line in getattr({a}, \"lines\", []):\n        total += money.round(line.amount * line.quantity)",
+    '    if {a} is None:\n        raise ValueError("{f}: {a} is required")',
+    '    logger.debug("{f} %s", {a})',
+    '    result = {{}}\n    for key, value in sorted(getattr({a}, "items", dict)().items()):\n        result[key] = value',
+    '    with db.transaction() as tx:\n        tx.execute("SELECT id, status FROM {p}_{n} WHERE id = %s", ({a}.id,))',
+    '    deadline = clock.now() + timedelta(seconds=config.get("{p}.timeout", 30))',
+    '    total = Decimal("0")\n    for line in getattr({a}, "lines", []):\n        total += money.round(line.amount * line.quantity)',
     "    if not retry.should_retry({a}, attempts=3):\n        return None",
-    "    metrics.increment(\"{p}.{f}.calls\")",
-    "    # TODO(ops): remove the fallback once the migration of {p} is done\n    fallback = config.get(\"{p}.fallback\", False)",
-    "    payload = {{\"id\": getattr({a}, \"id\", None), \"kind\": \"{n}\", \"source\": \"{p}\"}}",
+    '    metrics.increment("{p}.{f}.calls")',
+    '    # TODO(ops): remove the fallback once the migration of {p} is done\n    fallback = config.get("{p}.fallback", False)',
+    '    payload = {{"id": getattr({a}, "id", None), "kind": "{n}", "source": "{p}"}}',
 ]
 CALLBACK_DISTRACTORS = [
     ("common", "hooks", "register_callback", "Register a callback to run after a hook fires (generic plumbing)."),
-    ("shipping", "carriers", "on_carrier_callback", "Handle a carrier's tracking callback (label printed, parcel scanned)."),
+    (
+        "shipping",
+        "carriers",
+        "on_carrier_callback",
+        "Handle a carrier's tracking callback (label printed, parcel scanned).",
+    ),
     ("users", "sessions", "oauth_callback", "Finish the OAuth login flow when the identity provider redirects back."),
     ("inventory", "suppliers", "supplier_callback_url", "Build the callback URL that suppliers post stock updates to."),
     ("reporting", "exports", "export_done_callback", "Called by the export worker when a report file is ready."),
@@ -81,8 +118,9 @@ class CallbackSearch(TaskFamily):
 
     name = "callback_search"
 
-    def __init__(self, files: int = 120, functions_per_file: int = 26, grep_cap: int = 60,
-                 max_calls_per_turn: int = 2) -> None:
+    def __init__(
+        self, files: int = 120, functions_per_file: int = 26, grep_cap: int = 60, max_calls_per_turn: int = 2
+    ) -> None:
         self.files = self.check_knob("files", files, 20, 2000)
         self.functions_per_file = self.check_knob("functions_per_file", functions_per_file, 2, 100)
         self.grep_cap = self.check_knob("grep_cap", grep_cap, 5, 1000)
@@ -104,20 +142,31 @@ class CallbackSearch(TaskFamily):
         files = {path: _render_module(path, modules[path], imports.get(path, [])) for path in paths}
         files.update(_test_files(rng, n_tests, module, target_name, legacy_name))
         files.update(_doc_files(target_name, target_path, legacy_name, legacy_path))
-        return CallbackSearchInstance(self, seed, dict(sorted(files.items())), target_path, target_name,
-                                      sorted(sites, key=lambda s: (s["file"], s["function"])))
+        return CallbackSearchInstance(
+            self,
+            seed,
+            dict(sorted(files.items())),
+            target_path,
+            target_name,
+            sorted(sites, key=lambda s: (s["file"], s["function"])),
+        )
 
     @staticmethod
-    def _module_paths(rng: random.Random, target_path: str, legacy_path: str,
-                      n_src: int) -> tuple[list[str], list[str], list[tuple]]:
+    def _module_paths(
+        rng: random.Random, target_path: str, legacy_path: str, n_src: int
+    ) -> tuple[list[str], list[str], list[tuple]]:
         """Source module paths (the planted ones first, then generated names), the planted ones, and the callers."""
         planted = [target_path, legacy_path, FACADE, "src/notify/handlers.py", "src/notify/sms.py"]
         planted += [f"src/{p}/{m}.py" for p, m, *_ in CALLBACK_DISTRACTORS]
         callers = rng.sample(CALLER_SPECS, rng.randint(2, 4))
         planted += [f"src/{p}/{m}.py" for p, m, *_ in callers]
         paths: list[str] = list(dict.fromkeys(planted))
-        pool = [f"src/{p}/{m}{suffix}.py" for suffix in ("", "_v2", "_utils", "_service", "_models", "_tasks")
-                for p, ms in PACKAGES.items() for m in ms]
+        pool = [
+            f"src/{p}/{m}{suffix}.py"
+            for suffix in ("", "_v2", "_utils", "_service", "_models", "_tasks")
+            for p, ms in PACKAGES.items()
+            for m in ms
+        ]
         rng.shuffle(pool)
         for path in pool:
             if len(paths) >= n_src:
@@ -129,9 +178,10 @@ class CallbackSearch(TaskFamily):
     def _module_functions(self, rng: random.Random, path: str) -> list[str]:
         """The ordinary generated functions of one module."""
         package = path.split("/")[1]
-        return [_function(rng, package, f"{rng.choice(VERBS)}_{rng.choice(NOUNS[package])}")
-                for _ in range(self.functions_per_file)]
-
+        return [
+            _function(rng, package, f"{rng.choice(VERBS)}_{rng.choice(NOUNS[package])}")
+            for _ in range(self.functions_per_file)
+        ]
 
 
 def _insert(rng: random.Random, modules: dict[str, list[str]], path: str, text: str) -> None:
@@ -140,20 +190,32 @@ def _insert(rng: random.Random, modules: dict[str, list[str]], path: str, text: 
     funcs.insert(rng.randrange(len(funcs) + 1), text)
 
 
-def _plant_callbacks(rng: random.Random, modules: dict[str, list[str]], target_name: str, target_path: str,
-                     legacy_name: str, legacy_path: str) -> None:
+def _plant_callbacks(
+    rng: random.Random,
+    modules: dict[str, list[str]],
+    target_name: str,
+    target_path: str,
+    legacy_name: str,
+    legacy_path: str,
+) -> None:
     """The target callback, its deprecated twin, the notify callback and the named distractors."""
     _insert(rng, modules, target_path, _target_function(target_name))
     _insert(rng, modules, legacy_path, _legacy_function(legacy_name, target_name, target_path))
     _insert(rng, modules, "src/notify/handlers.py", _notify_handler())
     _insert(rng, modules, "src/notify/sms.py", _notify_caller())
     for p, m, name, doc in CALLBACK_DISTRACTORS:
-        _insert(rng, modules, f"src/{p}/{m}.py", f"def {name}(*args, **kwargs):\n    \"\"\"{doc}\"\"\"\n    "
-                f"hooks.fire(\"{name}\", *args, **kwargs)\n    return True\n")
+        _insert(
+            rng,
+            modules,
+            f"src/{p}/{m}.py",
+            f'def {name}(*args, **kwargs):\n    """{doc}"""\n    '
+            f'hooks.fire("{name}", *args, **kwargs)\n    return True\n',
+        )
 
 
-def _plant_call_sites(rng: random.Random, modules: dict[str, list[str]], callers: list[tuple], module: str,
-                      target_name: str, alias: str) -> tuple[dict[str, list[str]], list[dict]]:
+def _plant_call_sites(
+    rng: random.Random, modules: dict[str, list[str]], callers: list[tuple], module: str, target_name: str, alias: str
+) -> tuple[dict[str, list[str]], list[dict]]:
     """The call sites (the answer): plain, aliased and module-qualified calls; their imports and sites.
 
     The first caller calls an alias that the facade module ``FACADE`` re-exports (``from <target module>
@@ -182,20 +244,32 @@ def _plant_call_sites(rng: random.Random, modules: dict[str, list[str]], callers
 
 def _plant_mention(rng: random.Random, modules: dict[str, list[str]], others: list[str], target_name: str) -> None:
     """Mentions of the target that are not calls (a comment, a log string) in some other source file."""
-    _insert(rng, modules, rng.choice(others), (
-        f"def audit_gateway_events(events):\n    \"\"\"Count gateway events; the webhook calls "
-        f"{target_name} for them, not this.\"\"\"\n    # NOTE: never call {target_name}() from "
-        f"here: it is not idempotent\n    logger.info(\"audit: %d events (see {target_name})\", "
-        "len(events))\n    return len(events)\n"))
+    _insert(
+        rng,
+        modules,
+        rng.choice(others),
+        (
+            f'def audit_gateway_events(events):\n    """Count gateway events; the webhook calls '
+            f'{target_name} for them, not this."""\n    # NOTE: never call {target_name}() from '
+            f'here: it is not idempotent\n    logger.info("audit: %d events (see {target_name})", '
+            "len(events))\n    return len(events)\n"
+        ),
+    )
 
 
 def _render_module(path: str, functions: list[str], imports: list[str]) -> str:
     """One source module: its header, its imports, its functions."""
     package = path.split("/")[1]
-    header = [f'"""{package}.{path.rsplit("/", 1)[1][:-3]}: generated module of the Shoply backend."""',
-              "from __future__ import annotations", "", "import logging",
-              "from datetime import timedelta", "from decimal import Decimal", "",
-              "from common import clock, config, db, hooks, metrics, money, retry"]
+    header = [
+        f'"""{package}.{path.rsplit("/", 1)[1][:-3]}: generated module of the Shoply backend."""',
+        "from __future__ import annotations",
+        "",
+        "import logging",
+        "from datetime import timedelta",
+        "from decimal import Decimal",
+        "",
+        "from common import clock, config, db, hooks, metrics, money, retry",
+    ]
     header += imports
     header += ["", "logger = logging.getLogger(__name__)", "", ""]
     return "\n".join(header) + "\n\n".join(functions)
@@ -205,16 +279,26 @@ def _test_files(rng: random.Random, n_tests: int, module: str, target_name: str,
     """The test files: the payment callback tests (which call the target but are not call sites), then filler."""
     files = {}
     for i in range(n_tests):
-        name = ("tests/payment/test_callbacks.py" if i == 0
-                else f"tests/{rng.choice(list(PACKAGES))}/test_{rng.choice(VERBS)}_{i}.py")
+        name = (
+            "tests/payment/test_callbacks.py"
+            if i == 0
+            else f"tests/{rng.choice(list(PACKAGES))}/test_{rng.choice(VERBS)}_{i}.py"
+        )
         body = [f"from {module} import {target_name}", f"from payment.legacy_gateway import {legacy_name}", "", ""]
         if i == 0:
-            body += [f"def test_{target_name}_marks_order_paid(fake_gateway):",
-                     f"    assert {target_name}(fake_gateway.event('paid'))['status'] == 'paid'", "", "",
-                     f"def test_{legacy_name}_still_parses_old_payloads(fake_gateway):",
-                     f"    assert {legacy_name}(fake_gateway.legacy_event())", ""]
+            body += [
+                f"def test_{target_name}_marks_order_paid(fake_gateway):",
+                f"    assert {target_name}(fake_gateway.event('paid'))['status'] == 'paid'",
+                "",
+                "",
+                f"def test_{legacy_name}_still_parses_old_payloads(fake_gateway):",
+                f"    assert {legacy_name}(fake_gateway.legacy_event())",
+                "",
+            ]
         else:
-            body = [f"def test_{rng.choice(VERBS)}_{j}():\n    assert {rng.randint(1, 9)} + {j} > 0\n" for j in range(6)]
+            body = [
+                f"def test_{rng.choice(VERBS)}_{j}():\n    assert {rng.randint(1, 9)} + {j} > 0\n" for j in range(6)
+            ]
         files[name] = "\n".join(body)
     return files
 
@@ -225,70 +309,90 @@ def _doc_files(target_name: str, target_path: str, legacy_name: str, legacy_path
         "docs/payment.md": (
             f"# Payments\n\nThe gateway posts to `/webhooks/payment`; `{target_name}` in `{target_path}` handles the "
             f"callback. The old `{legacy_name}` in `{legacy_path}` is deprecated.\n\nSee also the notify callbacks "
-            "(`handle_callback`) for SMS delivery reports.\n"),
-        "docs/architecture.md": "# Architecture\n\n" + "\n".join(
-            f"- `src/{p}/`: {', '.join(ms)}" for p, ms in PACKAGES.items()) + "\n\nCallbacks are registered with `register_callback`.\n",
-        "docs/runbook.md": ("# Runbook\n\nIf payment callbacks fail, check the gateway signature secret and "
-                            "replay with the retry job.\n"),
+            "(`handle_callback`) for SMS delivery reports.\n"
+        ),
+        "docs/architecture.md": "# Architecture\n\n"
+        + "\n".join(f"- `src/{p}/`: {', '.join(ms)}" for p, ms in PACKAGES.items())
+        + "\n\nCallbacks are registered with `register_callback`.\n",
+        "docs/runbook.md": (
+            "# Runbook\n\nIf payment callbacks fail, check the gateway signature secret and "
+            "replay with the retry job.\n"
+        ),
     }
 
 
 def _function(rng: random.Random, package: str, name: str) -> str:
     arg = rng.choice(["item", "obj", "record", "ctx", "entity"])
-    lines = [f"def {name}({arg}, *, strict: bool = False):",
-             f'    """{name.replace("_", " ").capitalize()} for the {package} service.',
-             "", f"    Called from the {package} workers; see docs/architecture.md.", '    """']
+    lines = [
+        f"def {name}({arg}, *, strict: bool = False):",
+        f'    """{name.replace("_", " ").capitalize()} for the {package} service.',
+        "",
+        f"    Called from the {package} workers; see docs/architecture.md.",
+        '    """',
+    ]
     for template in rng.sample(BODY, rng.randint(3, 6)):
         lines.append(template.format(a=arg, f=name, p=package, n=name.split("_", 1)[1]))
-    lines.append(f"    return {rng.choice([arg, 'None', 'True', 'payload if strict else None'])}" if "payload" in lines[-1]
-                 else f"    return {rng.choice([arg, 'None', 'True'])}")
+    lines.append(
+        f"    return {rng.choice([arg, 'None', 'True', 'payload if strict else None'])}"
+        if "payload" in lines[-1]
+        else f"    return {rng.choice([arg, 'None', 'True'])}"
+    )
     return "\n".join(lines) + "\n"
 
 
 def _target_function(name: str) -> str:
-    return (f"def {name}(event, *, replay: bool = False):\n"
-            '    """Handle the payment gateway\'s asynchronous callback (payment completed, failed or refunded).\n\n'
-            "    Verifies the gateway signature, updates the order and the ledger, and acknowledges the event.\n"
-            '    """\n'
-            "    if not tokens.verify_signature(event):\n"
-            "        raise PermissionError(\"bad gateway signature\")\n"
-            "    order = db.orders.get(event[\"order_id\"])\n"
-            "    status = {\"succeeded\": \"paid\", \"failed\": \"payment_failed\", \"refunded\": \"refunded\"}[event[\"type\"]]\n"
-            "    ledger.post(order, event[\"amount\"], status)\n"
-            "    metrics.increment(\"payment.callback\", tags={\"replay\": replay})\n"
-            "    return {\"order\": order.id, \"status\": status}\n")
+    return (
+        f"def {name}(event, *, replay: bool = False):\n"
+        '    """Handle the payment gateway\'s asynchronous callback (payment completed, failed or refunded).\n\n'
+        "    Verifies the gateway signature, updates the order and the ledger, and acknowledges the event.\n"
+        '    """\n'
+        "    if not tokens.verify_signature(event):\n"
+        '        raise PermissionError("bad gateway signature")\n'
+        '    order = db.orders.get(event["order_id"])\n'
+        '    status = {"succeeded": "paid", "failed": "payment_failed", "refunded": "refunded"}[event["type"]]\n'
+        '    ledger.post(order, event["amount"], status)\n'
+        '    metrics.increment("payment.callback", tags={"replay": replay})\n'
+        '    return {"order": order.id, "status": status}\n'
+    )
 
 
 def _legacy_function(name: str, target: str, target_path: str) -> str:
-    return (f"def {name}(payload):\n"
-            f'    """DEPRECATED since 3.2: the old payment gateway callback handler (XML payloads).\n\n'
-            f"    Replaced by {target} in {target_path}. Nothing calls this any more; kept for the migration tests.\n"
-            '    """\n'
-            "    event = xml_to_event(payload)\n"
-            "    logger.warning(\"legacy callback used\")\n"
-            "    return event\n")
+    return (
+        f"def {name}(payload):\n"
+        f'    """DEPRECATED since 3.2: the old payment gateway callback handler (XML payloads).\n\n'
+        f"    Replaced by {target} in {target_path}. Nothing calls this any more; kept for the migration tests.\n"
+        '    """\n'
+        "    event = xml_to_event(payload)\n"
+        '    logger.warning("legacy callback used")\n'
+        "    return event\n"
+    )
 
 
 def _notify_handler() -> str:
-    return ("def handle_callback(report):\n"
-            '    """Handle the SMS provider\'s delivery callback (delivered, failed, expired)."""\n'
-            "    status = report.get(\"status\", \"unknown\")\n"
-            "    metrics.increment(f\"notify.sms.{status}\")\n"
-            "    return status\n")
+    return (
+        "def handle_callback(report):\n"
+        '    """Handle the SMS provider\'s delivery callback (delivered, failed, expired)."""\n'
+        '    status = report.get("status", "unknown")\n'
+        '    metrics.increment(f"notify.sms.{status}")\n'
+        "    return status\n"
+    )
 
 
 def _notify_caller() -> str:
-    return ("def receive_delivery_report(request):\n"
-            '    """Endpoint the SMS provider posts delivery reports to."""\n'
-            "    from notify.handlers import handle_callback\n"
-            "    return handle_callback(request.json())\n")
+    return (
+        "def receive_delivery_report(request):\n"
+        '    """Endpoint the SMS provider posts delivery reports to."""\n'
+        "    from notify.handlers import handle_callback\n"
+        "    return handle_callback(request.json())\n"
+    )
 
 
 def _caller_function(name: str, arg: str, call: str) -> str:
-    return (f"def {name}({arg}):\n"
-            f'    """{name.replace("_", " ").capitalize()}: passes the event on to the payment callback handler."""\n'
-            f"    logger.info(\"{name} start\")\n"
-            f"    result = {call}\n"
-            "    metrics.increment(\"callbacks.dispatched\")\n"
-            "    return result\n")
-
+    return (
+        f"def {name}({arg}):\n"
+        f'    """{name.replace("_", " ").capitalize()}: passes the event on to the payment callback handler."""\n'
+        f'    logger.info("{name} start")\n'
+        f"    result = {call}\n"
+        '    metrics.increment("callbacks.dispatched")\n'
+        "    return result\n"
+    )

@@ -7,12 +7,39 @@ file coverage). Answer: ``submit(findings=[{"file": path, "function": name}, ...
 buggy function in scope; success = the exact set, score = F1. The family's rules are in
 tasks/README.md; its reference reviewer is ``reference_agent/policies/code_review.py``.
 """
+
 from tasks.code_review.formats import GREP_LIMIT, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
 from tasks.code_review.grade import file_metrics, grade_findings, missing_reviews
 from tasks.code_review.tools import CodeReviewInstance
-from tasks.code_review.world import (BUG_TEMPLATES, DOMAINS, HELPERS, KINDS, Bug, CodeReview, _helper_module,
-                                     _t_call, _t_off_by_one)
+from tasks.code_review.world import (
+    BUG_TEMPLATES,
+    DOMAINS,
+    HELPERS,
+    KINDS,
+    Bug,
+    CodeReview,
+    _helper_module,
+    _t_call,
+    _t_off_by_one,
+)
 
-__all__ = ["BUG_TEMPLATES", "DOMAINS", "GREP_LIMIT", "HELPERS", "KINDS", "LISTING_HEADER", "LISTING_LINE", "SCOPE",
-           "VERDICT", "Bug", "CodeReview", "CodeReviewInstance", "file_metrics", "grade_findings",
-           "missing_reviews", "_helper_module", "_t_call", "_t_off_by_one"]
+__all__ = [
+    "BUG_TEMPLATES",
+    "DOMAINS",
+    "GREP_LIMIT",
+    "HELPERS",
+    "KINDS",
+    "LISTING_HEADER",
+    "LISTING_LINE",
+    "SCOPE",
+    "VERDICT",
+    "Bug",
+    "CodeReview",
+    "CodeReviewInstance",
+    "file_metrics",
+    "grade_findings",
+    "missing_reviews",
+    "_helper_module",
+    "_t_call",
+    "_t_off_by_one",
+]

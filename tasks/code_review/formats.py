@@ -4,6 +4,7 @@ The tools write these texts (``tools.py``); the stop-hook check reads the listin
 agent's review lines (``grade.missing_reviews``); an agent (the reference reviewer among
 them) reads them back with the patterns here.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,9 @@ def scope_sentence(out_of_scope: tuple[str, ...]) -> str:
     if not out_of_scope:
         return ""
     folders = ", ".join(out_of_scope)
-    return (f"Out of scope: files under {folders} belong to other teams; do not review them and do not report "
-            "their bugs. ")
+    return (
+        f"Out of scope: files under {folders} belong to other teams; do not review them and do not report their bugs. "
+    )
 
 
 def listing_line(path: str, text: str) -> str:

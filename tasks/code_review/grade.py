@@ -1,4 +1,5 @@
 """``code_review`` grading: the exact set of buggy functions in scope, the stop-hook check, file coverage."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,10 +25,17 @@ def grade_findings(bugs: list[Bug], answer: dict) -> Grade:
     precision = hits / len(given) if given else 0.0
     recall = hits / len(truth) if truth else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Grade(given == truth, round(f1, 4), {
-        "expected": len(truth), "given": len(given), "correct": hits,
-        "missed": sorted(f"{f}::{fn}" for f, fn in truth - given),
-        "wrong": sorted(f"{f}::{fn}" for f, fn in given - truth)})
+    return Grade(
+        given == truth,
+        round(f1, 4),
+        {
+            "expected": len(truth),
+            "given": len(given),
+            "correct": hits,
+            "missed": sorted(f"{f}::{fn}" for f, fn in truth - given),
+            "wrong": sorted(f"{f}::{fn}" for f, fn in given - truth),
+        },
+    )
 
 
 def missing_reviews(messages: list[dict], out_of_scope: tuple[str, ...]) -> str | None:
@@ -54,15 +62,20 @@ def file_metrics(tool_log: list[dict], paths: list[str], out_of_scope: tuple[str
     With sub-agents (strategy ``isolate``) also ``files_read_summed``: distinct files read per
     context (the main agent and each sub-agent), summed, as seed 000 §7.3 reports isolation.
     """
-    read = {e["resource"] for e in tool_log
-            if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource")}
+    read = {
+        e["resource"] for e in tool_log if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource")
+    }
     per_context: dict = {}
     for e in tool_log:
         if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource"):
             per_context.setdefault(e.get("subagent"), set()).add(e["resource"])
     in_scope = {f"file:{p}" for p in paths if not p.startswith(out_of_scope)}
-    metrics = {"files_read": len(read), "files_total": len(paths), "files_in_scope": len(in_scope),
-               "file_coverage": round(len(read & in_scope) / len(in_scope), 4)}
+    metrics = {
+        "files_read": len(read),
+        "files_total": len(paths),
+        "files_in_scope": len(in_scope),
+        "file_coverage": round(len(read & in_scope) / len(in_scope), 4),
+    }
     if any(key is not None for key in per_context):
         # seed 000 §7.3 counts isolation's coverage summed over the contexts (48 of 44 there)
         metrics["files_read_summed"] = sum(len(files) for files in per_context.values())

@@ -4,6 +4,7 @@ Tools: ``list_files()``, ``read_file(path)`` (numbered lines, one file per call)
 (regex over every file, at most ``GREP_LIMIT`` lines shown). The instance declares the code host's
 per-turn limit (``max_calls_per_turn``, default 4) and its prompt says it (``kit.limits``).
 """
+
 from __future__ import annotations
 
 import random
@@ -24,8 +25,15 @@ class CodeReviewInstance(TaskInstance):
 
     family = "code_review"
 
-    def __init__(self, family: CodeReview, seed: int, files: dict[str, str], bugs: list[Bug],
-                 out_of_scope: tuple[str, ...] = (), other_bugs: list[Bug] | None = None) -> None:
+    def __init__(
+        self,
+        family: CodeReview,
+        seed: int,
+        files: dict[str, str],
+        bugs: list[Bug],
+        out_of_scope: tuple[str, ...] = (),
+        other_bugs: list[Bug] | None = None,
+    ) -> None:
         self.seed = seed
         self.id = f"code_review-f{family.files}-s{seed}"
         self.files = files
@@ -44,23 +52,38 @@ class CodeReviewInstance(TaskInstance):
             "Find every function with a real bug: wrong argument order in calls to helpers defined in other "
             "modules, off-by-one loop bounds, inverted comparisons, mutable default arguments, files opened and "
             "never closed, SQL built by string formatting from arguments, divisions without a zero guard. Some "
-            "code only looks suspicious; report real bugs only. " + scope_sentence(self.out_of_scope)
+            "code only looks suspicious; report real bugs only. "
+            + scope_sentence(self.out_of_scope)
             + "Submit every buggy function once with "
-            "submit(findings=[{\"file\": path, \"function\": name}, ...]). "
+            'submit(findings=[{"file": path, "function": name}, ...]). '
             + limit_sentence(self.max_calls_per_turn, "tool calls (one file per read_file)")
         )
         self.tools = [
             tool_schema("list_files", "List every file of the repository with its size.", {}),
-            tool_schema("read_file", "Read one file, with line numbers.",
-                        {"path": {"type": "string", "description": "a path from list_files"}}),
-            tool_schema("grep", f"Search every file with a Python regular expression (at most {GREP_LIMIT} matching lines).",
-                        {"pattern": {"type": "string", "description": "a Python regular expression"}}),
+            tool_schema(
+                "read_file",
+                "Read one file, with line numbers.",
+                {"path": {"type": "string", "description": "a path from list_files"}},
+            ),
+            tool_schema(
+                "grep",
+                f"Search every file with a Python regular expression (at most {GREP_LIMIT} matching lines).",
+                {"pattern": {"type": "string", "description": "a Python regular expression"}},
+            ),
         ]
         self.answer_schema = {
             "type": "object",
-            "properties": {"findings": {"type": "array", "description": "one entry per buggy function", "items": {
-                "type": "object", "properties": {"file": {"type": "string"}, "function": {"type": "string"}},
-                "required": ["file", "function"]}}},
+            "properties": {
+                "findings": {
+                    "type": "array",
+                    "description": "one entry per buggy function",
+                    "items": {
+                        "type": "object",
+                        "properties": {"file": {"type": "string"}, "function": {"type": "string"}},
+                        "required": ["file", "function"],
+                    },
+                }
+            },
             "required": ["findings"],
         }
 
@@ -82,8 +105,9 @@ class CodeReviewInstance(TaskInstance):
                 return ToolResult("ERROR: read_file needs a path (a string from list_files)", is_error=True)
             path = path.strip().lstrip("./")
             if path not in self.files:
-                return ToolResult(f"ERROR: no such file {path!r}; call list_files to see the {len(self.files)} paths",
-                                  is_error=True)
+                return ToolResult(
+                    f"ERROR: no such file {path!r}; call list_files to see the {len(self.files)} paths", is_error=True
+                )
             return ToolResult(file_result(path, self.files[path]), resource=f"file:{path}")
         if name == "grep":
             found = grep_lines(self.files, args)
@@ -93,8 +117,10 @@ class CodeReviewInstance(TaskInstance):
             shown = hits[:GREP_LIMIT]
             if len(hits) > GREP_LIMIT:
                 shown.append(f"... {len(hits) - GREP_LIMIT} more matching lines not shown; narrow the pattern")
-            return ToolResult(f"grep {pattern!r}: {len(hits)} matching lines\n" + "\n".join(shown or ["(no matches)"]),
-                              resource=f"grep:{pattern}")
+            return ToolResult(
+                f"grep {pattern!r}: {len(hits)} matching lines\n" + "\n".join(shown or ["(no matches)"]),
+                resource=f"grep:{pattern}",
+            )
         return ToolResult(f"ERROR: unknown tool {name!r}; available: list_files, read_file, grep", is_error=True)
 
     def grade(self, answer: dict) -> Grade:
@@ -112,5 +138,3 @@ class CodeReviewInstance(TaskInstance):
     def data_fingerprint(self) -> list:
         """Every file and the planted bugs."""
         return [self.files, [vars(b) for b in self.bugs], list(self.out_of_scope), [vars(b) for b in self.other_bugs]]
-
-

@@ -51,15 +51,33 @@ Layout: ``world.py`` generation (account, tickets, exports and their text format
 the instance (prompt, tools, the auth error, pages, threads), ``grade.py``.
 Rules of every template: tasks/README.md.
 """
+
 from __future__ import annotations
 
 from tasks.base import TaskFamily
 from tasks.failure_memory.tools import FailureMemoryInstance
-from tasks.failure_memory.world import (CALLS_PER_TURN, DATASETS, EXPORT_HEADER, EXPORT_READY, PERIODS, ROW, World,
-                                        generate_world)
+from tasks.failure_memory.world import (
+    CALLS_PER_TURN,
+    DATASETS,
+    EXPORT_HEADER,
+    EXPORT_READY,
+    PERIODS,
+    ROW,
+    World,
+    generate_world,
+)
 
-__all__ = ["CALLS_PER_TURN", "DATASETS", "EXPORT_HEADER", "EXPORT_READY", "FailureMemory", "FailureMemoryInstance",
-           "PERIODS", "ROW", "World"]
+__all__ = [
+    "CALLS_PER_TURN",
+    "DATASETS",
+    "EXPORT_HEADER",
+    "EXPORT_READY",
+    "FailureMemory",
+    "FailureMemoryInstance",
+    "PERIODS",
+    "ROW",
+    "World",
+]
 
 
 class FailureMemory(TaskFamily):

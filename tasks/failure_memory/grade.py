@@ -1,4 +1,5 @@
 """The grader of ``failure_memory``: four fields in exact cents and strings, and the repeated failed calls."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,12 @@ def grade_escalation(answer: object, expected: dict, repeats: int) -> Grade:
             right[key] = cents(given) == cents(value)
         else:
             right[key] = isinstance(given, str) and given.strip() == value
-    score = sum(right.values()) / len(right) * 0.5 ** repeats
-    return Grade(all(right.values()) and repeats == 0, round(score, 4),
-                 {"fields": right, "expected": expected, "repeated_failed_calls": repeats})
+    score = sum(right.values()) / len(right) * 0.5**repeats
+    return Grade(
+        all(right.values()) and repeats == 0,
+        round(score, 4),
+        {"fields": right, "expected": expected, "repeated_failed_calls": repeats},
+    )
 
 
 def cents(amount: object) -> int | None:

@@ -2,6 +2,7 @@
 
 Every template and the rule that makes it correct in its own context is in tasks/README.md (failure_memory).
 """
+
 from __future__ import annotations
 
 import random
@@ -12,11 +13,27 @@ from typing import Protocol
 DATASETS = ("refunds", "chargebacks", "credits")
 CALLS_PER_TURN = 4  # the documented concurrency limit of the support and reporting APIs (issue 13 §1)
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
-REASONS = ["duplicate charge", "service outage credit", "cancelled order", "damaged goods", "price adjustment",
-           "goodwill gesture", "billing error", "late delivery"]
+REASONS = [
+    "duplicate charge",
+    "service outage credit",
+    "cancelled order",
+    "damaged goods",
+    "price adjustment",
+    "goodwill gesture",
+    "billing error",
+    "late delivery",
+]
 STATUSES = ["settled", "settled", "settled", "pending", "voided"]
-COMPANIES = ["Brightwave Media", "Keller & Sons Logistics", "Nordlicht Apparel", "Quanta Dental Group",
-             "Harbourside Hotels", "Vireo Analytics", "Ostara Foods", "Pinecrest Schools"]
+COMPANIES = [
+    "Brightwave Media",
+    "Keller & Sons Logistics",
+    "Nordlicht Apparel",
+    "Quanta Dental Group",
+    "Harbourside Hotels",
+    "Vireo Analytics",
+    "Ostara Foods",
+    "Pinecrest Schools",
+]
 AGENTS = ["Dana (Tier 1)", "Malik (Tier 2)", "Sofia (Billing)", "Ren (Tier 1)", "Ilse (Account mgmt)"]
 FILLER = [
     "Thanks for your patience while we look into this. I've attached the screenshots you sent to the case.",
@@ -29,7 +46,9 @@ FILLER = [
     "The customer mentions they will evaluate other providers at renewal if this is not resolved.",
 ]
 
-EXPORT_HEADER = re.compile(r"=== Export (EXP-[0-9A-F]{6}) · dataset (\w+) · period (\d{4}-Q\d) · page (\d+) of (\d+) ===")
+EXPORT_HEADER = re.compile(
+    r"=== Export (EXP-[0-9A-F]{6}) · dataset (\w+) · period (\d{4}-Q\d) · page (\d+) of (\d+) ==="
+)
 EXPORT_READY = re.compile(r"Export (EXP-[0-9A-F]{6}) ready: dataset (\w+), period (\d{4}-Q\d), \d+ rows in (\d+) pages")
 ROW = re.compile(r"^RF-\d+ \| [\d-]+ \| (ACC-\d{5}) \| [^|]+\| [^|]+\| ([\d,]+\.\d{2}) \| (\w+)", re.M)
 TICKET_HEADER = re.compile(r"=== Ticket (T-\d+) · ")
@@ -80,9 +99,17 @@ def generate_world(knobs: Knobs, seed: int) -> World:
             for index in range(knobs.rows):
                 acct = account if index < mine else prng.choice(others)
                 month = (quarter - 1) * 3 + prng.randint(1, 3)
-                rows.append([f"RF-{prng.randint(100000, 999999)}", f"{year}-{month:02d}-{prng.randint(1, 28):02d}",
-                             acct, f"ORD-{prng.randint(10000, 99999)}", prng.choice(REASONS),
-                             round(prng.uniform(5, 2500), 2), prng.choice(STATUSES)])
+                rows.append(
+                    [
+                        f"RF-{prng.randint(100000, 999999)}",
+                        f"{year}-{month:02d}-{prng.randint(1, 28):02d}",
+                        acct,
+                        f"ORD-{prng.randint(10000, 99999)}",
+                        prng.choice(REASONS),
+                        round(prng.uniform(5, 2500), 2),
+                        prng.choice(STATUSES),
+                    ]
+                )
             # the account's rows have at least one counted and one voided row when there are several
             if mine >= 2:
                 rows[0][6], rows[1][6] = "settled", "voided"
@@ -100,17 +127,33 @@ def generate_world(knobs: Knobs, seed: int) -> World:
         messages = []
         for _ in range(knobs.ticket_messages):
             who = trng.choice(AGENTS + ["Customer"])
-            extra = trng.choice([
-                f"They say {trng.choice(others)} was refunded USD {trng.uniform(50, 3000):,.2f} in {trng.choice(PERIODS)}, why not them?",
-                f"Attached: statement for {trng.choice(PERIODS)} (PDF, 3 pages).",
-                f"See also ticket {trng.choice(ids)}.",
-                "",
-            ])
+            extra = trng.choice(
+                [
+                    f"They say {trng.choice(others)} was refunded USD {trng.uniform(50, 3000):,.2f} in {trng.choice(PERIODS)}, why not them?",
+                    f"Attached: statement for {trng.choice(PERIODS)} (PDF, 3 pages).",
+                    f"See also ticket {trng.choice(ids)}.",
+                    "",
+                ]
+            )
             messages.append([who, trng.choice(FILLER) + " " + trng.choice(FILLER) + (" " + extra if extra else "")])
-        tickets.append({"id": tid, "subject": trng.choice(
-            ["Refund not received", "Charged twice", "Question about credit note", "Invoice discrepancy",
-             "Cancel add-on", "Outage compensation"]), "escalation": escalation, "messages": messages,
-            "priority": trng.choice(["P2", "P3", "P3", "P4"])})
+        tickets.append(
+            {
+                "id": tid,
+                "subject": trng.choice(
+                    [
+                        "Refund not received",
+                        "Charged twice",
+                        "Question about credit note",
+                        "Invoice discrepancy",
+                        "Cancel add-on",
+                        "Outage compensation",
+                    ]
+                ),
+                "escalation": escalation,
+                "messages": messages,
+                "priority": trng.choice(["P2", "P3", "P3", "P4"]),
+            }
+        )
     return World(account, rng.choice(COMPANIES), first, second, tickets, ids[escalated], exports)
 
 

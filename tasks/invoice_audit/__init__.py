@@ -5,6 +5,7 @@ The package: ``world.py`` (the generated history and its templates), ``tools.py`
 ``TaskInstance`` that tie them together). Its reference policy and sub-agent are in
 ``reference_agent/policies/invoice_audit.py``.
 """
+
 from tasks.invoice_audit.family import InvoiceAudit, InvoiceAuditInstance
 from tasks.invoice_audit.world import Invoice
 

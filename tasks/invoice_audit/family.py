@@ -9,6 +9,7 @@ monthly subscriptions and same-day charges of other vendors are distractors.
 Answer: ``submit(invoice_ids=[...])``, every id involved in a duplicate (both copies).
 Grade (``grade.py``): success = the exact set; score = F1 against it.
 """
+
 from __future__ import annotations
 
 import random
@@ -26,21 +27,30 @@ class InvoiceAudit(TaskFamily):
 
     name = "invoice_audit"
 
-    def __init__(self, pages: int = 30, invoices_per_page: int = 20, duplicates: int = 6,
-                 min_distance: int = 1, max_distance: int = 12) -> None:
+    def __init__(
+        self,
+        pages: int = 30,
+        invoices_per_page: int = 20,
+        duplicates: int = 6,
+        min_distance: int = 1,
+        max_distance: int = 12,
+    ) -> None:
         self.pages = self.check_knob("pages", pages, 2, 2000)
         self.invoices_per_page = self.check_knob("invoices_per_page", invoices_per_page, 2, 200)
         self.duplicates = self.check_knob("duplicates", duplicates, 1, 500)
         self.min_distance = self.check_knob("min_distance", min_distance, 0, pages - 1)
         self.max_distance = self.check_knob("max_distance", max_distance, min_distance, pages - 1)
         if duplicates * 2 > pages * invoices_per_page // 2:
-            raise KnobError(f"task knob duplicates={duplicates} is too many for {pages} pages x {invoices_per_page} invoices")
+            raise KnobError(
+                f"task knob duplicates={duplicates} is too many for {pages} pages x {invoices_per_page} invoices"
+            )
 
     def generate(self, seed: int) -> "InvoiceAuditInstance":
         """Generate the invoice history for ``seed``."""
         rng = random.Random(f"invoice_audit:{seed}")
-        history = generate_history(rng, self.pages, self.invoices_per_page, self.duplicates, self.min_distance,
-                                   self.max_distance)
+        history = generate_history(
+            rng, self.pages, self.invoices_per_page, self.duplicates, self.min_distance, self.max_distance
+        )
         return InvoiceAuditInstance(self, seed, history)
 
 
@@ -75,8 +85,13 @@ class InvoiceAuditInstance(TaskInstance):
         self.tools = tool_schemas()
         self.answer_schema = {
             "type": "object",
-            "properties": {"invoice_ids": {"type": "array", "items": {"type": "string"},
-                                           "description": "ids of every invoice in a duplicate charge"}},
+            "properties": {
+                "invoice_ids": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "ids of every invoice in a duplicate charge",
+                }
+            },
             "required": ["invoice_ids"],
         }
 

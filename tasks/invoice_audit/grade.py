@@ -1,4 +1,5 @@
 """The grader of ``invoice_audit``: the exact set of duplicate ids for success, F1 for the score."""
+
 from __future__ import annotations
 
 from tasks.base import Grade
@@ -12,5 +13,14 @@ def grade_ids(answer: dict, truth: set[str]) -> Grade:
     precision = hits / len(given) if given else 0.0
     recall = hits / len(truth) if truth else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Grade(given == truth, round(f1, 4), {"expected": len(truth), "given": len(given), "correct": hits,
-                                                 "missed": sorted(truth - given), "wrong": sorted(given - truth)})
+    return Grade(
+        given == truth,
+        round(f1, 4),
+        {
+            "expected": len(truth),
+            "given": len(given),
+            "correct": hits,
+            "missed": sorted(truth - given),
+            "wrong": sorted(given - truth),
+        },
+    )

@@ -5,6 +5,7 @@ read page by page: an empty cursor reads the first page, and every page ends wit
 cursor of the next (``next_cursor: cur_... (page k of N)``). An agent therefore cannot ask
 for page 7 before page 6 has named it, however many calls it batches (issue 13 §1).
 """
+
 from __future__ import annotations
 
 from tasks.base import ToolResult, tool_schema
@@ -17,9 +18,14 @@ TOOL = "get_invoice_page"
 
 def tool_schemas() -> list[dict]:
     """The schema of ``get_invoice_page``."""
-    return [tool_schema(TOOL, "Fetch one page of the customer's invoice history. Pass an empty cursor for the "
-                        "first page; every page ends with the next_cursor to pass for the page after it.",
-                        {"cursor": {"type": "string", "description": "\"\" for the first page, else a next_cursor"}})]
+    return [
+        tool_schema(
+            TOOL,
+            "Fetch one page of the customer's invoice history. Pass an empty cursor for the "
+            "first page; every page ends with the next_cursor to pass for the page after it.",
+            {"cursor": {"type": "string", "description": '"" for the first page, else a next_cursor'}},
+        )
+    ]
 
 
 def render_page(customer: str, invoices: list[Invoice], per_page: int, listing: CursorPages, page: int) -> str:
@@ -44,8 +50,9 @@ def render_page(customer: str, invoices: list[Invoice], per_page: int, listing: 
     return with_footer(lines, listing, page)
 
 
-def call_tool(name: str, args: dict, customer: str, invoices: list[Invoice], per_page: int,
-              listing: CursorPages) -> ToolResult:
+def call_tool(
+    name: str, args: dict, customer: str, invoices: list[Invoice], per_page: int, listing: CursorPages
+) -> ToolResult:
     """``get_invoice_page(cursor)``: the page the cursor names, or an error result."""
     if name != TOOL:
         return ToolResult(f"ERROR: unknown tool {name!r}; available: {TOOL}", is_error=True)

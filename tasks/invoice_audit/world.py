@@ -16,6 +16,7 @@ tests/test_invoice_audit.py):
   subscription charge is never copied (a second subscription charge in one month would
   blur the subscription rule), no charge is copied twice, and a copy is never copied.
 """
+
 from __future__ import annotations
 
 import random
@@ -81,16 +82,28 @@ class _Billing:
 
     def invoice(self, vendor: str, description: str, amount: float, date: str) -> Invoice:
         rng = self.rng
-        return Invoice(id=f"INV-2026-{next(self.serials)}", date=date, vendor=vendor, description=description,
-                       amount=amount, tax=round(amount * rng.choice([0.0, 0.07, 0.19, 0.2]), 2),
-                       status=rng.choice(STATUSES), payment_ref=f"TX-{rng.randrange(16**8):08X}",
-                       po=f"PO-{rng.randrange(100000):05d}", city=rng.choice(CITIES))
+        return Invoice(
+            id=f"INV-2026-{next(self.serials)}",
+            date=date,
+            vendor=vendor,
+            description=description,
+            amount=amount,
+            tax=round(amount * rng.choice([0.0, 0.07, 0.19, 0.2]), 2),
+            status=rng.choice(STATUSES),
+            payment_ref=f"TX-{rng.randrange(16**8):08X}",
+            po=f"PO-{rng.randrange(100000):05d}",
+            city=rng.choice(CITIES),
+        )
 
     def rebill(self, source: Invoice) -> Invoice:
         """The same order billed again: a new id, payment reference and status; everything else the same."""
         rng = self.rng
-        return replace(source, id=f"INV-2026-{next(self.serials)}", status=rng.choice(STATUSES),
-                       payment_ref=f"TX-{rng.randrange(16**8):08X}")
+        return replace(
+            source,
+            id=f"INV-2026-{next(self.serials)}",
+            status=rng.choice(STATUSES),
+            payment_ref=f"TX-{rng.randrange(16**8):08X}",
+        )
 
 
 def _originals(billing: _Billing, count: int) -> list[Invoice]:
@@ -117,8 +130,9 @@ def _originals(billing: _Billing, count: int) -> list[Invoice]:
     return invoices
 
 
-def generate_history(rng: random.Random, pages: int, per_page: int, duplicates: int, min_distance: int,
-                     max_distance: int) -> History:
+def generate_history(
+    rng: random.Random, pages: int, per_page: int, duplicates: int, min_distance: int, max_distance: int
+) -> History:
     """The history of ``pages`` x ``per_page`` invoices with ``duplicates`` planted duplicate charges."""
     billing = _Billing(rng, pages * per_page)
     invoices = _originals(billing, pages * per_page - duplicates)
@@ -136,9 +150,11 @@ def generate_history(rng: random.Random, pages: int, per_page: int, duplicates: 
     return History(invoices, pairs)
 
 
-def _pick_source(rng: random.Random, invoices: list[Invoice], used: set[str], first_pages: int,
-                 per_page: int) -> tuple[int, int]:
+def _pick_source(
+    rng: random.Random, invoices: list[Invoice], used: set[str], first_pages: int, per_page: int
+) -> tuple[int, int]:
     """A one-off charge on one of the first ``first_pages`` pages not yet in a pair: (its page, its position)."""
+
     def eligible(position: int) -> bool:
         invoice = invoices[position]
         return invoice.id not in used and invoice.description != SUBSCRIPTION

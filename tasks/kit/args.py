@@ -5,6 +5,7 @@
 digits, so a family that checks ``isdigit`` and then calls ``int`` crashes on such an argument
 (issue 22). Families answer a bad argument with an error result and grade a bad answer as wrong.
 """
+
 from __future__ import annotations
 
 MAX_DIGITS = 18  # no page, count or percentage has more; int() of up to 18 digits is instant

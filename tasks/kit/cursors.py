@@ -9,6 +9,7 @@ every independent call.
 Cursors are deterministic (a hash of the instance's namespace and the page number), opaque to
 the agent, and distinct across instances. The first page is read with an empty cursor.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,8 +49,9 @@ class CursorPages:
 
     def bad_cursor_message(self, cursor: object) -> str:
         """The error result of a cursor this listing never gave."""
-        return (f"ERROR: unknown cursor {cursor!r}; start with an empty cursor and pass the next_cursor "
-                "each page ends with")
+        return (
+            f"ERROR: unknown cursor {cursor!r}; start with an empty cursor and pass the next_cursor each page ends with"
+        )
 
 
 def _cursor(namespace: str, page: int) -> str:

@@ -5,6 +5,7 @@ with ``tasks.base.rate_limited_message`` and not executed. A family states the l
 prompt with ``limit_sentence`` so that an agent can plan for it, as it would for a real API's
 documented concurrency limit; ``DOCUMENTED_LIMIT`` reads the number back from that sentence.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,10 @@ import re
 
 def limit_sentence(limit: int, what: str = "tool calls") -> str:
     """The prompt sentence that documents a per-turn limit."""
-    return (f"The API allows at most {limit} {what} per turn; further calls in the same turn are rejected "
-            "as rate limited and must be retried in a later turn.")
+    return (
+        f"The API allows at most {limit} {what} per turn; further calls in the same turn are rejected "
+        "as rate limited and must be retried in a later turn."
+    )
 
 
 DOCUMENTED_LIMIT = re.compile(r"allows at most (\d+) .+? per turn")  # group 1: the limit ``limit_sentence`` states

@@ -1,4 +1,5 @@
 """Reading the visible messages of a request: their text, by role (a task's checks read what an agent shows)."""
+
 from __future__ import annotations
 
 from typing import Iterable

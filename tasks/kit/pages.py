@@ -5,6 +5,7 @@ turns the call's arguments into a page number or the error result a real API wou
 ``page_items`` slices the listing; ``with_footer`` ends a rendered page with the
 ``next_cursor`` line that names the next page.
 """
+
 from __future__ import annotations
 
 from typing import Sequence, TypeVar
@@ -15,13 +16,18 @@ from tasks.kit.cursors import CursorPages
 T = TypeVar("T")
 
 
-def page_for_call(listing: CursorPages, args: dict, arg: str = "cursor", others: tuple[str, ...] = ()) -> int | ToolResult:
+def page_for_call(
+    listing: CursorPages, args: dict, arg: str = "cursor", others: tuple[str, ...] = ()
+) -> int | ToolResult:
     """The page that ``args[arg]`` reads (absent or empty: page 1), or an error result for a bad cursor or
     an argument the tool does not take (``others``: its other arguments; a ``page`` number is not one)."""
     unknown = sorted(set(args) - {arg, *others})
     if unknown:
-        return ToolResult(f"ERROR: unknown argument(s) {', '.join(unknown)}; this listing is read by cursor: pass "
-                          f"{arg}=\"\" for the first page, then the next_cursor each page ends with", is_error=True)
+        return ToolResult(
+            f"ERROR: unknown argument(s) {', '.join(unknown)}; this listing is read by cursor: pass "
+            f'{arg}="" for the first page, then the next_cursor each page ends with',
+            is_error=True,
+        )
     cursor = args.get(arg, "")
     page = listing.page_for(cursor)
     if page is None:
@@ -32,7 +38,7 @@ def page_for_call(listing: CursorPages, args: dict, arg: str = "cursor", others:
 def page_items(items: Sequence[T], page: int, per_page: int) -> list[T]:
     """The items shown on ``page`` (1-based) of ``per_page`` each."""
     start = (page - 1) * per_page
-    return list(items[start:start + per_page])
+    return list(items[start : start + per_page])
 
 
 def page_count(items: int, per_page: int) -> int:

@@ -1,4 +1,5 @@
 """Repository tools shared by the families that search a generated codebase (code_review, callback_search)."""
+
 from __future__ import annotations
 
 import re
@@ -20,6 +21,10 @@ def grep_lines(files: dict[str, str], args: dict) -> tuple[str, list[str]] | Too
     except (re.error, OverflowError, RecursionError) as exc:  # a{4294967296} overflows, 1000 nested groups recurse
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return ToolResult(f"ERROR: invalid regular expression {pattern[:200]!r}: {reason}", is_error=True)
-    hits = [f"{path}:{number}: {line}" for path, text in files.items()
-            for number, line in enumerate(text.splitlines(), start=1) if regex.search(line)]
+    hits = [
+        f"{path}:{number}: {line}"
+        for path, text in files.items()
+        for number, line in enumerate(text.splitlines(), start=1)
+        if regex.search(line)
+    ]
     return pattern, hits

@@ -28,14 +28,23 @@ summarize (a summary keeps moves, not denials) and layered at 8k.
 Layout: ``world.py`` generation (templates, people, pages), ``tools.py`` the instance (prompts,
 tools, rendering), ``grade.py``. Rules of every template: tasks/README.md.
 """
+
 from __future__ import annotations
 
 from tasks.base import TaskFamily
 from tasks.people_tracker.tools import PeopleTrackerInstance
 from tasks.people_tracker.world import BROWSER_CALLS, DENIAL, MOVE_TEMPLATES, SPOKE, Move, Page, generate_world
 
-__all__ = ["BROWSER_CALLS", "DENIAL", "MOVE_TEMPLATES", "Move", "Page", "PeopleTracker", "PeopleTrackerInstance",
-           "SPOKE"]
+__all__ = [
+    "BROWSER_CALLS",
+    "DENIAL",
+    "MOVE_TEMPLATES",
+    "Move",
+    "Page",
+    "PeopleTracker",
+    "PeopleTrackerInstance",
+    "SPOKE",
+]
 
 
 class PeopleTracker(TaskFamily):

@@ -1,4 +1,5 @@
 """The grader of ``people_tracker``: the exact set of moves, and F1 as the partial score."""
+
 from __future__ import annotations
 
 from tasks.base import Grade
@@ -29,6 +30,14 @@ def grade_moves(answer: object, moves: list[Move]) -> Grade:
     precision = hits / len(given) if given else 0.0
     recall = hits / len(truth) if truth else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Grade(given == truth, round(f1, 4), {"expected": len(truth), "given": len(given), "correct": hits,
-                                                 "missed": sorted(" | ".join(t) for t in truth - given),
-                                                 "wrong": sorted(" | ".join(t) for t in given - truth)})
+    return Grade(
+        given == truth,
+        round(f1, 4),
+        {
+            "expected": len(truth),
+            "given": len(given),
+            "correct": hits,
+            "missed": sorted(" | ".join(t) for t in truth - given),
+            "wrong": sorted(" | ".join(t) for t in given - truth),
+        },
+    )

@@ -1,4 +1,5 @@
 """The tools of ``people_tracker``: a web search and a page reader, and the instance that serves them."""
+
 from __future__ import annotations
 
 import re
@@ -23,8 +24,8 @@ class PeopleTrackerInstance(TaskInstance):
         self.max_calls_per_turn = BROWSER_CALLS
         self.system_prompt = (
             "You are a research agent that tracks executive moves for an investor newsletter. You work only "
-            "through the tools you are given. Every fact needs its month and company: \"X left\" is useless, "
-            "\"X left A in May 2024 to join B\" is a fact. When you are done, call submit."
+            'through the tools you are given. Every fact needs its month and company: "X left" is useless, '
+            '"X left A in May 2024 to join B" is a fact. When you are done, call submit.'
         )
         self.user_prompt = (
             f"Track these people: {'; '.join(names)}. For each one, find every employer change since 2018: the "
@@ -32,21 +33,38 @@ class PeopleTrackerInstance(TaskInstance):
             "with similar names (a different first or last name is a different person) and of rumours that were "
             "denied (a move that the company or the person denied did not happen, even where another page "
             "reports it). Submit every move with "
-            "submit(moves=[{\"person\": full name, \"month\": \"YYYY-MM\", \"company\": company joined}, ...]). "
+            'submit(moves=[{"person": full name, "month": "YYYY-MM", "company": company joined}, ...]). '
             + limit_sentence(BROWSER_CALLS, "search or open_page calls")
         )
         self.tools = [
-            tool_schema("search", "Web search. Returns titles, URLs and snippets.",
-                        {"query": {"type": "string", "description": "search terms"}}),
-            tool_schema("open_page", "Open a web page by URL and return its text.",
-                        {"url": {"type": "string", "description": "a URL from the search results"}}),
+            tool_schema(
+                "search",
+                "Web search. Returns titles, URLs and snippets.",
+                {"query": {"type": "string", "description": "search terms"}},
+            ),
+            tool_schema(
+                "open_page",
+                "Open a web page by URL and return its text.",
+                {"url": {"type": "string", "description": "a URL from the search results"}},
+            ),
         ]
         self.answer_schema = {
             "type": "object",
-            "properties": {"moves": {"type": "array", "description": "one entry per employer change", "items": {
-                "type": "object", "properties": {"person": {"type": "string"}, "month": {"type": "string"},
-                                                 "company": {"type": "string"}},
-                "required": ["person", "month", "company"]}}},
+            "properties": {
+                "moves": {
+                    "type": "array",
+                    "description": "one entry per employer change",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "person": {"type": "string"},
+                            "month": {"type": "string"},
+                            "company": {"type": "string"},
+                        },
+                        "required": ["person", "month", "company"],
+                    },
+                }
+            },
             "required": ["moves"],
         }
 
@@ -59,19 +77,28 @@ class PeopleTrackerInstance(TaskInstance):
             words = {w for w in re.findall(r"[a-z]+", query.lower()) if len(w) > 1}
             scored = []
             for page in self.pages.values():
-                tokens = {t for n in page.names for t in n.lower().split()} | set(re.findall(r"[a-z]+", page.title.lower()))
+                tokens = {t for n in page.names for t in n.lower().split()} | set(
+                    re.findall(r"[a-z]+", page.title.lower())
+                )
                 score = len(words & tokens)
                 if score:
                     scored.append((-score, page.url, page))
             scored.sort()
-            lines = [f"Search results for \"{query.strip()}\" · about {len(scored) * 1370:,} results (0.41 s)",
-                     "Ad · SpotCompute — GPU hours from $0.39 · spotcompute.example", ""]
+            lines = [
+                f'Search results for "{query.strip()}" · about {len(scored) * 1370:,} results (0.41 s)',
+                "Ad · SpotCompute — GPU hours from $0.39 · spotcompute.example",
+                "",
+            ]
             for _, url, page in scored[:20]:
-                snippet = re.sub(r"\s+", " ", next((p for p in page.body.split("\n\n") if p.startswith(tuple(FILLER))), ""))
+                snippet = re.sub(
+                    r"\s+", " ", next((p for p in page.body.split("\n\n") if p.startswith(tuple(FILLER))), "")
+                )
                 lines += [page.title, f"  {url}", f"  {snippet[:150]}", ""]
             if not scored:
                 lines.append("No results. Try different keywords.")
-            lines.append("People also ask: Who left OpenAI in 2024? · Which labs are hiring? · What is a chief scientist?")
+            lines.append(
+                "People also ask: Who left OpenAI in 2024? · Which labs are hiring? · What is a chief scientist?"
+            )
             return ToolResult("\n".join(lines), resource=f"search:{' '.join(sorted(words))}")
         if name == "open_page":
             url = args.get("url")
@@ -79,9 +106,10 @@ class PeopleTrackerInstance(TaskInstance):
                 return ToolResult("ERROR: open_page needs a url string from the search results", is_error=True)
             page = self.pages.get(url.strip())
             if page is None:
-                return ToolResult(f"ERROR: 404 Not Found: {url!r} (use a URL exactly as the search results show it)",
-                                  is_error=True)
-            return ToolResult(f"<page url=\"{page.url}\">\n{page.body}\n</page>", resource=page.url)
+                return ToolResult(
+                    f"ERROR: 404 Not Found: {url!r} (use a URL exactly as the search results show it)", is_error=True
+                )
+            return ToolResult(f'<page url="{page.url}">\n{page.body}\n</page>', resource=page.url)
         return ToolResult(f"ERROR: unknown tool {name!r}; available: search, open_page", is_error=True)
 
     def grade(self, answer: dict) -> Grade:

@@ -2,6 +2,7 @@
 
 Every template and the rule that makes it correct in its own context is in tasks/README.md (people_tracker).
 """
+
 from __future__ import annotations
 
 import random
@@ -9,17 +10,92 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-FIRST = ["Dana", "Ilya", "Mira", "Tomas", "Priya", "Kenji", "Sofia", "Marcus", "Lena", "Arjun", "Chloe", "Viktor",
-         "Nadia", "Oren", "Hana", "Felix", "Ines", "Rafael", "Yuki", "Greta"]
-LAST = ["Whitfield", "Sutskov", "Okafor", "Lindqvist", "Raman", "Takeda", "Moretti", "Brennan", "Kovac", "Haddad",
-        "Duarte", "Nakamura", "Ferreira", "Volkov", "Achebe", "Larsen", "Castillo", "Weiss", "Mbeki", "Novak"]
-COMPANIES = ["Orbital Labs", "Nimbus AI", "Helix Robotics", "Quanta Systems", "Ember Compute", "Polaris Research",
-             "Vector Dynamics", "Lattice AI", "Cobalt Cloud", "Meridian Health AI", "Atlas Foundry", "Sable Security",
-             "Northstar Capital", "Kite Mobility", "Prism Analytics", "Harbor Biotech"]
-ROLES = ["chief scientist", "head of research", "VP of engineering", "chief technology officer", "research director",
-         "head of safety", "principal engineer", "chief operating officer"]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
+FIRST = [
+    "Dana",
+    "Ilya",
+    "Mira",
+    "Tomas",
+    "Priya",
+    "Kenji",
+    "Sofia",
+    "Marcus",
+    "Lena",
+    "Arjun",
+    "Chloe",
+    "Viktor",
+    "Nadia",
+    "Oren",
+    "Hana",
+    "Felix",
+    "Ines",
+    "Rafael",
+    "Yuki",
+    "Greta",
+]
+LAST = [
+    "Whitfield",
+    "Sutskov",
+    "Okafor",
+    "Lindqvist",
+    "Raman",
+    "Takeda",
+    "Moretti",
+    "Brennan",
+    "Kovac",
+    "Haddad",
+    "Duarte",
+    "Nakamura",
+    "Ferreira",
+    "Volkov",
+    "Achebe",
+    "Larsen",
+    "Castillo",
+    "Weiss",
+    "Mbeki",
+    "Novak",
+]
+COMPANIES = [
+    "Orbital Labs",
+    "Nimbus AI",
+    "Helix Robotics",
+    "Quanta Systems",
+    "Ember Compute",
+    "Polaris Research",
+    "Vector Dynamics",
+    "Lattice AI",
+    "Cobalt Cloud",
+    "Meridian Health AI",
+    "Atlas Foundry",
+    "Sable Security",
+    "Northstar Capital",
+    "Kite Mobility",
+    "Prism Analytics",
+    "Harbor Biotech",
+]
+ROLES = [
+    "chief scientist",
+    "head of research",
+    "VP of engineering",
+    "chief technology officer",
+    "research director",
+    "head of safety",
+    "principal engineer",
+    "chief operating officer",
+]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 BROWSER_CALLS = 4  # the search and browsing API's documented calls per turn: ``max_calls_per_turn`` (issue 13 §1)
 SITES = ["technews.example", "bizwire.example", "aiinsider.example", "dailyledger.example", "whoswho.example"]
 
@@ -29,15 +105,25 @@ MOVE_TEMPLATES = [
     "In {when}, {name} moved from {frm} to {to}, where the new role is {role}.",
     "{to} announced in {when} that it had hired {name}, formerly of {frm}, as {role}.",
 ]
-DENIAL = ("Reports in {when} that {name} had left {frm} to join {to} were false: {to} denied that it had hired "
-          "{name}, and {name} never joined {to}.")
-DENIAL_PATTERN = re.compile(r"that (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) had left [A-Z][\w ]+? to join (?P<to>[A-Z][\w ]+?) "
-                            r"were false: (?P=to) denied")
+DENIAL = (
+    "Reports in {when} that {name} had left {frm} to join {to} were false: {to} denied that it had hired "
+    "{name}, and {name} never joined {to}."
+)
+DENIAL_PATTERN = re.compile(
+    r"that (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) had left [A-Z][\w ]+? to join (?P<to>[A-Z][\w ]+?) "
+    r"were false: (?P=to) denied"
+)
 SPOKE = "{name} spoke at the {event} in {when} about scaling research teams."
 MOVE_PATTERNS = [
-    re.compile(r"(?P<name>[A-Z][a-z]+ [A-Z][a-z]+) left (?P<frm>[A-Z][\w ]+?) in (?P<when>[A-Z][a-z]+ \d{4}) to join (?P<to>[A-Z][\w ]+?) as "),
-    re.compile(r"In (?P<when>[A-Z][a-z]+ \d{4}), (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) moved from (?P<frm>[A-Z][\w ]+?) to (?P<to>[A-Z][\w ]+?), where"),
-    re.compile(r"(?P<to>[A-Z][\w ]+?) announced in (?P<when>[A-Z][a-z]+ \d{4}) that it had hired (?P<name>[A-Z][a-z]+ [A-Z][a-z]+), formerly of"),
+    re.compile(
+        r"(?P<name>[A-Z][a-z]+ [A-Z][a-z]+) left (?P<frm>[A-Z][\w ]+?) in (?P<when>[A-Z][a-z]+ \d{4}) to join (?P<to>[A-Z][\w ]+?) as "
+    ),
+    re.compile(
+        r"In (?P<when>[A-Z][a-z]+ \d{4}), (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) moved from (?P<frm>[A-Z][\w ]+?) to (?P<to>[A-Z][\w ]+?), where"
+    ),
+    re.compile(
+        r"(?P<to>[A-Z][\w ]+?) announced in (?P<when>[A-Z][a-z]+ \d{4}) that it had hired (?P<name>[A-Z][a-z]+ [A-Z][a-z]+), formerly of"
+    ),
 ]
 NOISE = [
     "We use cookies to improve your experience. By continuing you accept our cookie policy. [Accept all] [Manage preferences]",
@@ -63,13 +149,25 @@ FILLER = [
     "Earlier in the career came a doctorate in machine learning and a stint in academia.",
     "The team reportedly grew from twelve to more than eighty people within two years.",
 ]
-HEADLINES = ["{c} raises ${n}M to expand its research team", "{c} opens a new lab in {city}",
-             "Inside {c}'s plan to double its compute by next year", "{c} cuts {n} jobs in restructuring",
-             "Why {c} is betting on smaller models", "{c} and {d} sign a multi-year cloud deal",
-             "{c} shareholders approve new board", "Former {c} staff launch a stealth startup"]
+HEADLINES = [
+    "{c} raises ${n}M to expand its research team",
+    "{c} opens a new lab in {city}",
+    "Inside {c}'s plan to double its compute by next year",
+    "{c} cuts {n} jobs in restructuring",
+    "Why {c} is betting on smaller models",
+    "{c} and {d} sign a multi-year cloud deal",
+    "{c} shareholders approve new board",
+    "Former {c} staff launch a stealth startup",
+]
 CITIES = ["London", "Zurich", "Toronto", "Singapore", "Austin", "Paris", "Seoul", "Tel Aviv"]
-COMMENTS = ["Big loss for {c}, honestly.", "This industry is a merry-go-round.",
-            "Source? Feels like PR.", "Good for them. {c} was a mess anyway.", "Paywall again...", "Who's next?"]
+COMMENTS = [
+    "Big loss for {c}, honestly.",
+    "This industry is a merry-go-round.",
+    "Source? Feels like PR.",
+    "Good for them. {c} was a mess anyway.",
+    "Paywall again...",
+    "Who's next?",
+]
 EVENTS = ["NeurIPS keynote", "Web Summit", "AI Safety Forum", "Compute Conference", "Founders Dinner"]
 
 
@@ -199,19 +297,29 @@ class WorldBuilder:
         cut = len(noise) // 2
         related = ["Related links:"] + [
             f"  · {rng.choice(HEADLINES).format(c=rng.choice(COMPANIES), d=rng.choice(COMPANIES), n=rng.randint(20, 900), city=rng.choice(CITIES))}"
-            f" — https://{rng.choice(SITES[:4])}/{rng.randint(2019, 2026)}/{rng.randrange(10**6):06d}" for _ in range(noise_count)]
+            f" — https://{rng.choice(SITES[:4])}/{rng.randint(2019, 2026)}/{rng.randrange(10**6):06d}"
+            for _ in range(noise_count)
+        ]
         comments = ["Reader comments:"] + [
             f"  @{rng.choice(FIRST).lower()}{rng.randint(1, 99)}: "
             + rng.choice(COMMENTS).format(c=rng.choice(COMPANIES), name=rng.choice(mentioned))
-            for _ in range(max(1, noise_count // 2))]
-        body = (noise[:cut] + [f"# {title}", f"By staff reporter · {rng.randint(2, 9)} min read"] + paragraphs
-                + ["\n".join(related)] + noise[cut:] + ["\n".join(comments)])
+            for _ in range(max(1, noise_count // 2))
+        ]
+        body = (
+            noise[:cut]
+            + [f"# {title}", f"By staff reporter · {rng.randint(2, 9)} min read"]
+            + paragraphs
+            + ["\n".join(related)]
+            + noise[cut:]
+            + ["\n".join(comments)]
+        )
         return Page(url, title, tuple(mentioned), "\n\n".join(body))
 
     def move_sentence(self, move: Move) -> str:
         """One of the move templates, filled in."""
-        return self.rng.choice(MOVE_TEMPLATES).format(name=move.person, frm=move.frm, to=move.to,
-                                                      when=_when(move.month), role=move.role)
+        return self.rng.choice(MOVE_TEMPLATES).format(
+            name=move.person, frm=move.frm, to=move.to, when=_when(move.month), role=move.role
+        )
 
     def move_pages(self, name: str, own: list[Move]) -> None:
         """A news page per true move."""
@@ -226,8 +334,14 @@ class WorldBuilder:
         shown = own[: max(1, len(own) - 1)] if rng.random() < 0.5 else own
         timeline = [self.move_sentence(m) for m in shown]
         timeline.append(SPOKE.format(name=name, event=rng.choice(EVENTS), when=_when(rng.choice(own).month)))
-        self.pages.append(self.page(f"https://whoswho.example/people/{_slug(name)}", f"{name} — profile (last updated "
-                                    f"{shown[-1].month[:4]})", [name], timeline))
+        self.pages.append(
+            self.page(
+                f"https://whoswho.example/people/{_slug(name)}",
+                f"{name} — profile (last updated {shown[-1].month[:4]})",
+                [name],
+                timeline,
+            )
+        )
 
     def gossip_page(self, name: str, own: list[Move]) -> None:
         """A rumour of a move to a company the person never worked for, denied explicitly on the page."""
@@ -239,31 +353,52 @@ class WorldBuilder:
         facts = [DENIAL.format(name=name, frm=employer, to=fake_to, when=_when(fake_month))]
         if rng.random() < 0.5:
             facts.append(self.move_sentence(rng.choice(own)))
-        self.pages.append(self.page(f"https://{rng.choice(SITES[:4])}/gossip/{_slug(name)}-{_slug(fake_to)}-rumour",
-                                    f"Is {name} heading to {fake_to}?", [name], facts))
+        self.pages.append(
+            self.page(
+                f"https://{rng.choice(SITES[:4])}/gossip/{_slug(name)}-{_slug(fake_to)}-rumour",
+                f"Is {name} heading to {fake_to}?",
+                [name],
+                facts,
+            )
+        )
 
     def twin_page(self, name: str, index: int) -> None:
         """A similar name (other first or last name, alternately) with a move or a talk of its own."""
         rng = self.rng
         first, last = name.split()
-        twin = f"{rng.choice([f for f in FIRST if f not in self.firsts])} {last}" if index % 2 else \
-            f"{first} {rng.choice([l for l in LAST if l not in self.lasts])}"
-        twin_move = Move(twin, f"{rng.randint(2018, 2025)}-{rng.randint(1, 12):02d}", rng.choice(COMPANIES),
-                         rng.choice(COMPANIES), rng.choice(ROLES))
+        twin = (
+            f"{rng.choice([f for f in FIRST if f not in self.firsts])} {last}"
+            if index % 2
+            else f"{first} {rng.choice([l for l in LAST if l not in self.lasts])}"
+        )
+        twin_move = Move(
+            twin,
+            f"{rng.randint(2018, 2025)}-{rng.randint(1, 12):02d}",
+            rng.choice(COMPANIES),
+            rng.choice(COMPANIES),
+            rng.choice(ROLES),
+        )
         if twin_move.frm != twin_move.to:
             facts = [self.move_sentence(twin_move)]
         else:
             facts = [SPOKE.format(name=twin, event=rng.choice(EVENTS), when=_when(twin_move.month))]
-        self.pages.append(self.page(f"https://{rng.choice(SITES[:4])}/people/{_slug(twin)}", f"{twin}: a profile",
-                                    [twin], facts))
+        self.pages.append(
+            self.page(f"https://{rng.choice(SITES[:4])}/people/{_slug(twin)}", f"{twin}: a profile", [twin], facts)
+        )
 
     def roundups(self, moves: list[Move]) -> None:
         """Round-up pages restating a few true moves each."""
         for r in range(self.knobs.roundups):
             chosen = self.rng.sample(moves, min(3, len(moves)))
             facts = [self.move_sentence(m) for m in chosen]
-            self.pages.append(self.page(f"https://{self.rng.choice(SITES[:4])}/features/talent-roundup-{r + 1}",
-                                        f"Talent round-up #{r + 1}: who went where", [m.person for m in chosen], facts))
+            self.pages.append(
+                self.page(
+                    f"https://{self.rng.choice(SITES[:4])}/features/talent-roundup-{r + 1}",
+                    f"Talent round-up #{r + 1}: who went where",
+                    [m.person for m in chosen],
+                    facts,
+                )
+            )
 
     def late_roundups(self, names: list[str], moves: list[Move]) -> None:
         """Round-ups headlined by late people that report an early person's denied move as a move."""

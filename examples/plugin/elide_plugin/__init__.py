@@ -3,6 +3,7 @@
 ``Elide`` keeps the head (system message and task) and the newest ``keep`` rounds;
 ``TinyInvoices`` is the invoice audit at a few pages, for a run of seconds.
 """
+
 from __future__ import annotations
 
 from harness.conversation import split_head, split_rounds
@@ -23,13 +24,24 @@ class Elide:
         """The head and the last ``keep`` rounds of the history."""
         head, rest = split_head(messages)
         rounds = split_rounds(rest)
-        return [*head, *(m for r in rounds[-self.keep:] for m in r)]
+        return [*head, *(m for r in rounds[-self.keep :] for m in r)]
 
 
 class TinyInvoices(InvoiceAudit):
     """The invoice audit with small defaults (4 pages of 5 invoices, 2 duplicates)."""
 
-    def __init__(self, pages: int = 4, invoices_per_page: int = 5, duplicates: int = 2,
-                 min_distance: int = 1, max_distance: int = 3) -> None:
-        super().__init__(pages=pages, invoices_per_page=invoices_per_page, duplicates=duplicates,
-                         min_distance=min_distance, max_distance=max_distance)
+    def __init__(
+        self,
+        pages: int = 4,
+        invoices_per_page: int = 5,
+        duplicates: int = 2,
+        min_distance: int = 1,
+        max_distance: int = 3,
+    ) -> None:
+        super().__init__(
+            pages=pages,
+            invoices_per_page=invoices_per_page,
+            duplicates=duplicates,
+            min_distance=min_distance,
+            max_distance=max_distance,
+        )
