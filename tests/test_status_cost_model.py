@@ -1,4 +1,7 @@
-"""Seed 002 §2.6.4's replace-vs-append cost model against the prefix-cache simulator (benchmarks/experiments_table.py)."""
+"""Source 002 §2.6.4's replace-vs-append cost model against the prefix-cache simulator.
+
+benchmarks/experiments/status_cost_model.py.
+"""
 
 import sys
 from pathlib import Path
@@ -7,30 +10,32 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-import experiments_table as tables  # noqa: E402
+from experiments import status_cost_model as tables  # noqa: E402
 from harness.tokens import TokenCounter  # noqa: E402
 
 ALPHA = tables.STATUS_ALPHA
 
 
 @pytest.mark.parametrize("status,reply,rounds", tables.STATUS_GRID)
-def test_the_simulator_agrees_with_the_seeds_formula_under_a_kv_cache(status, reply, rounds):
+def test_the_simulator_agrees_with_the_sources_formula_under_a_kv_cache(status, reply, rounds):
     counter = TokenCounter()
     cost = {
         mode: tables.simulated_cost(tables.status_requests(mode, status, reply, rounds, counter), counter)
         for mode in ("replace", "append")
     }
-    seed = ALPHA * status * rounds * (rounds - 1) / 2 - (rounds - 1) * (1 - ALPHA) * reply
+    formula = ALPHA * status * rounds * (rounds - 1) / 2 - (rounds - 1) * (1 - ALPHA) * reply
     simulated = cost["append"] - cost["replace"]
-    assert (simulated < 0) == (seed < 0), "same choice"
-    assert abs(simulated - seed) <= 0.1 * abs(seed), (simulated, seed)
+    assert (simulated < 0) == (formula < 0), "same choice"
+    assert abs(simulated - formula) <= 0.1 * abs(formula), (simulated, formula)
 
 
 def test_without_the_reply_in_cache_replacing_costs_nothing_extra():
     counter = TokenCounter()
     runs = {mode: tables.status_requests(mode, 50, 1000, 10, counter) for mode in ("replace", "append")}
     cost = {mode: tables.simulated_cost(reqs, counter, with_reply=False) for mode, reqs in runs.items()}
-    assert cost["replace"] < cost["append"], "the seed would pick append here (R large); a prompt cache picks replace"
+    assert cost["replace"] < cost["append"], (
+        "the formula would pick append here (R large); a prompt cache picks replace"
+    )
 
 
 def test_the_requests_have_the_sizes_asked_for():
