@@ -74,7 +74,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def synopsis(parser: argparse.ArgumentParser) -> str:
-    """``report [--out DIR] RUN [RUN ...]``: the parser's usage on one line, without ``python -m harness`` and ``-h``."""
+    """``report [--out DIR] RUN [RUN ...]``: the usage on one line, without ``python -m harness`` and ``-h``."""
     usage = " ".join(parser.format_usage().split()).removeprefix("usage: ").removeprefix(f"{PROG} ")
     return usage.replace(" [-h]", "")
 
@@ -174,14 +174,18 @@ LIST_SECTIONS = (
 )
 
 
-def describe(group: str, name: str) -> str:
-    """``  name   first comment line of configs/<group>/<name>.yaml``."""
+def config_description(group: str, name: str) -> str:
+    """The first comment line of configs/<group>/<name>.yaml (``# @package`` aside): what ``list`` prints."""
     path = CONFIG_DIR / group / f"{name}.yaml"
-    first = next(
+    return next(
         (line[1:].strip() for line in path.read_text().splitlines() if line.startswith("#") and "@package" not in line),
         "",
     )
-    return f"  {name:<22} {first}"
+
+
+def describe(group: str, name: str) -> str:
+    """``  name   description`` (``config_description``), one line of ``list``."""
+    return f"  {name:<22} {config_description(group, name)}"
 
 
 def cmd_list() -> int:
