@@ -38,4 +38,4 @@ def test_every_preset_section_ends_with_a_generated_verdict():
 def test_verdict_tables_use_the_three_verdicts():
     rows = [("claim", "ours", "partly", "why")]
     table = tables.verdict_table(rows)
-    assert table.splitlines()[0] == "| seed figure | ours | verdict | reason |" and "| partly |" in table
+    assert table.splitlines()[0] == "| published figure | ours | verdict | reason |" and "| partly |" in table
