@@ -40,7 +40,7 @@ def first_difference(
     """Where two row lists first differ (``None`` when they agree), ignoring ``ignored`` keys on both sides."""
     if len(old) != len(new):
         return f"{len(old)} rows vs {len(new)}"
-    for index, (a, b) in enumerate(zip(old, new)):
+    for index, (a, b) in enumerate(zip(old, new, strict=False)):
         b = {k: v for k, v in b.items() if k not in added or k in a}
         for key in sorted(set(a) | set(b)):
             if key in VOLATILE or key in ignored:

@@ -61,7 +61,7 @@ class TimedModel:
 
 def gaps_ms(spans: list[tuple[float, float]]) -> list[float]:
     """Milliseconds from the end of one model call to the start of the next."""
-    return [(b[0] - a[1]) * 1000 for a, b in zip(spans, spans[1:])]
+    return [(b[0] - a[1]) * 1000 for a, b in zip(spans, spans[1:], strict=False)]
 
 
 def run_ctxbench(steps: int, strategy: str, budget: int) -> tuple[list[float], list[int]]:

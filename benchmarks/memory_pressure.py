@@ -46,7 +46,7 @@ def run(suite: str, profile: str, instances: int, out: Path, family: str | None 
     rows = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
     for row in rows:
         history = [s["history_tokens"] for s in steps if s["trial_id"] == row["trial_id"] and s["kind"] == "agent"]
-        row["max_round_growth"] = max((b - a for a, b in zip(history, history[1:])), default=0)
+        row["max_round_growth"] = max((b - a for a, b in zip(history, history[1:], strict=False)), default=0)
     return rows
 
 

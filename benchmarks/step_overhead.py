@@ -111,7 +111,7 @@ def main() -> None:
 
         steps = read_jsonl(Path(tmp) / "steps.jsonl")
     tokens = [s["history_tokens"] for s in steps]  # the full history, whatever the strategy sends
-    gaps = [(b[0] - a[0]) * 1000 for a, b in zip(model.calls, model.calls[1:])]
+    gaps = [(b[0] - a[0]) * 1000 for a, b in zip(model.calls, model.calls[1:], strict=False)]
     print(f"{'history tokens':>15} | {'overhead per step (ms, median of 10 steps)':>45}")
     for target in (1_000, 10_000, 50_000, 100_000, 150_000, 200_000):
         index = next((i for i, t in enumerate(tokens) if t >= target), None)

@@ -240,7 +240,7 @@ def config_names(trials: pd.DataFrame) -> dict[str, str]:
     configuration that differs in that key (e.g. ``headtail@8k hooks.completion_check=false``);
     names that still collide get the id appended.
     """
-    flats = {cid: flat for cid, flat in zip(trials["config_id"], trials["identity"])}
+    flats = {cid: flat for cid, flat in zip(trials["config_id"], trials["identity"], strict=False)}
     groups: dict[tuple, list[str]] = {}
     for cid, flat in flats.items():
         groups.setdefault((flat.get("strategy.name"), flat.get("budget")), []).append(cid)
@@ -540,7 +540,7 @@ def summarize(trials: pd.DataFrame, by: Sequence[str] = GROUP_KEYS) -> pd.DataFr
     for key, group in trials.groupby(by, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         described = {c: group[c].iloc[0] for c in extra}
-        rows.append({**dict(zip(by, key)), **described, **_group_row(group)})
+        rows.append({**dict(zip(by, key, strict=False)), **described, **_group_row(group)})
     out = pd.DataFrame(rows)
     order = [c for c in ("strategy", "budget", "config", "family", *by) if c in out.columns]
     out = out.sort_values(list(dict.fromkeys(order)), kind="stable").reset_index(drop=True)
@@ -893,14 +893,14 @@ def main_table(summary: pd.DataFrame) -> pd.DataFrame:
             "trials": summary["trials"],
             "success [95% CI]": [
                 f"{r:.2f} [{lo:.2f}, {hi:.2f}]"
-                for r, lo, hi in zip(summary["success_rate"], summary["success_ci_low"], summary["success_ci_high"])
+                for r, lo, hi in zip(summary["success_rate"], summary["success_ci_low"], summary["success_ci_high"], strict=False)
             ],
             "input tok, all calls [95% CI]": [
                 f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]"
                 for m, lo, hi in zip(
                     summary["mean_total_input_tokens"],
                     summary["total_input_tokens_ci_low"],
-                    summary["total_input_tokens_ci_high"],
+                    summary["total_input_tokens_ci_high"], strict=False,
                 )
             ],
             "cache hit": summary["cache_hit_ratio"].map(lambda v: f"{v:.0%}"),

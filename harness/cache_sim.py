@@ -170,7 +170,7 @@ class PrefixCacheSimulator:
     def _match_prev(self, elements: list[_Element], with_reply: bool = False) -> int:
         prev = (self._prev or []) + ([self._reply] if with_reply and self._reply is not None else [])
         matched = 0
-        for mine, theirs in zip(elements, prev):
+        for mine, theirs in zip(elements, prev, strict=False):
             if mine.key != theirs.key:
                 return matched + self._partial(mine, theirs)
             matched += mine.tokens

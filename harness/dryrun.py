@@ -236,7 +236,7 @@ def dry_run(
         echo(f"sweep: {len(jobs)} jobs -> {sweep_dir}")
     total, pricing = None, None
     plain = plain_overrides(args)
-    for i, ((overrides, job_cfg), (n, est, settings)) in enumerate(zip(jobs, estimates), 1):
+    for i, ((overrides, job_cfg), (n, est, settings)) in enumerate(zip(jobs, estimates, strict=False), 1):
         pricing = settings.pricing
         label = " ".join(overrides) or "(no swept keys)"
         head = f"job {i}/{len(jobs)}: {label}" if sweep_dir is not None else "run"

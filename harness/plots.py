@@ -105,7 +105,7 @@ def _config_key(fig: Figure, shorts: list[str], fulls: list[str]) -> None:
     if shorts == fulls:
         return
     blank = [Line2D([], [], linestyle="none") for _ in shorts]
-    entries = [f"{s} = {textwrap.shorten(f, KEY_CHARS, placeholder=' …')}" for s, f in zip(shorts, fulls)]
+    entries = [f"{s} = {textwrap.shorten(f, KEY_CHARS, placeholder=' …')}" for s, f in zip(shorts, fulls, strict=False)]
     fig.legend(
         blank,
         entries,
@@ -210,7 +210,7 @@ def token_curves_figure(steps: pd.DataFrame, trials: pd.DataFrame, title: str = 
     agent = steps[steps["kind"] == "agent"]
     families = sorted(trials["family"].unique())
     fig, axes = _figure(len(families), 1, 10, 3.2 * len(families) + (0.6 if title else 0.2))
-    for ax, family in zip(axes[:, 0], families):
+    for ax, family in zip(axes[:, 0], families, strict=False):
         cell = trials[trials["family"] == family]
         _plot_curves(
             ax,
@@ -290,9 +290,9 @@ def cumulative_input_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure
         str(n[0]) if len(n) == 1 or n[1] == "-" else f"{n[0]} [{n[1]}]"
         for n in cum.groupby(names).size().index.to_flat_index().map(lambda n: n if isinstance(n, tuple) else (n,))
     ]
-    shorts = dict(zip(fulls, short_labels(fulls)))
+    shorts = dict(zip(fulls, short_labels(fulls), strict=False))
     fig, axes = _figure(1, len(budgets), 6.4 * len(budgets) + 1.5, 4.4)
-    for ax, budget in zip(axes[0], budgets):
+    for ax, budget in zip(axes[0], budgets, strict=False):
         part = cum[cum["budget"] == budget]
         for name, g in part.groupby(names):
             # carry each trial's total forward after it ended, then average over trials
@@ -487,7 +487,7 @@ def trial_curve(curve: pd.DataFrame, events: pd.DataFrame, budget: int, ax=None,
         )
     ax.axhline(budget, color="red", linestyle="--", linewidth=1.2, label=f"budget {format_budget(int(budget))}")
     names = sorted(events["name"].unique()) if not events.empty else []
-    colors = dict(zip(names, plt.cm.Set1(np.linspace(0, 1, max(len(names), 1)))))
+    colors = dict(zip(names, plt.cm.Set1(np.linspace(0, 1, max(len(names), 1))), strict=False))
     for name in names:
         steps = sorted(events.loc[events["name"] == name, "step"].unique())
         for k, step in enumerate(steps):

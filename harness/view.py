@@ -187,7 +187,7 @@ class Renderer:
 def _shared_prefix(before: list[Slot], now: list[Slot]) -> int:
     """How many leading slots ``now`` shares with ``before`` (same ref and mark)."""
     n = 0
-    for a, b in zip(before, now):
+    for a, b in zip(before, now, strict=False):
         if a.ref != b.ref or a.mark != b.mark:
             break
         n += 1

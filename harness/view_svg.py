@@ -98,7 +98,7 @@ def overlaps(box: tuple[float, float, float, float], lines: Sequence[Sequence[tu
             ((x, y),) = points
             if box[0] <= x <= box[2] and box[1] <= y <= box[3]:
                 return True
-        for a, b in zip(points, points[1:]):
+        for a, b in zip(points, points[1:], strict=False):
             if _crosses((a, b), box):
                 return True
     return False

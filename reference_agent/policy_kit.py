@@ -245,7 +245,7 @@ def format_summary(findings: list[str], tools: Counter | list[str], failed: list
     else:
         tool_lines = list(tools)
     parts = []
-    for heading, items in zip(SUMMARY_HEADINGS, (findings, tool_lines, failed, progress)):
+    for heading, items in zip(SUMMARY_HEADINGS, (findings, tool_lines, failed, progress), strict=False):
         parts.append(f"{heading}:\n" + "\n".join(f"- {item}" for item in (items or ["none"])))
     return "\n".join(parts)
 

@@ -376,7 +376,7 @@ def attend(messages: list[dict], attention: AttentionModel, draws: LineDraws) ->
     if attention.miss(0.0, tokens) >= attention.cap:  # the lowest chance anywhere (u = 0 at the ends) is the cap
         return _attend_capped(messages, contents, attention, draws)
     view, offset, first_user = [], 0, True
-    for message, content in zip(messages, contents):
+    for message, content in zip(messages, contents, strict=False):
         size = len(content)
         keep_all = message.get("role") in ("system", "assistant") or (message.get("role") == "user" and first_user)
         if message.get("role") == "user":
@@ -403,7 +403,7 @@ def _attend_capped(
         done, view, first_user = len(kept[1]), list(kept[2]), kept[3]
     else:
         done, view, first_user = 0, [], True
-    for message, content in zip(messages[done:], contents[done:]):
+    for message, content in zip(messages[done:], contents[done:], strict=False):
         keep_all = message.get("role") in ("system", "assistant") or (message.get("role") == "user" and first_user)
         if message.get("role") == "user":
             first_user = False

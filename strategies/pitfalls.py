@@ -278,7 +278,7 @@ class ShuffledJsonKeys(BaseStrategy):
         role = message.get("role")
         if role == "assistant" and "arguments" in self.targets and message.get("tool_calls"):
             calls = [self._call(call, rng) for call in message["tool_calls"]]
-            if any(new is not old for new, old in zip(calls, message["tool_calls"])):
+            if any(new is not old for new, old in zip(calls, message["tool_calls"], strict=False)):
                 return {**message, "tool_calls": calls}
         elif role == "tool" and "results" in self.targets:
             value = _json_object(message.get("content"))

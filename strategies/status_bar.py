@@ -142,7 +142,7 @@ class StatusBar(WrappingStrategy):
             return [*projection, new]
         by_anchor = {key: message for key, message, _ in self.injected}
         out: list[dict] = []
-        for message, key in zip(projection, _anchor_keys(projection)):
+        for message, key in zip(projection, _anchor_keys(projection), strict=False):
             out.append(message)
             status = by_anchor.get(key)
             if status is not None:

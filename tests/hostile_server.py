@@ -518,7 +518,7 @@ class HostileServer:
         """Seconds between the consecutive requests of ``session`` (a retry's wait, plus the round trip)."""
         with self._lock:
             times = [t for *_, t in self.requests.get(session, [])]
-        return [b - a for a, b in zip(times, times[1:])]
+        return [b - a for a, b in zip(times, times[1:], strict=False)]
 
 
 if __name__ == "__main__":  # python tests/hostile_server.py: serve until Ctrl-C, for trying modes by hand

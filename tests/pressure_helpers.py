@@ -32,5 +32,5 @@ def greedy_pressure(directory: Path, instance: Any, profile: str = "greedy") -> 
     history = [
         s["history_tokens"] for s in map(json.loads, steps_file.read_text().splitlines()) if s["kind"] == "agent"
     ]
-    growth = max((b - a for a, b in zip(history, history[1:])), default=0)
+    growth = max((b - a for a, b in zip(history, history[1:], strict=False)), default=0)
     return Pressure(bool(row["success"]), int(row["steps"]), int(row["final_history_tokens"]), growth)

@@ -95,7 +95,7 @@ def _round(instance, tool: str, calls: list[tuple[str, str | None]], first_id: i
     message = {
         "role": "assistant",
         "content": "",
-        "tool_calls": [{**make_call(tool, cursor=c), "id": i} for (c, _), i in zip(calls, ids)],
+        "tool_calls": [{**make_call(tool, cursor=c), "id": i} for (c, _), i in zip(calls, ids, strict=False)],
     }
     results = [
         {
@@ -103,7 +103,7 @@ def _round(instance, tool: str, calls: list[tuple[str, str | None]], first_id: i
             "tool_call_id": i,
             "content": r if r is not None else instance.call(tool, {"cursor": c}).content,
         }
-        for (c, r), i in zip(calls, ids)
+        for (c, r), i in zip(calls, ids, strict=False)
     ]
     return [message] + results
 

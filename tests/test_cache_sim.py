@@ -52,7 +52,7 @@ def test_append_only_history_gives_growing_hits_and_loses_nothing():
     results = [sim.observe(request, TOOLS) for request in requests(body)]
     cached = [r.cached for r in results]
     assert cached[0] == 0 and cached == sorted(cached) and cached[-1] > 0
-    for request, result in zip(requests(body)[:-1], results[1:]):
+    for request, result in zip(requests(body)[:-1], results[1:], strict=False):
         previous = counter.tools(TOOLS) + counter.messages(request)
         assert result.prefix == previous and result.cached == previous // 128 * 128 * (previous >= 1024)
         assert result.lost == 0

@@ -223,7 +223,7 @@ def test_projections_equal_ctxbench_loop(make, tmp_path):
     system, user = inspect_requests[0][0]["content"], inspect_requests[0][1]["content"]
     ours = run_ctxbench(make(), system, user, tool_dicts(tools), tmp_path / "run")
     assert len(ours) == len(inspect_requests)
-    for step, (a, b) in enumerate(zip(inspect_requests, ours), start=1):
+    for step, (a, b) in enumerate(zip(inspect_requests, ours, strict=False), start=1):
         assert a == b, f"step {step}: inspect sent {len(a)} messages, ctxbench {len(b)}"
     compactions = [e for e in compaction.events if e["event"] == "compaction"]
     assert compactions, "the budget is small enough that the strategy must compact"

@@ -49,7 +49,7 @@ def test_grading():
     assert not empty.success and empty.score == 0
     no_dates = instance.grade({"moves": [{**t, "month": ""} for t in truth]})
     assert not no_dates.success and no_dates.score == 0
-    left_not_joined = instance.grade({"moves": [{**t, "company": m.frm} for t, m in zip(truth, instance.moves)]})
+    left_not_joined = instance.grade({"moves": [{**t, "company": m.frm} for t, m in zip(truth, instance.moves, strict=False)]})
     assert not left_not_joined.success
     partial = instance.grade({"moves": truth[1:]})
     assert not partial.success and 0 < partial.score < 1

@@ -110,7 +110,7 @@ def test_every_frozen_result_describes_its_own_call(name):
     for prefix, out in run_steps(strategy):
         results = [m for m in out if m.get("role") == "tool"]
         originals = [m for m in prefix if m.get("role") == "tool"][-len(results) :]
-        for shown, original in zip(results, originals):
+        for shown, original in zip(results, originals, strict=False):
             if shown["content"] == original["content"]:
                 continue
             changed += 1

@@ -60,7 +60,7 @@ def test_a_rerun_is_served_from_the_cache_at_no_cost_and_replays_the_records(tmp
     assert all(s["from_cache"] and s["cost"] == 0 for s in steps_again)
     assert [s["cost_uncached"] for s in steps_again] == [s["cost"] for s in steps_first]
     trials_first, trials_again = read_jsonl(first / "trials.jsonl"), read_jsonl(again / "trials.jsonl")
-    for a, b in zip(trials_first, trials_again):
+    for a, b in zip(trials_first, trials_again, strict=False):
         assert (a["from_cache_calls"], a["cost_uncached"]) == (0, a["cost"])
         assert (b["from_cache_calls"], b["cost"], b["cost_uncached"]) == (b["total_calls"], 0, a["cost"])
     assert compare_records([str(first), str(again), "--ignore-columns", COST_COLUMNS]) == 0

@@ -287,9 +287,9 @@ def test_status_bar_replace_vs_append():
     assert sum(map(is_status, last_replace)) == 1
     assert sum(map(is_status, last_append)) == len(outs["append"])
     # append: every earlier projection is a prefix of the next one (byte-identical: cache-friendly)
-    for before, after in zip(outs["append"], outs["append"][1:]):
+    for before, after in zip(outs["append"], outs["append"][1:], strict=False):
         assert after[: len(before)] == before
-        assert all(a is b for a, b in zip(before, after) if is_status(a))
+        assert all(a is b for a, b in zip(before, after, strict=False) if is_status(a))
     for out in outs["append"]:
         validate_projection(out, messages[0])
 

@@ -96,7 +96,7 @@ def test_layered_frozen_between_compactions_and_absorbs_previous_summary():
     second = ctx.summaries[1]
     assert second[0]["content"].startswith("[summary of the earlier work"), "the new summary absorbs the previous one"
     notes = [o[2] for o in outs.values() if len(o) > 2 and str(o[2].get("content", "")).startswith("[summary")]
-    assert sum(1 for a, b in zip(notes, notes[1:]) if a is not b) == len(ctx.summaries) - 1, (
+    assert sum(1 for a, b in zip(notes, notes[1:], strict=False) if a is not b) == len(ctx.summaries) - 1, (
         "frozen between compactions"
     )
 

@@ -223,7 +223,7 @@ def test_chart_ticks_are_round_and_the_history_is_drawn_in_full_when_it_fits():
     plot = layout(steps, tokens, history, budget)
     step = plot.ticks[1] - plot.ticks[0]
     assert plot.ticks[0] == 0 and plot.ticks[-1] == plot.top and _is_round(step)
-    assert all(b - a == step for a, b in zip(plot.ticks, plot.ticks[1:])) and len(plot.ticks) <= 6
+    assert all(b - a == step for a, b in zip(plot.ticks, plot.ticks[1:], strict=False)) and len(plot.ticks) <= 6
     assert plot.top >= 60_777 and plot.clipped is None and plot.history == history
     svg = token_curve("t", steps, tokens, history, budget, [""] * 12, [None] * 12)
     assert "15,625" not in svg and "31,250" not in svg and "clipped" not in svg

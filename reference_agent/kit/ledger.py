@@ -40,7 +40,7 @@ class Ledger:
 
     def sections(self) -> dict[str, list[str]]:
         """Section title -> its lines, in rendering order."""
-        return dict(zip(SECTIONS, (self.rules, self.facts, self.checked, self.remaining)))
+        return dict(zip(SECTIONS, (self.rules, self.facts, self.checked, self.remaining), strict=False))
 
     def render(self) -> str:
         """The ledger as reply text (``parse_ledger`` reads it back exactly)."""

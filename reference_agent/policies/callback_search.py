@@ -107,7 +107,7 @@ def _merge(old: list[str] | None, new: list[str]) -> list[str]:
     """Two visible copies of one file, line by line: a line read in either copy is read."""
     if old is None or len(old) != len(new):
         return new
-    return [b if b != UNREAD else a for a, b in zip(old, new)]
+    return [b if b != UNREAD else a for a, b in zip(old, new, strict=False)]
 
 
 def _unclear(lines: list[str], numbers: Iterable[int]) -> bool:

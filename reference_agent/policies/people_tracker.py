@@ -74,7 +74,7 @@ def page_moves(text: str, people: set[str]) -> set[tuple[str, str, str]]:
 def _read_paragraph(paragraph: str, people: frozenset[str]) -> tuple[frozenset, frozenset]:
     """The moves and the denials one paragraph states (a denial is one line: it never spans paragraphs)."""
     found = set()
-    for pattern, needle in zip(MOVE_PATTERNS, _MOVE_WORDS):
+    for pattern, needle in zip(MOVE_PATTERNS, _MOVE_WORDS, strict=False):
         if needle not in paragraph:  # each pattern holds its words: a paragraph without them has no match
             continue
         for match in pattern.finditer(paragraph):

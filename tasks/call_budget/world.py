@@ -108,7 +108,7 @@ def generate_merchants(count: int, seed: int) -> list[dict]:
     rng.shuffle(kinds)
     names = rng.sample([f"{a} {b}" for a in FIRST for b in KIND], count)
     merchants = []
-    for index, (kind, name) in enumerate(zip(kinds, names), start=1):
+    for index, (kind, name) in enumerate(zip(kinds, names, strict=False), start=1):
         merchants.append(
             {
                 "id": f"M{index:02d}",

@@ -273,7 +273,7 @@ class WorldBuilder:
         """The tracked people (first and last names drawn without repeats)."""
         self.firsts = self.rng.sample(FIRST, self.knobs.people)
         self.lasts = self.rng.sample(LAST, self.knobs.people)
-        return [f"{f} {l}" for f, l in zip(self.firsts, self.lasts)]
+        return [f"{f} {l}" for f, l in zip(self.firsts, self.lasts, strict=False)]
 
     def career(self, name: str) -> list[Move]:
         """One person's true moves, in month order, each from the company the last one joined."""
