@@ -209,7 +209,8 @@ def kendall_tau(first: dict[str, int], second: dict[str, int]) -> float:
 
 
 def order(a: tuple[float, float], b: tuple[float, float], tie: float = TIE_SHARE) -> int:
-    """+1 when (success, tokens) ``a`` ranks above ``b``, -1 below, 0 when tied (equal success, tokens within ``tie``)."""
+    """+1 when (success, tokens) ``a`` ranks above ``b``, -1 below, 0 when tied (equal success, tokens
+    within ``tie``)."""
     if a[0] != b[0]:
         return 1 if a[0] > b[0] else -1
     if abs(a[1] - b[1]) <= tie * max(a[1], b[1], 1.0):

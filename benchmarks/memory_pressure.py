@@ -25,7 +25,8 @@ from _common import compose, suite_knobs  # noqa: E402  (puts the repository on 
 
 
 def run(suite: str, profile: str, instances: int, out: Path, family: str | None = None) -> list[dict]:
-    """Trial rows of ``none`` on ``suite`` (or its ``family`` alone) under ``profile``; rows gain ``max_round_growth``."""
+    """Trial rows of ``none`` on ``suite`` (or its ``family`` alone) under ``profile``; rows gain
+    ``max_round_growth``."""
     from harness.runner import execute
 
     only = [f"task={family}", *suite_knobs(suite, family)] if family else []
@@ -50,6 +51,11 @@ def run(suite: str, profile: str, instances: int, out: Path, family: str | None 
     return rows
 
 
+def mean(rows: list[dict], key: str) -> float:
+    """The mean of ``key`` over ``rows``."""
+    return sum(r[key] for r in rows) / len(rows)
+
+
 def table(rows_by_profile: dict[str, list[dict]]) -> str:
     """Per family and profile: steps, peak request, final history, largest one-round growth (means)."""
     header = "| family | profile | steps | peak request | final history | largest one-round growth | its share |"
@@ -58,11 +64,10 @@ def table(rows_by_profile: dict[str, list[dict]]) -> str:
     for family in families:
         for profile, rows in rows_by_profile.items():
             f = [r for r in rows if r["family"] == family]
-            mean = lambda key: sum(r[key] for r in f) / len(f)  # noqa: E731
             lines.append(
-                f"| {family} | {profile} | {mean('steps'):.0f} | {mean('peak_context'):,.0f} | "
-                f"{mean('final_history_tokens'):,.0f} | {mean('max_round_growth'):,.0f} | "
-                f"{mean('max_round_growth') / max(1.0, mean('final_history_tokens')):.0%} |"
+                f"| {family} | {profile} | {mean(f, 'steps'):.0f} | {mean(f, 'peak_context'):,.0f} | "
+                f"{mean(f, 'final_history_tokens'):,.0f} | {mean(f, 'max_round_growth'):,.0f} | "
+                f"{mean(f, 'max_round_growth') / max(1.0, mean(f, 'final_history_tokens')):.0%} |"
             )
     return "\n".join(lines)
 

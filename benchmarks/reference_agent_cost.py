@@ -1,6 +1,7 @@
 """The reference agent's own cost per step as a family grows (issue 23): CPU seconds of its ``complete()`` calls.
 
-    python benchmarks/reference_agent_cost.py [--family NAME ...] [--sizes 1,4,10] [--profile realistic] [--max-steps 600]
+    python benchmarks/reference_agent_cost.py [--family NAME ...] [--sizes 1,4,10]
+        [--profile realistic] [--max-steps 600]
 
 Runs strategy ``none`` (nothing is cut: an unbounded budget and window) on one instance of every
 family at 1x, 4x and 10x its default size (``SIZES``: the family's size knobs scaled, clamped to
@@ -153,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         results = {s: measure(family, s, args.profile, max_steps=args.max_steps) for s in scales}
         base = results[scales[0]]
         cells = [
-            f"{r['steps']}{'*' if r['limit'] else ''} / {r['history'] / 1000:,.0f}K ({r['history'] / max(1, base['history']):.1f}x) / "
+            f"{r['steps']}{'*' if r['limit'] else ''} / {r['history'] / 1000:,.0f}K "
+            f"({r['history'] / max(1, base['history']):.1f}x) / "
             f"{r['per_step'] * 1000:.2f}"
             for r in results.values()
         ]

@@ -26,9 +26,9 @@ from harness.budget import parse_budget
 from strategies.clear_tool_results import ClearToolResults
 from strategies.headtail import HeadTail
 from strategies.none import NoManagement
+from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 
 STRATEGIES = {"none": NoManagement, "headtail": HeadTail, "clear_tool_results": ClearToolResults}
-from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
 

@@ -14,8 +14,10 @@ from strategies.none import NoManagement
 from tasks.invoice_audit import InvoiceAudit
 from tests.helpers import compose
 
+NO_HOOKS = Hooks()  # every hook off (a frozen dataclass: one shared default is safe)
 
-def _trial(tmp_path, strategy, budget, model=None, hooks=Hooks(), pages=20):
+
+def _trial(tmp_path, strategy, budget, model=None, hooks=NO_HOOKS, pages=20):
     writer = RunWriter(tmp_path)
     settings = TrialSettings(
         budget=budget, max_steps=80, strategy_name="x", strategy_params={}, model_name="scripted", hooks=hooks

@@ -189,7 +189,7 @@ def test_rule_each_call_has_one_disposition_and_the_contact_says_the_same():
         for seed in range(30):
             instance = CallBudget(**knobs).generate(seed)
             for merchant in instance.merchants:
-                for attempt, text in _careful_calls(instance, merchant):
+                for _attempt, text in _careful_calls(instance, merchant):
                     lines = text.splitlines()
                     assert len(DISPOSITION.findall(text)) == 1 and DISPOSITION.search(lines[-1])
                     outcome = DISPOSITION.search(lines[-1]).group(1)

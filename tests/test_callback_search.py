@@ -118,9 +118,9 @@ def test_restated_candidates_survive_a_cut_and_the_listing_is_not_rerun():
 
 
 def test_every_reply_restates_the_working_set():
-    """Each reply holds the whole ledger (reference_agent/kit/ledger.py): the task's rules (its scope among them), and in
-    the search phase the candidates and which are checked; in the verify phase the target, the files to verify and
-    which are verified, and the call sites."""
+    """Each reply holds the whole ledger (reference_agent/kit/ledger.py): the task's rules (its scope among them), and
+    in the search phase the candidates and which are checked; in the verify phase the target, the files to verify
+    and which are verified, and the call sites."""
     instance = CallbackSearch(**SMOKE).generate(0)
     policy = reference_policy(instance)
     replies = [policy.act(messages, instance.tools)["content"] for messages in unmanaged_requests(instance)]

@@ -40,7 +40,8 @@ SCRIPT = textwrap.dedent("""
     from strategies.headtail import HeadTail
     with tempfile.TemporaryDirectory() as tmp:
         writer = RunWriter(Path(tmp))
-        settings = TrialSettings(budget=4000, max_steps=12, strategy_name="headtail", strategy_params={}, model_name="i")
+        settings = TrialSettings(budget=4000, max_steps=12, strategy_name="headtail", strategy_params={},
+                                 model_name="i")
         row = run_trial(trial_id="t", trial_index=0, instance=GrowingTask(), strategy=HeadTail(), model=InstantModel(),
                         summarizer=None, settings=settings, writer=writer)
         writer.close()

@@ -74,7 +74,10 @@ def test_code_review_redelegates_a_chunk_whose_report_is_gone():
     ]
     first = policy.delegate_plan(messages)
     assert first and f"Files to review (7): {', '.join(order[:7])}" in first
-    report = f"Sub-agent report: reviewed 7 files: {', '.join(order[7:14])}\nBugs found: none\nHelper modules also read: none"
+    report = (
+        f"Sub-agent report: reviewed 7 files: {', '.join(order[7:14])}\n"
+        "Bugs found: none\nHelper modules also read: none"
+    )
     messages += [
         reply("", dict(make_call("delegate", task="..."), id="c2")),
         {"role": "tool", "tool_call_id": "c2", "content": report},

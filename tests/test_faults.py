@@ -31,7 +31,10 @@ def test_flaky_provider_changes_no_outcome_and_garbage_is_sent_back(tmp_path):
 def test_flaky_runs_are_deterministic(tmp_path):
     for name in ("a", "b"):
         execute(compose(*SMOKE, "faults=flaky"), tmp_path / name, echo=lambda _: None)
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_s", "started_at", "run")} for r in rows]
+
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k not in ("wall_s", "started_at", "run")} for r in rows]
+
     assert strip(read_jsonl(tmp_path / "a" / "trials.jsonl")) == strip(read_jsonl(tmp_path / "b" / "trials.jsonl"))
 
 

@@ -95,7 +95,8 @@ def play_reference(instance: TaskInstance, max_steps: int = 200) -> tuple[list[t
 
 @lru_cache(maxsize=None)
 def pool(family: str) -> tuple[str, ...]:
-    """Plausible strings of ``family``: ids, paths, cursors, names seen in the prompt, the reference's calls and results."""
+    """Plausible strings of ``family``: ids, paths, cursors, names seen in the prompt, the reference's calls and
+    results."""
     calls, answer, texts = play_reference(small_instance(family))
     words: set[str] = set()
     for text in texts:

@@ -16,6 +16,7 @@ from strategies.none import NoManagement
 from tasks.failure_memory import FailureMemory
 
 SMALL = dict(tickets=3, ticket_messages=2, rows=12, page_rows=6)
+NO_HOOKS = Hooks()  # every hook off (a frozen dataclass: one shared default is safe)
 
 
 class Replies:
@@ -64,7 +65,7 @@ class Broken:
         return self.instance.grade(answer)
 
 
-def trial(tmp_path, model, hooks=Hooks(), **broken):
+def trial(tmp_path, model, hooks=NO_HOOKS, **broken):
     writer = RunWriter(tmp_path)
     settings = TrialSettings(
         budget=100_000, max_steps=10, strategy_name="none", strategy_params={}, model_name="m", hooks=hooks

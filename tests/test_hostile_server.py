@@ -206,7 +206,8 @@ def session(backend: str, mode: str, tag: str = "") -> str:
 
 
 def in_process(server: HostileServer, backend: str, mode: str, folder: Path, tag: str = "", **model: object) -> Run:
-    """One trial of ``mode``, the backend built from its preset (``MODEL`` and ``model`` on top) as the CLI builds it."""
+    """One trial of ``mode``, the backend built from its preset (``MODEL`` and ``model`` on top) as the CLI builds
+    it."""
     spec = OmegaConf.to_container(OmegaConf.load(ROOT / "configs" / "model" / f"{PRESETS[backend]}.yaml"))
     spec.update(MODEL, base_url=server.base_url(backend, mode, session(backend, mode, tag)), **model)
     writer = RunWriter(folder)

@@ -228,7 +228,7 @@ def test_jsonl_format(tmp_path):
     ]
 
 
-# ---------------------------------------------------------------- a table of many configurations (The Complexity Trap's shape)
+# --------------------------------------------------------- a table of many configurations (The Complexity Trap's shape)
 
 CT_MODELS = ("qwen-coder-big", "gemini-flash")
 CT_STRATEGIES = {"Raw Agent": "baseline_raw", "Observation Masking": "baseline_N_1_M_10", "LLM-Summary": "summaries"}

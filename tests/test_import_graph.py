@@ -45,7 +45,8 @@ def project_modules() -> dict[str, Path]:
 def imported_modules(
     node: ast.Import | ast.ImportFrom, module: str, is_package: bool, modules: dict[str, Path]
 ) -> set[str]:
-    """The project modules an import statement loads (``from a import b``: module ``a.b`` if there is one, else ``a``)."""
+    """The project modules an import statement loads (``from a import b``: module ``a.b`` if there is one, else
+    ``a``)."""
     if isinstance(node, ast.Import):
         return {m for m in (resolve(alias.name, modules) for alias in node.names) if m}
     base = node.module or ""

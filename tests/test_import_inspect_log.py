@@ -67,14 +67,17 @@ def test_inspect_logs_become_paired_trials(tmp_path):
     base = make_log(tmp_path / "logs_a", "base", {0, 1})
     cand = make_log(tmp_path / "logs_b", "cand", {0})
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = lambda *a: subprocess.run(
-        [sys.executable, "-m", "harness", *map(str, a)],
-        cwd=tmp_path,  # noqa: E731
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, "-m", "harness", *map(str, a)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+
     result = run("import", base, cand, "--format", "inspect-log", "--out", tmp_path / "o")
     assert result.returncode == 0, result.stderr
     rows = read_jsonl(tmp_path / "o" / "quiz" / "base" / "trials.jsonl")

@@ -16,14 +16,16 @@ import pytest
 
 inspect_ai = pytest.importorskip("inspect_ai", reason="the inspect extra is not installed: pip install -e '.[inspect]'")
 
+# the imports below come after the importorskip, which skips this module when inspect_ai (which they load) is
+# missing: E402 is expected on each of them
 from inspect_ai import Task, eval as inspect_eval  # noqa: E402
 from inspect_ai.agent import AgentSubmit, as_solver, react  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.model import (
+from inspect_ai.model import (  # noqa: E402  (after the importorskip)
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageTool,
-    ChatMessageUser,  # noqa: E402
+    ChatMessageUser,
     ModelOutput,
     ModelUsage,
     get_model,
@@ -31,18 +33,18 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolCallError, ToolError, tool  # noqa: E402
 
 from harness.conversation import strip_private  # noqa: E402
-from harness.integrations.inspect import (
+from harness.integrations.inspect import (  # noqa: E402  (after the importorskip)
     CtxbenchCompaction,
     StrategyProjectionError,
-    calls_summarizer,  # noqa: E402
+    calls_summarizer,
     request_tokens,
     strategy_tools,
     use_ctxbench_tokens,
 )
-from harness.integrations.inspect_messages import (
+from harness.integrations.inspect_messages import (  # noqa: E402  (after the importorskip)
     MessageHistory,
     arguments_text,
-    to_dicts,  # noqa: E402
+    to_dicts,
     tool_dicts,
 )
 from harness.loop import TrialSettings, run_trial  # noqa: E402

@@ -49,7 +49,9 @@ def test_grading():
     assert not empty.success and empty.score == 0
     no_dates = instance.grade({"moves": [{**t, "month": ""} for t in truth]})
     assert not no_dates.success and no_dates.score == 0
-    left_not_joined = instance.grade({"moves": [{**t, "company": m.frm} for t, m in zip(truth, instance.moves, strict=False)]})
+    left_not_joined = instance.grade(
+        {"moves": [{**t, "company": m.frm} for t, m in zip(truth, instance.moves, strict=False)]}
+    )
     assert not left_not_joined.success
     partial = instance.grade({"moves": truth[1:]})
     assert not partial.success and 0 < partial.score < 1
@@ -153,8 +155,8 @@ def test_parallel_calls_search_everyone_known_then_open_every_known_page():
     action, batch = _batch(policy, messages, instance)
     assert _calls({"tool_calls": batch}) == [("search", {"query": name}) for name in instance.names]
     # only the first two searches were run: its next page, then the third person's search (search everyone, as
-    # the LLM did), then the other pages of the first two people that can be about them (not another name's profile page), at most
-    # BROWSER_CALLS per turn (the limit the prompt states)
+    # the LLM did), then the other pages of the first two people that can be about them (not another name's
+    # profile page), at most BROWSER_CALLS per turn (the limit the prompt states)
     messages = answer_round(instance, messages, action, batch[:2])
     action, batch = _batch(policy, messages, instance)
     expected = []

@@ -174,7 +174,10 @@ RUN = (
 def test_a_run_with_shared_limits_and_429s_records_what_one_worker_records(tmp_path):
     execute(compose(*RUN), tmp_path / "one" / "run", echo=lambda _: None)
     execute(compose(*RUN, "workers=4", "+model.max_concurrency=2"), tmp_path / "four" / "run", echo=lambda _: None)
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_s", "started_at", "latency_s")} for r in rows]
+
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k not in ("wall_s", "started_at", "latency_s")} for r in rows]
+
     assert strip(read_jsonl(tmp_path / "one" / "run" / "trials.jsonl")) == strip(
         read_jsonl(tmp_path / "four" / "run" / "trials.jsonl")
     )

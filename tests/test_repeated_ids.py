@@ -39,7 +39,7 @@ def repeated_ids_history(sizes: tuple[int, ...] = ROUND_SIZES, words: int = 150)
                 }
             )
         messages.append({"role": "assistant", "content": f"turn {turn}", "tool_calls": calls})
-        for i, call in enumerate(calls):
+        for call in calls:
             p = json.loads(call["function"]["arguments"])["page"]
             messages.append(
                 {

@@ -68,27 +68,19 @@ def test_a_run_without_faults_after_one_with_faults_holds_no_injected_reply(tmp_
     steps = read_jsonl(clean / "steps.jsonl")
     assert not all(s["from_cache"] for s in steps), "the run without faults makes fresh calls where the requests differ"
     plain = _run(tmp_path / "plain", *ONE)
-    strip = lambda rows: [(r["trial_id"], r["outcome"], r["success"], r["steps"]) for r in rows]  # noqa: E731
+
+    def strip(rows):
+        return [(r["trial_id"], r["outcome"], r["success"], r["steps"]) for r in rows]
+
     assert strip(read_jsonl(clean / "trials.jsonl")) == strip(read_jsonl(plain / "trials.jsonl"))
 
     again = _run(tmp_path / "again", *cached, "faults=flaky", "faults.garbage=0.4")
     assert all(s["from_cache"] for s in read_jsonl(again / "steps.jsonl")), "the same faults: every call replayed"
-    strip_run = lambda rows: [
-        {
-            k: v
-            for k, v in r.items()
-            if k
-            not in (
-                "wall_s",
-                "started_at",
-                "run",
-                "latency_s",  # noqa: E731
-                "from_cache",
-                "from_cache_calls",
-            )
-        }
-        for r in rows
-    ]
+
+    def strip_run(rows):
+        volatile = ("wall_s", "started_at", "run", "latency_s", "from_cache", "from_cache_calls")
+        return [{k: v for k, v in r.items() if k not in volatile} for r in rows]
+
     assert strip_run(read_jsonl(again / "trials.jsonl")) == strip_run(read_jsonl(faulty / "trials.jsonl"))
 
 

@@ -283,7 +283,10 @@ def test_status_bar_replace_vs_append():
         outs["replace"].append(replace.prepare(prefix))
         outs["append"].append(append.prepare(prefix))
     last_replace, last_append = outs["replace"][-1], outs["append"][-1]
-    is_status = lambda m: str(m.get("content", "")).startswith("[status bar]")
+
+    def is_status(m):
+        return str(m.get("content", "")).startswith("[status bar]")
+
     assert sum(map(is_status, last_replace)) == 1
     assert sum(map(is_status, last_append)) == len(outs["append"])
     # append: every earlier projection is a prefix of the next one (byte-identical: cache-friendly)

@@ -1,4 +1,5 @@
-"""Transcripts (issue 23): gzip, byte-identical for the same config, request refs as deltas, older folders still read."""
+"""Transcripts (issue 23): gzip, byte-identical for the same config, request refs as deltas, older folders still
+read."""
 
 import gzip
 import json

@@ -1,4 +1,5 @@
-"""``python -m harness view``: an index and a page per trial (and, slow, the pages in headless Chromium); the token chart."""
+"""``python -m harness view``: an index and a page per trial (and, slow, the pages in headless Chromium); the token
+chart."""
 
 import gzip
 import re
@@ -197,12 +198,6 @@ def test_compare_marks_cut_replaced_and_inserted():
         ("m3", REPLACED, "m2"),
     ]
     assert [(s.ref, s.mark, s.stands_for) for s in cut] == [("m2", REPLACED, "m3"), ("m5", CUT, None)]
-
-
-def chromium() -> str | None:
-    return next(
-        (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
-    )
 
 
 def _is_round(step: int) -> bool:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import re
+from functools import partial
 
 from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, onward, plan_reads
 from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
@@ -69,7 +70,8 @@ SO_FAR = re.compile(r"Negative posts so far \((?:window [\d.-]+|all dates|last w
 REPORT = re.compile(
     r"pages counted: ([\d,\- none]+) of (\d+|\?) \([^)]*\); negative posts: ([^\n]*?)(?:; next_cursor|$)", re.M
 )
-# the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they survive a cut of the task statement
+# the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they
+# survive a cut of the task statement
 RULES = (
     re.compile(r"Today is \d{4}-\d{2}-\d{2}\."),
     BRANDS_PROMPT,
@@ -97,7 +99,7 @@ def negative_posts(text: str, vocabulary: dict[str, list[str]], window: tuple[st
         if mentions is None:  # each post is read once per vocabulary and window (a page's view changes by lines)
             if patterns is None:
                 patterns = {b: name_pattern(b, a) for b, a in vocabulary.items()}
-            mentions = _BLOCKS(block, key, make=lambda: _block_mentions(block, patterns, window))
+            mentions = _BLOCKS(block, key, make=partial(_block_mentions, block, patterns, window))
         for brand, post in mentions:
             found[brand].append(post)
     return found
@@ -488,7 +490,8 @@ class BrandPolicy:
         return {"counts": counts} if covered else None
 
     def delegate_plan(self, messages: list[dict]) -> str | None:
-        """The next chunk of feed pages to hand to a sub-agent, or None when all are counted (or it cannot start one)."""
+        """The next chunk of feed pages to hand to a sub-agent, or None when all are counted
+        (or it cannot start one)."""
         if delegation_failed(messages):
             return None  # a sub-agent failed: count the rest in this context
         known = Knowledge([], self._notes(messages), self.notes_window)

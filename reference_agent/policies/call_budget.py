@@ -39,7 +39,8 @@ OPEN_ITEM = re.compile(r"(M\d{2}) \((CALL BACK LATER|COUNTER-OFFER) ?(\d+)?%?\)"
 MERCHANT_ID = re.compile(r"M\d{2}")
 ROUND_COUNT = re.compile(r"((?:M\d{2}, )*M\d{2}) ha(?:ve each|s) used (\d+) of \d+ calls")  # a batched round's counts
 PROMPT_MERCHANT = re.compile(r"^- (M\d{2}) ", re.M)
-# the ledger (reference_agent/kit/ledger.py): the task's rules quoted, the merchant list, each merchant's calls and answer
+# the ledger (reference_agent/kit/ledger.py): the task's rules quoted, the merchant list,
+# each merchant's calls and answer
 RULES = (
     re.compile(r"Ask each of these \d+ merchants for a \d+% volume discount with call_merchant\([^)]*\)"),
     re.compile(r"Merchants answer ACCEPTED[^\n]*?offer=N\)\."),

@@ -83,7 +83,7 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
         ) or re.search(r'execute\("[^"]*"\.format\(', body):
             kind = "sql_injection"
         else:
-            for num, den in re.findall(r"return (\w+) / (\w+)\s*$", body, re.M):
+            for _num, den in re.findall(r"return (\w+) / (\w+)\s*$", body, re.M):
                 if not den.isdigit() and not re.search(rf"if {den} == 0|if not {den}\b", body):
                     kind = "zero_division"
             for helper, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", body):

@@ -40,11 +40,13 @@ TICKETS_DONE = re.compile(r"tickets reviewed up to (T-\d+)")
 PROMPT_ACCOUNT = re.compile(r"account (ACC-\d{5})")
 PROMPT_FIRST = re.compile(r"total refunds in (\d{4}-Q\d)")
 PROMPT_TICKETS = re.compile(r"open tickets ((?:T-\d+(?:, )?)+)")
-# the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they survive a cut of the task statement
+# the task's sentences its ledger quotes (reference_agent/kit/ledger.py), so that they
+# survive a cut of the task statement
 RULES = (
     re.compile(r"Escalation for account ACC-\d{5}[^.]*\."),
     re.compile(
-        r"\(1\) Find the account's total refunds[^\n]*?voided refunds do not; chargebacks and credits are not refunds\)\."
+        r"\(1\) Find the account's total refunds[^\n]*?voided refunds do not; "
+        r"chargebacks and credits are not refunds\)\."
     ),
     re.compile(r"\(2\) Read the open tickets [^\n]*?\(read_ticket\)\."),
     re.compile(r"Exactly one of them is escalated to finance[^.]*\."),

@@ -40,7 +40,8 @@ from tasks.invoice_audit.tools import TOOL
 
 PAGE_HEADER = re.compile(r"=== Invoice history . customer (\S+) . page (\d+) of (\d+) ===")
 INVOICE_BLOCK = re.compile(
-    r"Invoice (INV-\d{4}-\d{5})\n\s+Date: (\d{4}-\d{2}-\d{2})\s+Vendor: ([^\n]+?)\n\s+Description: [^\n]*\n\s+Amount: USD ([\d,]+\.\d{2})"
+    r"Invoice (INV-\d{4}-\d{5})\n\s+Date: (\d{4}-\d{2}-\d{2})\s+Vendor: ([^\n]+?)\n"
+    r"\s+Description: [^\n]*\n\s+Amount: USD ([\d,]+\.\d{2})"
 )
 LEDGER = re.compile(r"Ledger p(\d+): ([^\n]*)")
 LEDGER_ITEM = re.compile(r"(INV-\d{4}-\d{5})\|([^|;]+)\|(\d{4}-\d{2}-\d{2})\|([\d.]+)")

@@ -19,15 +19,15 @@ only if its deal was closed in this trial) minus 0.25 per violation, floored at 
 ``max_calls_per_merchant``.
 
 Reference policy (``reference_agent/policies/call_budget.py``, context-faithful): it decides
-whether a merchant may be called again by COUNTING the visible evidence: visible ``call_merchant`` calls to it, its own per-call notes
-(``Call note: M07 call #2 of 3: ...``), the number it gave a visible placed call in the
-message that placed it (``Calling M07 (call #2 of 3) ...``, itself counted from the notes
-then visible, so the running count carries forward when earlier calls were cut but their
-notes were not), a status message (``calls to M07: 2`` or ``M07: 2/3 calls``) and the
-latest ``status_bar`` (``call_merchant: merchant=M07 2/3``, lines of one merchant summed),
-taking the largest. It keeps no hidden counter. Outcomes: visible call results override
-what its free texts say (a ``notes`` block re-injected after the results holds older
-recitations). Its running recitation
+whether a merchant may be called again by COUNTING the visible evidence: visible
+``call_merchant`` calls to it, its own per-call notes (``Call note: M07 call #2 of 3: ...``),
+the number it gave a visible placed call in the message that placed it
+(``Calling M07 (call #2 of 3) ...``, itself counted from the notes then visible, so the
+running count carries forward when earlier calls were cut but their notes were not), a status
+message (``calls to M07: 2`` or ``M07: 2/3 calls``) and the latest ``status_bar``
+(``call_merchant: merchant=M07 2/3``, lines of one merchant summed), taking the largest. It
+keeps no hidden counter. Outcomes: visible call results override what its free texts say (a
+``notes`` block re-injected after the results holds older recitations). Its running recitation
 (``Accepted so far`` / ``Declined so far`` / ``Open`` / ``Given up``) carries outcomes but not
 call counts, as a reasoning agent recites conclusions and recounts from the record when it
 needs a count. So a strategy that hides earlier calls to a merchant makes it call a 4th time,

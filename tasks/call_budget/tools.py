@@ -24,6 +24,9 @@ from tasks.call_budget.world import (
 from tasks.kit.args import digits
 from tasks.kit.limits import limit_sentence
 
+# what a merchant heard about another merchant's call (small talk in a transcript)
+HEARSAY = ["they said yes, I think", "they turned it down, apparently", "no idea what they decided"]
+
 
 class CallBudgetInstance(TaskInstance):
     """One generated set of merchants; its tools count calls per merchant (per-trial state)."""
@@ -171,7 +174,7 @@ class CallBudgetInstance(TaskInstance):
                 other = rng.choice(others)
                 lines.append(
                     f"{stamp()} {m['contact']}: I heard {other['name']} ({other['id']}) got a call like this "
-                    f"too - {rng.choice(['they said yes, I think', 'they turned it down, apparently', 'no idea what they decided'])}."
+                    f"too - {rng.choice(HEARSAY)}."
                 )
         t += rng.randint(10, 30)
         lines.append(f"{stamp()} Agent: We'd like to offer a delivery partnership at a {offer}% volume discount.")

@@ -77,13 +77,24 @@ NOUNS = {
 BODY = [
     '    if {a} is None:\n        raise ValueError("{f}: {a} is required")',
     '    logger.debug("{f} %s", {a})',
-    '    result = {{}}\n    for key, value in sorted(getattr({a}, "items", dict)().items()):\n        result[key] = value',
-    '    with db.transaction() as tx:\n        tx.execute("SELECT id, status FROM {p}_{n} WHERE id = %s", ({a}.id,))',
+    (
+        "    result = {{}}\n"
+        '    for key, value in sorted(getattr({a}, "items", dict)().items()):\n'
+        "        result[key] = value"
+    ),
+    ('    with db.transaction() as tx:\n        tx.execute("SELECT id, status FROM {p}_{n} WHERE id = %s", ({a}.id,))'),
     '    deadline = clock.now() + timedelta(seconds=config.get("{p}.timeout", 30))',
-    '    total = Decimal("0")\n    for line in getattr({a}, "lines", []):\n        total += money.round(line.amount * line.quantity)',
+    (
+        '    total = Decimal("0")\n'
+        '    for line in getattr({a}, "lines", []):\n'
+        "        total += money.round(line.amount * line.quantity)"
+    ),
     "    if not retry.should_retry({a}, attempts=3):\n        return None",
     '    metrics.increment("{p}.{f}.calls")',
-    '    # TODO(ops): remove the fallback once the migration of {p} is done\n    fallback = config.get("{p}.fallback", False)',
+    (
+        "    # TODO(ops): remove the fallback once the migration of {p} is done\n"
+        '    fallback = config.get("{p}.fallback", False)'
+    ),
     '    payload = {{"id": getattr({a}, "id", None), "kind": "{n}", "source": "{p}"}}',
 ]
 CALLBACK_DISTRACTORS = [

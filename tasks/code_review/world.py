@@ -640,10 +640,15 @@ def _domain_module(rng: random.Random, path: str, bug_kind: str | None) -> tuple
         blocks.append(gen(rng, noun, domain))
     rng.shuffle(blocks)
     table = f"{domain}_{noun}s"
+    ownership = [
+        "See docs/" + domain + ".md for the data model.",
+        "Keep functions pure where possible; I/O goes through the repository layer.",
+        "Everything here is called from the HTTP handlers and the nightly jobs.",
+    ]
     lines = [
         f'"""{domain.capitalize()} {module}: {noun} {rng.choice(["operations", "helpers", "workflows", "plumbing"])}.',
         "",
-        f"Owned by the {domain} team. {rng.choice(['See docs/' + domain + '.md for the data model.', 'Keep functions pure where possible; I/O goes through the repository layer.', 'Everything here is called from the HTTP handlers and the nightly jobs.'])}",
+        f"Owned by the {domain} team. {rng.choice(ownership)}",
         '"""',
         "import json",
         "import logging",
@@ -661,7 +666,10 @@ def _domain_module(rng: random.Random, path: str, bug_kind: str | None) -> tuple
         'STATUSES = ("draft", "active", "suspended", "closed")',
         f"MAX_PROBLEMS = {rng.randint(5, 20)}",
         f"RETRY_DELAY = {rng.choice([0.5, 1.0, 2.0])}",
-        f"# TODO({rng.choice(['ops', 'sre', 'data'])}): move {rng.choice(['RETRY_DELAY', 'MAX_PROBLEMS'])} to settings once the config service lands",
+        (
+            f"# TODO({rng.choice(['ops', 'sre', 'data'])}): move {rng.choice(['RETRY_DELAY', 'MAX_PROBLEMS'])} "
+            "to settings once the config service lands"
+        ),
         "",
     ]
     for _, block in blocks:

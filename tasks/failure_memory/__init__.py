@@ -25,14 +25,14 @@ error (a retry of the known-broken approach, whatever the arguments). A call mat
 counts once.
 
 Reference policy (``reference_agent/policies/failure_memory.py``, context-faithful): to get a
-quarter's data it calls ``query_api`` unless it can see that the API failed: the error result, its own notes (``FAILED: query_api ...``,
-written once, right after the failure, and ``The billing API is known to fail ...``, its
-reason for each export it creates afterwards) or a summary's failed-attempts line naming
-``query_api``. It then exports and reads the pages, noting the account's amounts per page;
-it reads the tickets in order, noting each, until it finds the escalated one. Its running
-recitation carries the findings (totals, ticket, period) but not the failure: a strategy
-that compacts the error away and drops the note makes it try the API again for the second
-quarter, which is the incident the seed describes.
+quarter's data it calls ``query_api`` unless it can see that the API failed: the error result,
+its own notes (``FAILED: query_api ...``, written once, right after the failure, and
+``The billing API is known to fail ...``, its reason for each export it creates afterwards) or
+a summary's failed-attempts line naming ``query_api``. It then exports and reads the pages,
+noting the account's amounts per page; it reads the tickets in order, noting each, until it
+finds the escalated one. Its running recitation carries the findings (totals, ticket, period)
+but not the failure: a strategy that compacts the error away and drops the note makes it try
+the API again for the second quarter, which is the incident the seed describes.
 
 Batched turns (profile ``realistic``): ``parallel_calls`` adds every ticket still to read to
 the first quarter's query, the second quarter's export to the first's, and every missing page

@@ -1,4 +1,5 @@
-"""The tools of ``failure_memory``: the broken billing API, the reporting exports and the tickets, served by the instance."""
+"""The tools of ``failure_memory``: the broken billing API, the reporting exports and the tickets,
+served by the instance."""
 
 from __future__ import annotations
 

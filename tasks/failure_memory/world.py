@@ -129,7 +129,10 @@ def generate_world(knobs: Knobs, seed: int) -> World:
             who = trng.choice(AGENTS + ["Customer"])
             extra = trng.choice(
                 [
-                    f"They say {trng.choice(others)} was refunded USD {trng.uniform(50, 3000):,.2f} in {trng.choice(PERIODS)}, why not them?",
+                    (
+                        f"They say {trng.choice(others)} was refunded USD {trng.uniform(50, 3000):,.2f} "
+                        f"in {trng.choice(PERIODS)}, why not them?"
+                    ),
                     f"Attached: statement for {trng.choice(PERIODS)} (PDF, 3 pages).",
                     f"See also ticket {trng.choice(ids)}.",
                     "",

@@ -41,7 +41,10 @@ def render_page(customer: str, invoices: list[Invoice], per_page: int, listing: 
             f"  Date: {invoice.date}   Vendor: {invoice.vendor}",
             f"  Description: {invoice.description}",
             f"  Amount: USD {invoice.amount:,.2f}   Tax: USD {invoice.tax:,.2f}   Status: {invoice.status}",
-            f"  Payment ref: {invoice.payment_ref}   PO: {invoice.po}   Billed to: CloudLedger GmbH, {invoice.city} office",
+            (
+                f"  Payment ref: {invoice.payment_ref}   PO: {invoice.po}   "
+                f"Billed to: CloudLedger GmbH, {invoice.city} office"
+            ),
         ]
     lines.append(
         f"Showing {start + 1}-{min(start + per_page, len(invoices))} of {len(invoices)} invoices · "

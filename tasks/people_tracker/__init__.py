@@ -17,13 +17,14 @@ success = the exact set of (person, month, company), compared case- and space-in
 score = F1.
 
 Reference policy (``reference_agent/policies/people_tracker.py``): takes the people in the
-prompt's order; for each one it searches the full name, opens every result not yet opened (at most 4 calls a turn), and after
-each page writes ``Notes on URL: ...`` with the moves of tracked people found there (exact
-names only: a similar name is someone else) and the denials the page states (``denied: P
-joining C (not a move)``); it recites ``Moves so far`` (moves only, minus every denial it can
-see) and ``Progress: ...``. A strategy that drops the early note and page of a denial makes it
-take the late round-up's report for a move (precision fails): sliding_window, headtail,
-summarize (a summary keeps moves, not denials) and layered at 8k.
+prompt's order; for each one it searches the full name, opens every result not yet opened (at
+most 4 calls a turn), and after each page writes ``Notes on URL: ...`` with the moves of
+tracked people found there (exact names only: a similar name is someone else) and the denials
+the page states (``denied: P joining C (not a move)``); it recites ``Moves so far`` (moves
+only, minus every denial it can see) and ``Progress: ...``. A strategy that drops the early
+note and page of a denial makes it take the late round-up's report for a move (precision
+fails): sliding_window, headtail, summarize (a summary keeps moves, not denials) and layered
+at 8k.
 
 Layout: ``world.py`` generation (templates, people, pages), ``tools.py`` the instance (prompts,
 tools, rendering), ``grade.py``. Rules of every template: tasks/README.md.

@@ -116,22 +116,31 @@ DENIAL_PATTERN = re.compile(
 SPOKE = "{name} spoke at the {event} in {when} about scaling research teams."
 MOVE_PATTERNS = [
     re.compile(
-        r"(?P<name>[A-Z][a-z]+ [A-Z][a-z]+) left (?P<frm>[A-Z][\w ]+?) in (?P<when>[A-Z][a-z]+ \d{4}) to join (?P<to>[A-Z][\w ]+?) as "
+        r"(?P<name>[A-Z][a-z]+ [A-Z][a-z]+) left (?P<frm>[A-Z][\w ]+?) in (?P<when>[A-Z][a-z]+ \d{4}) "
+        r"to join (?P<to>[A-Z][\w ]+?) as "
     ),
     re.compile(
-        r"In (?P<when>[A-Z][a-z]+ \d{4}), (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) moved from (?P<frm>[A-Z][\w ]+?) to (?P<to>[A-Z][\w ]+?), where"
+        r"In (?P<when>[A-Z][a-z]+ \d{4}), (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) moved from (?P<frm>[A-Z][\w ]+?) "
+        r"to (?P<to>[A-Z][\w ]+?), where"
     ),
     re.compile(
-        r"(?P<to>[A-Z][\w ]+?) announced in (?P<when>[A-Z][a-z]+ \d{4}) that it had hired (?P<name>[A-Z][a-z]+ [A-Z][a-z]+), formerly of"
+        r"(?P<to>[A-Z][\w ]+?) announced in (?P<when>[A-Z][a-z]+ \d{4}) "
+        r"that it had hired (?P<name>[A-Z][a-z]+ [A-Z][a-z]+), formerly of"
     ),
 ]
 NOISE = [
-    "We use cookies to improve your experience. By continuing you accept our cookie policy. [Accept all] [Manage preferences]",
+    (
+        "We use cookies to improve your experience. By continuing you accept our cookie policy. "
+        "[Accept all] [Manage preferences]"
+    ),
     "Home · World · Business · Technology · Markets · Opinion · Video · Podcasts · Newsletters · Subscribe",
     "ADVERTISEMENT — Upgrade your cloud bill: save 40% on GPU hours with SpotCompute. Terms apply.",
     "Related: The ten most influential labs of the decade · Why compute is the new oil · Inside the talent wars",
     "Sign up for The Briefing: the five stories you need every morning, free in your inbox. [Email address] [Sign up]",
-    "Trending now: Chip export rules tighten again · Startups race to hire safety researchers · Is the AI bubble deflating?",
+    (
+        "Trending now: Chip export rules tighten again · Startups race to hire safety researchers · "
+        "Is the AI bubble deflating?"
+    ),
     "Share this article: X · LinkedIn · Facebook · Email · Copy link        Reading time: 6 min",
     "Comments (214) — Sort by: Top | Newest. Community guidelines apply. Log in to join the discussion.",
     "© 2026 Example Media Group. All rights reserved. About · Careers · Contact · Privacy · Accessibility · Sitemap",
@@ -140,7 +149,10 @@ NOISE = [
     "Editor's picks: A day in the life of a data-centre technician · The quiet return of symbolic AI",
 ]
 FILLER = [
-    "The industry has seen an unusual number of senior departures this year, with labs competing for a small pool of people.",
+    (
+        "The industry has seen an unusual number of senior departures this year, "
+        "with labs competing for a small pool of people."
+    ),
     "Analysts say compensation packages for top researchers now routinely include multi-year equity grants.",
     "Neither company commented on the financial terms of the arrangement.",
     "Colleagues describe a hands-on leader who still reviews code and papers personally.",
@@ -273,7 +285,7 @@ class WorldBuilder:
         """The tracked people (first and last names drawn without repeats)."""
         self.firsts = self.rng.sample(FIRST, self.knobs.people)
         self.lasts = self.rng.sample(LAST, self.knobs.people)
-        return [f"{f} {l}" for f, l in zip(self.firsts, self.lasts, strict=False)]
+        return [f"{first} {last}" for first, last in zip(self.firsts, self.lasts, strict=False)]
 
     def career(self, name: str) -> list[Move]:
         """One person's true moves, in month order, each from the company the last one joined."""
@@ -296,8 +308,11 @@ class WorldBuilder:
         rng.shuffle(paragraphs)
         cut = len(noise) // 2
         related = ["Related links:"] + [
-            f"  · {rng.choice(HEADLINES).format(c=rng.choice(COMPANIES), d=rng.choice(COMPANIES), n=rng.randint(20, 900), city=rng.choice(CITIES))}"
-            f" — https://{rng.choice(SITES[:4])}/{rng.randint(2019, 2026)}/{rng.randrange(10**6):06d}"
+            "  · "
+            + rng.choice(HEADLINES).format(
+                c=rng.choice(COMPANIES), d=rng.choice(COMPANIES), n=rng.randint(20, 900), city=rng.choice(CITIES)
+            )
+            + f" — https://{rng.choice(SITES[:4])}/{rng.randint(2019, 2026)}/{rng.randrange(10**6):06d}"
             for _ in range(noise_count)
         ]
         comments = ["Reader comments:"] + [
@@ -369,7 +384,7 @@ class WorldBuilder:
         twin = (
             f"{rng.choice([f for f in FIRST if f not in self.firsts])} {last}"
             if index % 2
-            else f"{first} {rng.choice([l for l in LAST if l not in self.lasts])}"
+            else f"{first} {rng.choice([surname for surname in LAST if surname not in self.lasts])}"
         )
         twin_move = Move(
             twin,
