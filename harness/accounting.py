@@ -102,6 +102,13 @@ def fill_usage(usage: Usage, request_tokens: int, reply_tokens: int, sim_cached:
     return usage
 
 
+def filled_counts(usage: Usage) -> tuple[int, int, int]:
+    """``prompt_tokens``, ``cached_tokens`` and ``output_tokens`` of a usage ``fill_usage`` has filled."""
+    prompt, cached, output = usage.prompt_tokens, usage.cached_tokens, usage.output_tokens
+    assert prompt is not None and cached is not None and output is not None  # fill_usage filled every None
+    return prompt, cached, output
+
+
 def reported_model(completion: Completion) -> str | None:
     """The model name the backend's reply reports (the response's ``model``), or ``None``."""
     raw = completion.raw if isinstance(completion.raw, dict) else {}
@@ -152,13 +159,12 @@ class CallRecorder:
             self.counter.message(completion.message) if completion.usage.output_tokens is None else 0,
             sim.cached,
         )
+        prompt, cached, output = filled_counts(usage)
         if usage.cached_source == "simulated":  # the simulated cache writes as the profile's provider would
-            usage.cache_write_tokens = self.cache_profile.simulated_writes(usage.prompt_tokens, usage.cached_tokens)
+            usage.cache_write_tokens = self.cache_profile.simulated_writes(prompt, cached)
         price = self.pricing.price_for(kind, reported_model(completion))
         self.price_sources.add(price.source)
-        cost_uncached = price.cost(
-            usage.prompt_tokens, usage.cached_tokens, usage.output_tokens, usage.cache_write_tokens
-        )
+        cost_uncached = price.cost(prompt, cached, output, usage.cache_write_tokens)
         cost = 0.0 if completion.from_cache else cost_uncached
         self.totals[kind].add(usage, cost_uncached, sim.cached, sim.lost, completion.from_cache)
         cache_break = None

@@ -97,7 +97,17 @@ class CallResult:
     ends: bool = False
 
 
-class AgentLoop(ABC):
+class LogHooks:
+    """The optional logging hooks of an agent loop: each does nothing unless a subclass overrides it."""
+
+    def log_request(self, prepared: Prepared) -> None:
+        """Log a request about to be sent (nothing by default)."""
+
+    def log_reply(self, reply: dict, completion: Completion) -> None:
+        """Log the reply just appended (nothing by default)."""
+
+
+class AgentLoop(LogHooks, ABC):
     """One agent's run through the step pipeline (see the module docstring)."""
 
     call_kind: str
@@ -160,12 +170,6 @@ class AgentLoop(ABC):
     @abstractmethod
     def log_result(self, message: dict, name: str, args: dict, is_error: bool, resource: Any) -> None:
         """Log an appended tool result (``message``) where this agent's records go."""
-
-    def log_request(self, prepared: Prepared) -> None:
-        """Log a request about to be sent (nothing by default)."""
-
-    def log_reply(self, reply: dict, completion: Completion) -> None:
-        """Log the reply just appended (nothing by default)."""
 
     def result_resource(self, resource: Any, is_error: bool) -> Any:
         """The ``_resource`` a tool result keeps in the history."""
@@ -419,8 +423,9 @@ class AgentLoop(ABC):
                 )
             else:
                 task_calls += self.is_task_call(name)
-                if self.is_task_call(name) and self.over_call_limit(task_calls):
-                    result = CallResult(rate_limited_message(self.limit_per_turn()), True)
+                exceeded = self.exceeded_call_limit(task_calls) if self.is_task_call(name) else None
+                if exceeded is not None:
+                    result = CallResult(rate_limited_message(exceeded), True)
                     self.rate_limited += 1
                 else:
                     result = self.execute_one(name, args, request, reply)
@@ -437,10 +442,10 @@ class AgentLoop(ABC):
         """The task's limit on the task-tool calls of one reply (``None``: none)."""
         return self.instance.max_calls_per_turn
 
-    def over_call_limit(self, task_calls: int) -> bool:
-        """Whether the ``task_calls``-th task call of this turn exceeds the task's per-turn limit."""
+    def exceeded_call_limit(self, task_calls: int) -> int | None:
+        """The task's per-turn limit when the ``task_calls``-th task call of this turn exceeds it, else ``None``."""
         limit = self.limit_per_turn()
-        return limit is not None and task_calls > limit
+        return limit if limit is not None and task_calls > limit else None
 
     def execute_one(self, name: str, args: dict, request: list[dict], reply: dict) -> CallResult:
         """Run one parsed call."""

@@ -579,7 +579,7 @@ def pooling_notes(trials: pd.DataFrame, by: Sequence[str] = CONFIG_KEYS) -> list
                 "its numbers mix tasks of different difficulty: report the runs separately"
             )
         if "config_id" in group and "run_dir" in group:
-            for cid, runs in group.groupby("config_id")["run_dir"].unique().items():
+            for _, runs in group.groupby("config_id")["run_dir"].unique().items():
                 if len(runs) > 1:
                     notes.append(
                         f"note: {label}: {len(runs)} run folders of one identical configuration pooled "
@@ -606,7 +606,7 @@ def _size_signatures(group: pd.DataFrame) -> set[str]:
     if "imported" in group:  # rows from another harness (harness/importer.py): their ids carry no task size
         group = group[~group["imported"].fillna(False).astype(bool)]
     per_family = group.assign(size=group["instance_id"].astype(str).str.replace(r"-s\d+$", "", regex=True))
-    for family, fam in per_family.groupby("family"):
+    for _, fam in per_family.groupby("family"):
         if fam["size"].nunique() > 1:
             described.update(f"{size}" for size in sorted(fam["size"].unique()))
     return described
@@ -850,9 +850,10 @@ def _fmt(value, digits: int = 3) -> str:
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return "–"
-        if abs(value) >= 1000:
+        magnitude = abs(float(value))  # a float for the comparisons: numpy's stubs type abs() of its floats loosely
+        if magnitude >= 1000:
             return f"{value:,.0f}"
-        return f"{value:.{digits}g}" if abs(value) < 1 else f"{value:,.{digits}g}"
+        return f"{value:.{digits}g}" if magnitude < 1 else f"{value:,.{digits}g}"
     return str(value)
 
 
@@ -893,14 +894,17 @@ def main_table(summary: pd.DataFrame) -> pd.DataFrame:
             "trials": summary["trials"],
             "success [95% CI]": [
                 f"{r:.2f} [{lo:.2f}, {hi:.2f}]"
-                for r, lo, hi in zip(summary["success_rate"], summary["success_ci_low"], summary["success_ci_high"], strict=False)
+                for r, lo, hi in zip(
+                    summary["success_rate"], summary["success_ci_low"], summary["success_ci_high"], strict=False
+                )
             ],
             "input tok, all calls [95% CI]": [
                 f"{m:,.0f} [{lo:,.0f}, {hi:,.0f}]"
                 for m, lo, hi in zip(
                     summary["mean_total_input_tokens"],
                     summary["total_input_tokens_ci_low"],
-                    summary["total_input_tokens_ci_high"], strict=False,
+                    summary["total_input_tokens_ci_high"],
+                    strict=False,
                 )
             ],
             "cache hit": summary["cache_hit_ratio"].map(lambda v: f"{v:.0%}"),

@@ -29,11 +29,18 @@ from hydra._internal.callbacks import Callbacks  # honours hydra.callbacks, as t
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.utils import run_job
 from hydra.types import HydraContext, RunMode
-from omegaconf import OmegaConf, open_dict
+from omegaconf import open_dict
 
 from harness import commands
 from harness.commands import PROG, SUBCOMMANDS, CommandParser, synopsis
-from harness.config import CONFIG_DIR, compose_checked, config_dict, register_plugins, validate_overrides
+from harness.config import (
+    CONFIG_DIR,
+    compose_checked,
+    config_dict,
+    container_dict,
+    register_plugins,
+    validate_overrides,
+)
 from harness.dryrun import DRY_RUN
 from harness.dryrun import dry_run as print_plan
 from harness.errors import ConfigError, UsageError
@@ -57,7 +64,8 @@ a rerun of the same config resumes; --fresh deletes its records and starts over
 --fail-on-error: exit 1 when any trial ended in model_error or strategy_error
 --dry-run: trial count, jobs and an estimate of tokens and cost; nothing is run
 max_cost=USD: start no trial once the recorded trials cost that much"""
-PLUGINS_NOTE = """your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, an entry point in the group
+PLUGINS_NOTE = """your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, \
+an entry point in the group
 ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs]"""
 SYNOPSIS_WIDTH = 32
 
@@ -130,7 +138,7 @@ def dispatch(argv: list[str]) -> int:
 def sweep_dir_override(args: list[str], cfg: Any, sweeps: dict[str, list[str]]) -> tuple[list[str], Path]:
     """The sweep's folder, and ``args`` with ``hydra.sweep.dir=results/sweeps/<name>-<hash>`` added when
     neither the command line nor an experiment preset chose one."""
-    chosen = OmegaConf.to_container(cfg.hydra.sweep, resolve=False).get("dir")
+    chosen = container_dict(cfg.hydra.sweep, resolve=False).get("dir")
     if any(a.split("=", 1)[0].lstrip("+") == "hydra.sweep.dir" for a in args) or chosen != DEFAULT_SWEEP_DIR:
         return args, Path(str(cfg.hydra.sweep.dir))
     swept = {k: v for k, v in sweeps.items() if not k.startswith("hydra")}
@@ -238,9 +246,10 @@ def run_composed(cfg: Any, job: Callable[[Any], None]) -> None:
         config=cfg,
         job_dir_key="hydra.run.dir",
         job_subdir_key=None,
-        hydra_context=HydraContext(config_loader=None, callbacks=callbacks),
-    )  # type: ignore[arg-type]
-    result.return_value  # re-raises what the job raised
+        # run_job reads only the callbacks; Hydra's annotation asks for a loader all the same
+        hydra_context=HydraContext(config_loader=None, callbacks=callbacks),  # type: ignore[arg-type]
+    )
+    _ = result.return_value  # re-raises what the job raised
 
 
 def hydra_main(job: Callable[[Any], None], args: list[str]) -> None:
@@ -325,7 +334,10 @@ def clear_records(run_dir: Path) -> str:
         shutil.rmtree(p) if p.is_dir() else p.unlink()
     if not removed:
         return f"--fresh: no earlier records in {run_dir}"
-    return f"--fresh: deleted the earlier records of this config ({n} trials, steps, transcripts, summary, plots) in {run_dir}"
+    return (
+        f"--fresh: deleted the earlier records of this config ({n} trials, steps, transcripts, summary, plots) "
+        f"in {run_dir}"
+    )
 
 
 def print_sweep_summary(sweep_dir: Path) -> None:

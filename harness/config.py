@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import yaml
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
@@ -89,8 +90,10 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
-def check_settings(cfg: Any, sweeps: dict[str, Iterable[str]] | None = None) -> None:
-    """Check the top-level settings of ``cfg`` and every swept value of them; ``SettingError`` names the first bad one."""
+def check_settings(cfg: Any, sweeps: Mapping[str, Iterable[str]] | None = None) -> None:
+    """Check the top-level settings of ``cfg`` and every swept value of them.
+
+    ``SettingError`` names the first bad one."""
     for key, setting in SETTINGS.items():
         if key in cfg:
             setting.check(key, cfg[key])
@@ -243,10 +246,17 @@ def override_lines(args: list[str]) -> list[str]:
 def plain_overrides(args: list[str]) -> list[str]:
     """The overrides of ``args`` that are not sweeps (``a=1,2``), as typed."""
     return [
-        o.input_line
+        input_line(o)
         for o in OverridesParser.create().parse_overrides(override_lines(args))
         if not o.is_sweep_override()
     ]
+
+
+def input_line(override: Override) -> str:
+    """The line ``override`` was parsed from, as typed."""
+    line = override.input_line
+    assert line is not None  # never None: OverridesParser sets it on every override it returns
+    return line
 
 
 def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
@@ -255,7 +265,9 @@ def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
         parsed = OverridesParser.create().parse_overrides(override_lines(args))
     except HydraException as exc:
         raise UsageError(f"bad override: {_one_line(exc)}") from None
-    plain, first, sweeps = [], [], {}
+    plain: list[str] = []
+    first: list[str] = []
+    sweeps: dict[str, list[str]] = {}
     for o in parsed:
         if o.is_sweep_override():
             try:
@@ -266,7 +278,7 @@ def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
             if values:
                 first.append(f"{o.get_key_element()}={values[0]}")
         else:
-            plain.append(o.input_line)
+            plain.append(input_line(o))
     try:
         if first:  # each sweep at its first value composes too (a bad value fails now, not in a job)
             compose(plain + first)
@@ -279,6 +291,13 @@ def compose_checked(args: list[str]) -> tuple[Any, dict[str, list[str]]]:
     except SettingError as exc:
         raise UsageError(str(exc)) from None
     return cfg, sweeps
+
+
+def container_dict(node: DictConfig, resolve: bool = False) -> dict:
+    """``OmegaConf.to_container`` of a mapping node: a plain dict (typed as one)."""
+    data = OmegaConf.to_container(node, resolve=resolve)
+    assert isinstance(data, dict)  # to_container turns a DictConfig into a dict
+    return data
 
 
 def config_dict(cfg: Any) -> dict:

@@ -16,12 +16,21 @@ import os
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from harness.config import CONFIG_DIR, compose, config_dict, job_dirname, plain_overrides, sweep_values
+from harness.config import (
+    CONFIG_DIR,
+    compose,
+    config_dict,
+    container_dict,
+    input_line,
+    job_dirname,
+    plain_overrides,
+    sweep_values,
+)
 from harness.identity import folder_name
 from harness.loop import run_trial
 from harness.pricing import price_line
@@ -100,19 +109,19 @@ def override_dirname(job_cfg: DictConfig, overrides: list[str]) -> str:
     conf = OmegaConf.select(job_cfg, "hydra.job.config.override_dirname") or {}
     exclude = set(conf.get("exclude_keys") or [])
     lines = sorted(
-        o.input_line for o in OverridesParser.create().parse_overrides(overrides) if o.key_or_group not in exclude
+        input_line(o) for o in OverridesParser.create().parse_overrides(overrides) if o.key_or_group not in exclude
     )
     return str(conf.get("item_sep", ",")).join(lines).replace("=", str(conf.get("kv_sep", "=")))
 
 
-def job_folder(job_cfg: DictConfig, sweep_dir: Path | None, overrides: list[str] = ()) -> str:
+def job_folder(job_cfg: DictConfig, sweep_dir: Path | None, overrides: Sequence[str] = ()) -> str:
     """The folder the job would write (the run's, or the sweep's subfolder), as far as it can be told now."""
     if sweep_dir is None:
         try:
             return str(job_cfg.hydra.run.dir)
         except Exception:  # an interpolation only Hydra's runtime resolves
             return f"results/runs/{folder_name(config_dict(job_cfg))}"
-    subdir = OmegaConf.to_container(job_cfg.hydra.sweep, resolve=False).get("subdir")
+    subdir = container_dict(job_cfg.hydra.sweep, resolve=False).get("subdir")
     if subdir == "${ctxbench_run:}":
         return str(sweep_dir / folder_name(config_dict(job_cfg)))
     if subdir == "${ctxbench_dirname:${hydra.job.override_dirname}}":  # the experiment presets' fixed names

@@ -1,9 +1,9 @@
 """Configuration identity: what makes two runs the same configuration, as a stable hash and a readable name.
 
 A run folder's ``identity.json`` is the resolved config minus ``RUN_TIME_KEYS`` and
-``model.max_concurrency`` (harness.runner). For grouping and pairing, ``normalise`` also drops ``seed`` (the instances differ,
-the configuration does not) and any ``hydra`` noise, writes the budget in tokens, and drops
-``suite.families``/``suite.name`` when ``task`` names the one family run.
+``model.max_concurrency`` (harness.runner). For grouping and pairing, ``normalise`` also drops
+``seed`` (the instances differ, the configuration does not) and any ``hydra`` noise, writes the
+budget in tokens, and drops ``suite.families``/``suite.name`` when ``task`` names the one family run.
 
 - ``config_id(identity)``: a short stable hash of the normalised identity;
 - ``flatten(identity)``: dotted keys (``hooks.completion_check``) to values;
@@ -160,7 +160,8 @@ def readable_folder(config: Mapping[str, Any]) -> str:
     """``headtail-25k`` plus the task (or a suite other than the default), a model other than the
     reference agent, and a seed other than 0."""
     data = normalise(config)
-    strategy = data.get("strategy") if isinstance(data.get("strategy"), Mapping) else {}
+    given = data.get("strategy")
+    strategy: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     budget = data.get("budget")
     parts = [
         slug(strategy.get("name") or strategy.get("_target_", "strategy")),

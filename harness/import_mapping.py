@@ -110,19 +110,19 @@ def resolve(mapping: dict[str, str], columns: list[str], source: str, fixed: Ite
     for field in FIELDS:
         if field in fixed:
             continue
-        column = mapping.get(field, field if field in columns else None)
-        if column is None:
+        chosen = mapping.get(field, field if field in columns else None)
+        if chosen is None:
             if field in REQUIRED:
                 raise MappingError(
                     f"no column for {field!r} in {source}: map one with --map {field}=COLUMN "
                     f"(columns: {', '.join(columns)})"
                 )
             continue
-        if column not in columns:
+        if chosen not in columns:
             raise MappingError(
-                f"column {column!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})"
+                f"column {chosen!r} (mapped to {field}) is not in {source} (columns: {', '.join(columns)})"
             )
-        resolved[field] = column
+        resolved[field] = chosen
     return resolved
 
 

@@ -1,4 +1,5 @@
-"""``python -m harness import FILE... --format csv|jsonl|inspect-log [--map ...] [--experiment NAME] [--where ...] [--out DIR]``.
+"""``python -m harness import FILE... --format csv|jsonl|inspect-log [--map ...] [--experiment NAME]
+[--where ...] [--out DIR]``.
 
 Per-instance results from another harness become ctxbench trial rows, so that ``report`` and
 ``compare --fail-on-regression`` work on them. One run folder is written per (experiment,
@@ -32,7 +33,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from harness.curves import CURVE_RULES
 from harness.errors import UsageError
@@ -163,7 +164,7 @@ def import_row(raw: dict, fields: dict[str, str], where: str, default_experiment
     output = (
         parse_number(value("output_tokens"), "output_tokens", where, integer=True) if "output_tokens" in fields else 0
     )
-    row = {
+    row: dict[str, Any] = {
         "strategy": parse_text(value("config"), "config", where),
         "strategy_class": "imported",
         "strategy_params": {},

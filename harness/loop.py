@@ -20,7 +20,7 @@ from harness.agent_loop import AgentLoop, CallResult, Prepared, TaskEnvironment
 from harness.cache_sim import PROFILES, CacheProfile
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
 from harness.models.base import Completion, Model, ModelError, session_for
-from harness.pricing import Pricing
+from harness.pricing import AutoPricing, Pricing
 from harness.records import RunWriter
 from harness.subagent import SubagentRunner
 from harness.tokens import TokenCounter
@@ -54,7 +54,7 @@ class TrialSettings:
     strategy_name: str
     strategy_params: dict
     model_name: str
-    pricing: Pricing = field(default_factory=Pricing)
+    pricing: Pricing | AutoPricing = field(default_factory=Pricing)
     run_name: str = ""
     cache_profile: CacheProfile = field(default_factory=lambda: PROFILES["openai"])
     hooks: Hooks = field(default_factory=Hooks)

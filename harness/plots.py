@@ -62,7 +62,7 @@ def targets_budget(strategy: str) -> bool:
 
 def short_labels(labels: list[str]) -> list[str]:
     """The labels as drawn: unchanged when all are short and distinct, else ``C1``, ``C2`` … in order."""
-    if all(len(l) <= SHORT_LABEL for l in labels) and len(set(labels)) == len(labels):
+    if all(len(label) <= SHORT_LABEL for label in labels) and len(set(labels)) == len(labels):
         return list(labels)
     return [f"C{i + 1}" for i in range(len(labels))]
 
@@ -120,7 +120,8 @@ def _config_key(fig: Figure, shorts: list[str], fulls: list[str]) -> None:
 
 
 def _budget_line(ax, budget: float, targeted: bool, band: bool = False) -> None:
-    """The budget: red dashed (with the ±NEAR band when asked); grey dotted, "not targeted", when the strategy ignores it."""
+    """The budget: red dashed (with the ±NEAR band when asked); grey dotted, "not targeted", when the
+    strategy ignores it."""
     if not targeted:
         ax.axhline(
             budget,
@@ -166,7 +167,8 @@ def _trial_curve(agent: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
 
 
 def distinct_curves(curves: list[tuple[str, str, pd.DataFrame]]) -> list[tuple[list[str], str, pd.DataFrame]]:
-    """Group ``(label, family, curve)`` by identical step/token values: ``(labels, family, curve)`` per distinct curve."""
+    """Group ``(label, family, curve)`` by identical step/token values: ``(labels, family, curve)`` per
+    distinct curve."""
     groups: dict[tuple, tuple[list[str], str, pd.DataFrame]] = {}
     for label, family, curve in curves:
         key = (family, tuple(curve["step"]), tuple(curve["request_tokens"]))

@@ -98,12 +98,9 @@ def spec_for(name: str, path: str) -> dict[str, Any]:
 
 def register(group: str, name: str) -> bool:
     """Store a config for ``name`` in ``group`` when it is a class path or an entry point; True if stored."""
-    if is_class_path(name):
-        path = name
-    else:
-        path = plugin_entry_points(group).get(name)
-        if path is None:
-            return False
+    path = name if is_class_path(name) else plugin_entry_points(group).get(name)
+    if path is None:
+        return False
     ConfigStore.instance().store(group=group, name=name, node=spec_for(name, path), provider="ctxbench-plugins")
     return True
 

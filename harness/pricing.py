@@ -345,11 +345,7 @@ def disagreement(pricing: Pricing, agent: ModelRef) -> str | None:
     if known is None:
         return None
     ours, theirs = pricing.per_million(), known.per_million()
-    apart = [
-        key
-        for key in PRICE_FIELDS
-        if ours[key] is not None and theirs[key] is not None and differs(ours[key], theirs[key])
-    ]
+    apart = [key for key in PRICE_FIELDS if both_differ(ours[key], theirs[key])]
     if not apart:
         return None
     figures = ", ".join(f"{key} {ours[key]:.2f} vs {theirs[key]:.2f}" for key in apart)
@@ -357,6 +353,11 @@ def disagreement(pricing: Pricing, agent: ModelRef) -> str | None:
         f"pricing={pricing.name} differs from {known.source} by more than {DISAGREE_SHARE:.0%} "
         f"(USD per 1M tokens: {figures}); pricing=auto prices the model from the database"
     )
+
+
+def both_differ(ours: float | None, theirs: float | None) -> bool:
+    """Whether both prices are known and ``ours`` ``differs`` from ``theirs``."""
+    return ours is not None and theirs is not None and differs(ours, theirs)
 
 
 def differs(ours: float, theirs: float) -> bool:

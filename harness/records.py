@@ -36,7 +36,7 @@ import shutil
 import threading
 import zlib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 TRIALS = "trials.jsonl"
 STEPS = "steps.jsonl"
@@ -183,7 +183,8 @@ class Transcript:
     def event(self, event: str, **data: Any) -> None:
         """Append one event (a ``request``'s ``refs`` as ``keep`` / ``add`` against the previous request)."""
         if event == "request":
-            self.request_tokens.append(data.get("tokens"))
+            # every request event carries its token count (harness.loop writes it): never None
+            self.request_tokens.append(cast(int, data.get("tokens")))
             if "refs" in data:
                 refs = list(data.pop("refs") or [])
                 keep = _common_prefix(self._refs, refs)
@@ -220,7 +221,7 @@ def _common_prefix(a: list[str], b: list[str]) -> int:
     return i
 
 
-def transcript_path(run_dir: Path, trial_id: str) -> Path | None:
+def transcript_path(run_dir: str | Path, trial_id: str) -> Path | None:
     """The transcript of ``trial_id`` in the run folder: ``.jsonl.gz``, else an older ``.jsonl``; None when neither."""
     directory = Path(run_dir) / TRANSCRIPTS
     for suffix in (TRANSCRIPT_SUFFIX, OLD_TRANSCRIPT_SUFFIX):
@@ -246,7 +247,7 @@ def transcript_files(directory: Path) -> dict[str, Path]:
     return found
 
 
-def read_transcript(source: Path, trial_id: str | None = None, only: Iterable[str] | None = None) -> list[dict]:
+def read_transcript(source: str | Path, trial_id: str | None = None, only: Iterable[str] | None = None) -> list[dict]:
     """The events of one transcript, each ``request`` with its full ``refs`` (the one transcript reader).
 
     ``source`` is a run folder (with ``trial_id``) or a transcript file (``.jsonl.gz`` or an older
@@ -365,7 +366,8 @@ class RunWriter:
         Parallel trials finish in any order; this makes the files identical whatever the
         number of workers. Steps of one trial keep their written order.
         """
-        rank = {trial_id: index for index, trial_id in enumerate(order)}
+        # a row without a trial_id looks up None and sorts last
+        rank: dict[str | None, int] = {trial_id: index for index, trial_id in enumerate(order)}
         for name in (TRIALS, STEPS):
             path = self.run_dir / name
             rows = read_jsonl(path)

@@ -218,7 +218,11 @@ def config_table(trials: pd.DataFrame, width: int = TERMINAL_WIDTH) -> list[str]
         "success [95% CI]": [
             f"{int(k)}/{int(n)} [{lo:.2f}, {hi:.2f}]"
             for k, n, lo, hi in zip(
-                summary["successes"], summary["trials"], summary["success_ci_low"], summary["success_ci_high"], strict=False
+                summary["successes"],
+                summary["trials"],
+                summary["success_ci_low"],
+                summary["success_ci_high"],
+                strict=False,
             )
         ],
         "input tok": summary["mean_total_input_tokens"].map(lambda v: f"{v:,.0f}"),

@@ -32,7 +32,10 @@ def write_run_outputs(run_dir: Path, settings: TrialSettings, plots: bool = True
         from harness.plots import cumulative_input_plot, token_curves  # matplotlib: only to draw
 
         reference = f" — {reference_note(trials)}" if all_reference(trials) else ""
-        title = f"strategy={settings.strategy_name} budget={format_budget(settings.budget)} model={settings.model_name}{reference}"
+        title = (
+            f"strategy={settings.strategy_name} budget={format_budget(settings.budget)} "
+            f"model={settings.model_name}{reference}"
+        )
         token_curves(steps, trials, run_dir / PLOTS[0], title)
         cumulative_input_plot(steps, trials, run_dir / PLOTS[1])
     return trials

@@ -17,13 +17,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.budget import BudgetError, format_budget, parse_budget
-from harness.config import CONFIG_DIR, SettingError, check_settings
+from harness.config import CONFIG_DIR, SettingError, check_settings, container_dict
 from harness.errors import ConfigError
 from harness.cache_sim import get_profile
 from harness.hooks import Hooks
@@ -64,7 +64,7 @@ class TrialJob:
 
 
 def _node(cfg: Any) -> dict:
-    return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
+    return container_dict(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
 
 
 def build(spec: dict, what: str, labels: tuple[str, ...] = LABEL_KEYS) -> Any:
@@ -80,7 +80,7 @@ def build(spec: dict, what: str, labels: tuple[str, ...] = LABEL_KEYS) -> Any:
     try:
         return instantiate(spec, _convert_="all")
     except Exception as exc:  # hydra wraps constructor errors
-        cause = exc
+        cause: BaseException = exc
         while cause.__cause__ is not None:
             cause = cause.__cause__
         raise ConfigError(f"cannot build {what}: {bad_parameters(spec) or ''}{cause}") from None
@@ -119,7 +119,7 @@ def bad_parameters(spec: dict) -> str:
     from hydra.utils import get_class
 
     try:
-        cls = get_class(str(spec.get("_target_")))
+        cls: type[Any] = get_class(str(spec.get("_target_")))  # type[Any]: a class, whose __init__ is read below
         signature = inspect.signature(cls)
     except Exception:  # not a class, or not importable: the cause says it
         return ""
@@ -157,7 +157,7 @@ def recorded_strategy_name(spec: dict) -> str:
         return target
     path = CONFIG_DIR / "strategy" / f"{name}.yaml"
     if path.exists():
-        own = OmegaConf.load(path).get("_target_")
+        own = cast(DictConfig, OmegaConf.load(path)).get("_target_")  # a strategy's config file is a mapping
         if own is not None and str(own) != target:
             return target
     return str(name)
@@ -235,7 +235,8 @@ def plan(cfg: DictConfig) -> tuple[list[TrialJob], dict[str, TaskFamily]]:
 
 
 def plan_jobs(spec: PlanSpec, families: dict[str, TaskFamily]) -> list[TrialJob]:
-    """Every trial of ``spec`` over ``families``, in a fixed order (each instance generated once, for its first trial)."""
+    """Every trial of ``spec`` over ``families``, in a fixed order (each instance generated once, for its
+    first trial)."""
     jobs: list[TrialJob] = []
     for name, family in families.items():
         for i in range(spec.instances):
@@ -440,7 +441,8 @@ def banner(model: Model, settings: TrialSettings, n_pending: int, n_done: int, r
     else:
         lines.append(f"model: {settings.model_name}")
     lines.append(
-        f"strategy: {settings.strategy_name} {settings.strategy_params or ''}  budget: {format_budget(settings.budget)}  "
+        f"strategy: {settings.strategy_name} {settings.strategy_params or ''}  "
+        f"budget: {format_budget(settings.budget)}  "
         f"max_steps: {settings.max_steps}  trials to run: {n_pending} (already recorded: {n_done})"
     )
     lines.append(f"pricing: {settings.pricing.name}  cache profile: {settings.cache_profile.name}")

@@ -50,7 +50,8 @@ svg.curve text{font-size:10px;fill:#444}svg.curve .frame{fill:none;stroke:#bbb}
 svg.curve .tokens{stroke:#1f6fb2;stroke-width:1.5}svg.curve .history{stroke:#aaa;stroke-dasharray:2 2}
 svg.curve .budget{stroke:#a31515;stroke-dasharray:6 3}svg.curve .budget-label{fill:#a31515}
 svg.curve .event{stroke:#2a9d2a;stroke-opacity:.35}svg.curve .point{fill:#1f6fb2}
-svg.curve .break{fill:none;stroke:#e08a00;stroke-width:2}svg.curve .clip{fill:#555;font-style:italic}svg.curve .tick{stroke:#bbb}
+svg.curve .break{fill:none;stroke:#e08a00;stroke-width:2}svg.curve .clip{fill:#555;font-style:italic}\
+svg.curve .tick{stroke:#bbb}
 .msg.same{color:#555;font-style:italic}nav{margin:4px 0}nav a{margin-right:12px}
 .legend span{margin-right:12px}.event-line{color:#2a7d2a}.break-line{color:#b36b00}
 """
@@ -103,7 +104,10 @@ class Renderer:
         text = _text(slot.message)
         if slot.ref in self.shown:
             preview = escape(text[:PREVIEW].replace("\n", " ")) + ("…" if len(text) > PREVIEW else "")
-            return f'<div class="{classes}" data-mark="{slot.mark}">{head} <a href="#{anchor}">↑</a> <span class="ref">{preview}</span></div>'
+            return (
+                f'<div class="{classes}" data-mark="{slot.mark}">{head} <a href="#{anchor}">↑</a> '
+                f'<span class="ref">{preview}</span></div>'
+            )
         self.shown.add(slot.ref)
         return f'<div class="{classes}" id="{escape(anchor)}" data-mark="{slot.mark}">{head}{_body(text)}</div>'
 
@@ -117,12 +121,10 @@ class Renderer:
         brk = (
             f' <span class="break-line">cache break: {escape(str(view.cache_break))}</span>' if view.cache_break else ""
         )
-        marks = {}
-        for slot in view.request:
-            marks[slot.mark] = marks.get(slot.mark, 0) + 1
-        counts = ", ".join(f"{n} {mark}" for mark, n in marks.items())
+        counts = _mark_counts(view.request)
         parts = [
-            f'<section class="step{" break" if view.cache_break else ""}" id="{anchor}-s{view.index}" data-step="{view.step}">',
+            f'<section class="step{" break" if view.cache_break else ""}" id="{anchor}-s{view.index}" '
+            f'data-step="{view.step}">',
             f"<h4>step {view.step}: {view.tokens or 0:,} request tokens{over}; history {view.history_size} messages"
             f" ({row.get('history_tokens', '?')} tokens); request {len(view.request)} messages ({counts}){brk}</h4>",
         ]
@@ -130,17 +132,8 @@ class Renderer:
             parts.append(f'<div class="event-line">{escape(_event_line(event))}</div>')
         parts.append("<details open><summary>prepared request</summary>")
         shared = _shared_prefix(before.request, view.request) if before is not None else 0
-        if shared:
-            kinds = {}
-            for slot in view.request[:shared]:
-                kinds[slot.mark] = kinds.get(slot.mark, 0) + 1
-            what = ", ".join(f"{n} {mark}" for mark, n in kinds.items())
-            refs = _ranges(slot.ref for slot in view.request[:shared])
-            refs = refs if len(refs) <= RANGES_LIMIT else refs[:RANGES_LIMIT].rsplit(",", 1)[0] + ", …"
-            parts.append(
-                f'<div class="msg same">the first {shared} messages as at '
-                f'<a href="#{anchor}-s{before.index}">step {before.step}</a> ({what}): {escape(refs)}</div>'
-            )
+        if before is not None and shared:  # shared is 0 without a step before
+            parts.append(_shared_line(anchor, before, view.request[:shared]))
         parts.extend(self.message(anchor, slot) for slot in view.request[shared:])
         parts.append("</details>")
         parts.append(self._cut(anchor, view, previous))
@@ -163,9 +156,7 @@ class Renderer:
         ]
         lines.extend(self.message(anchor, slot, "msg cut") for slot in new)
         if old:
-            ranges = _ranges(old)
-            ranges = ranges if len(ranges) <= RANGES_LIMIT else ranges[:RANGES_LIMIT].rsplit(",", 1)[0] + ", …"
-            lines.append(f'<div class="ref">{len(old)} cut earlier: {escape(ranges)}</div>')
+            lines.append(f'<div class="ref">{len(old)} cut earlier: {escape(_short_ranges(old))}</div>')
         lines.append("</details>")
         return "\n".join(lines)
 
@@ -182,6 +173,29 @@ class Renderer:
             f'<div class="tool"><b>{escape(str(event.get("name")))}</b>(<code>{args}</code>){error}{link}'
             f' <span class="ref">{preview}</span></div>'
         )
+
+
+def _shared_line(anchor: str, before: StepView, shared: list[Slot]) -> str:
+    """The one line for the ``shared`` leading messages of a request: as at the step ``before``."""
+    return (
+        f'<div class="msg same">the first {len(shared)} messages as at '
+        f'<a href="#{anchor}-s{before.index}">step {before.step}</a> ({_mark_counts(shared)}): '
+        f"{escape(_short_ranges(slot.ref for slot in shared))}</div>"
+    )
+
+
+def _mark_counts(slots: Iterable[Slot]) -> str:
+    """``3 kept, 1 inserted``: how many slots carry each mark, in order of first appearance."""
+    counts: dict[str, int] = {}
+    for slot in slots:
+        counts[slot.mark] = counts.get(slot.mark, 0) + 1
+    return ", ".join(f"{n} {mark}" for mark, n in counts.items())
+
+
+def _short_ranges(refs: Iterable[str]) -> str:
+    """``_ranges`` of ``refs``, cut at a comma within ``RANGES_LIMIT`` characters (then ``, …``)."""
+    ranges = _ranges(refs)
+    return ranges if len(ranges) <= RANGES_LIMIT else ranges[:RANGES_LIMIT].rsplit(",", 1)[0] + ", …"
 
 
 def _shared_prefix(before: list[Slot], now: list[Slot]) -> int:
@@ -276,7 +290,9 @@ def trial_section(renderer: Renderer, trial: TrialView) -> str:
         f"{escape(str(r.get('family')))}; outcome {escape(str(r.get('outcome')))}; "
         f"{'success' if r.get('success') else 'failure'}; {len(steps)} steps</p>"
     )
-    body, previous, before = [], set(), None
+    body: list[str] = []
+    previous: set[str] = set()
+    before: StepView | None = None
     for view in steps:
         body.append(renderer.step(trial, anchor, view, previous, before))
         previous, before = {slot.ref for slot in view.request}, view

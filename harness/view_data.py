@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from harness.records import STEPS, TRIALS, read_jsonl, read_transcript
 
@@ -100,7 +100,7 @@ def compare(
 ) -> tuple[list[Slot], list[Slot]]:
     """The request's slots and the cut history messages, marked (see the module docstring)."""
     in_request, in_history = set(refs), set(history)
-    missing = {}
+    missing: dict[tuple, str] = {}  # replaced key -> the first cut history ref with that key
     for ref in history:
         key = _replaced_key(messages.get(ref, {}))
         if ref not in in_request and key is not None:
@@ -111,7 +111,8 @@ def compare(
         if ref in in_history:
             slots.append(Slot(ref, message, KEPT))
             continue
-        old = missing.get(_replaced_key(message)) if _replaced_key(message) is not None else None
+        key = _replaced_key(message)
+        old = missing.get(key) if key is not None else None
         if old is not None and old not in replaced_by:
             replaced_by[old] = ref
             text = str(message.get("content") or "")
@@ -127,25 +128,26 @@ def compare(
     return slots, cut
 
 
-def _attach(steps: list[StepView], events: list[dict], rows: dict[int, dict]) -> None:
+def _attach(steps: list[StepView], events: list[dict], rows: Mapping[int | None, dict]) -> None:
     """Give each step its steps.jsonl row, its events, tool calls and reply (by step number)."""
-    by_step = {view.step: view for view in steps}  # a repeated step number: the last request
+    # an event without a step looks up None and finds no step
+    by_step: dict[int | None, StepView] = {view.step: view for view in steps}  # a repeated step: the last request
     for view in steps:
         view.row = rows.get(view.step, {})
     for event in events:
-        view = by_step.get(event.get("step"))
-        if view is None:
+        target = by_step.get(event.get("step"))
+        if target is None:
             continue
         kind = event["event"]
         if kind == "tool" and "subagent" not in event:
-            view.tools.append(event)
+            target.tools.append(event)
         elif kind == "reply":
-            view.reply = event.get("ref")
+            target.reply = event.get("ref")
         elif kind in STEP_EVENTS or (kind == "tool" and "subagent" in event):
-            view.events.append(event)
+            target.events.append(event)
 
 
-def replay(events: list[dict], rows: dict[int, dict]) -> tuple[dict[str, dict], list[StepView]]:
+def replay(events: list[dict], rows: Mapping[int | None, dict]) -> tuple[dict[str, dict], list[StepView]]:
     """The messages by ref and the step views of one transcript."""
     messages: dict[str, dict] = {}
     history: list[str] = []
@@ -185,7 +187,9 @@ def load_trial(run_dir: Path, row: dict, step_rows: list[dict]) -> TrialView:
     """One trial of a run folder."""
     trial_id = row["trial_id"]
     events = read_transcript(run_dir, trial_id)
-    rows = {r.get("step"): r for r in step_rows if r.get("trial_id") == trial_id and r.get("kind", "agent") == "agent"}
+    rows: dict[int | None, dict] = {
+        r.get("step"): r for r in step_rows if r.get("trial_id") == trial_id and r.get("kind", "agent") == "agent"
+    }
     messages, steps = replay(events, rows)
     start = next((e for e in events if e.get("event") == "trial_start"), {})
     end = next((e for e in events if e.get("event") == "trial_end"), {})

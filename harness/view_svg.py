@@ -146,7 +146,8 @@ def layout(
 def _axes(plot: Layout, count: int, steps: Sequence[int]) -> list[str]:
     """Frame, y ticks and labels, and the first and last step numbers."""
     parts = [
-        f'<rect x="{PAD_L}" y="{PAD_T}" width="{WIDTH - PAD_L - PAD_R}" height="{HEIGHT - PAD_T - PAD_B}" class="frame"/>'
+        f'<rect x="{PAD_L}" y="{PAD_T}" width="{WIDTH - PAD_L - PAD_R}" height="{HEIGHT - PAD_T - PAD_B}" '
+        'class="frame"/>'
     ]
     for value in plot.ticks:
         y = _scale(value, plot.top)
@@ -178,7 +179,7 @@ def token_curve(
     plot = layout(steps, tokens, history, budget)
     top = plot.top
     parts = _axes(plot, count, steps)
-    if budget:
+    if budget and plot.budget_label is not None:  # layout places the label whenever there is a budget
         y = _scale(budget, top)
         x, baseline, where = plot.budget_label
         parts.append(f'<line class="budget" x1="{PAD_L}" x2="{WIDTH - PAD_R}" y1="{y:.1f}" y2="{y:.1f}"/>')
@@ -191,7 +192,8 @@ def token_curve(
         if name:
             x = _x(i, count)
             parts.append(
-                f'<line class="event" x1="{x:.1f}" x2="{x:.1f}" y1="{PAD_T}" y2="{HEIGHT - PAD_B}"><title>step {steps[i]}: {escape(name)}</title></line>'
+                f'<line class="event" x1="{x:.1f}" x2="{x:.1f}" y1="{PAD_T}" y2="{HEIGHT - PAD_B}">'
+                f"<title>step {steps[i]}: {escape(name)}</title></line>"
             )
     parts.append(_polyline(plot.lines[1], "history"))
     parts.append(_polyline(plot.lines[0], "tokens"))

@@ -14,7 +14,8 @@ from harness.conversation import last_assistant_index, parse_arguments
 
 
 def resolve_tokens(value: Any, budget: int, what: str) -> int:
-    """A token threshold: ``None`` = the budget, a float in (0, 1] = that fraction of it, else tokens (``25k`` works)."""
+    """A token threshold: ``None`` = the budget, a float in (0, 1] = that fraction of it, else tokens
+    (``25k`` works)."""
     if value is None:
         return budget
     if isinstance(value, float) and 0 < value <= 1:
@@ -83,9 +84,7 @@ def result_calls(messages: list[dict]) -> dict[int, dict]:
 def result_identity(message: dict, call: dict | None) -> tuple[str, dict]:
     """The name and arguments of the call a tool result answers: its private keys first, then ``call``."""
     found = describe_call(call) if call is not None else ("tool", {})
-    name = message.get("_tool") or found[0]
-    args = message.get("_args") if isinstance(message.get("_args"), dict) else found[1]
-    return name, args
+    return _private_identity(message, found)
 
 
 def tool_identity(message: dict, index: dict[str, tuple[str, dict]]) -> tuple[str, dict]:
@@ -94,8 +93,14 @@ def tool_identity(message: dict, index: dict[str, tuple[str, dict]]) -> tuple[st
     By id alone: prefer ``result_identity`` with ``result_calls`` when ids may repeat.
     """
     found = index.get(message.get("tool_call_id", ""), ("tool", {}))
+    return _private_identity(message, found)
+
+
+def _private_identity(message: dict, found: tuple[str, dict]) -> tuple[str, dict]:
+    """A tool result's private ``_tool`` and ``_args`` keys where set, else the name and arguments in ``found``."""
     name = message.get("_tool") or found[0]
-    args = message.get("_args") if isinstance(message.get("_args"), dict) else found[1]
+    private_args = message.get("_args")
+    args = private_args if isinstance(private_args, dict) else found[1]
     return name, args
 
 

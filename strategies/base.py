@@ -77,7 +77,8 @@ STRATEGY_HOOKS = ("bind", "tools", "call", "order_tools", "expose_tools", "serve
 FORWARDED_ATTRIBUTES = ("rewrites_system", "server_side", "supporting_models")
 """The declared attributes a wrapper takes from its base."""
 FINAL_TOOLS = ("submit", "report")
-"""The tools that end an agent's work: the agent's ``submit``, a sub-agent's ``report``; ``expose_tools`` keeps its loop's."""
+"""The tools that end an agent's work: the agent's ``submit``, a sub-agent's ``report``; ``expose_tools``
+keeps its loop's."""
 
 
 BUDGET_GUARANTEES = ("hard", "soft", "none")

@@ -12,7 +12,10 @@ from __future__ import annotations
 from harness.conversation import split_head
 from strategies.base import BaseStrategy
 
-PLACEHOLDER = "[context note] {n} earlier rounds ({messages} messages) were cut to fit the {budget:,}-token budget. Re-run a tool if you need something from them."
+PLACEHOLDER = (
+    "[context note] {n} earlier rounds ({messages} messages) were cut to fit the {budget:,}-token budget. "
+    "Re-run a tool if you need something from them."
+)
 
 
 class HeadTail(BaseStrategy):

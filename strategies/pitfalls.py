@@ -197,7 +197,10 @@ class UserConfigAtFront(BaseStrategy):
         """The state line of this step (computed from the history, so it is reproducible)."""
         calls = sum(1 for m in messages for _ in iter_calls(m))
         balance = self.balance - self.cost_per_step * _steps(messages)
-        return f"[account] tool calls left: {max(0, self.call_limit - calls)} of {self.call_limit}; balance: ${balance:.2f}"
+        return (
+            f"[account] tool calls left: {max(0, self.call_limit - calls)} of {self.call_limit}; "
+            f"balance: ${balance:.2f}"
+        )
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """The whole history with the account line heading the task message."""
@@ -295,7 +298,7 @@ class ShuffledJsonKeys(BaseStrategy):
         return {**call, "function": {**function, "arguments": json.dumps(shuffled(value, rng), ensure_ascii=False)}}
 
 
-HELPER_TOOLS = [
+HELPER_TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {

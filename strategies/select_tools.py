@@ -54,7 +54,8 @@ def relevance(tool: dict, query_words: set[str], min_word: int) -> int:
 
 
 def rank_tools(query: str, tools: list[dict], min_word: int) -> list[dict]:
-    """``tools`` ranked by ``relevance`` to ``query``, best first; ties keep their order (a stable sort, as the seed)."""
+    """``tools`` ranked by ``relevance`` to ``query``, best first; ties keep their order (a stable sort, as
+    the seed)."""
     words = set(WORD.findall(query.lower()))
     return sorted(tools, key=lambda t: -relevance(t, words, min_word))
 

@@ -161,14 +161,15 @@ class Messages:
 
     def __init__(self, trial_id: str) -> None:
         self.trial_id = trial_id
-        self.dicts: dict[str, dict] = {}
-        self._made: dict[str, ChatMessage] = {}
+        # by ref as the transcript gives it: an event without a ref is kept (and looked up) under None
+        self.dicts: dict[str | None, dict] = {}
+        self._made: dict[str | None, ChatMessage] = {}
 
-    def add(self, ref: str, message: dict) -> None:
+    def add(self, ref: str | None, message: dict) -> None:
         """Remember a ``message`` event."""
         self.dicts[ref] = message or {}
 
-    def get(self, ref: str) -> ChatMessage | None:
+    def get(self, ref: str | None) -> ChatMessage | None:
         """The inspect message of ``ref`` (None for an unknown ref or one inspect cannot map)."""
         if ref not in self._made and ref in self.dicts:
             try:
@@ -177,7 +178,7 @@ class Messages:
                 return None
         return self._made.get(ref)
 
-    def of(self, refs: Iterable[str]) -> list[ChatMessage]:
+    def of(self, refs: Iterable[str | None]) -> list[ChatMessage]:
         """The inspect messages of ``refs``, in order."""
         return [m for m in (self.get(ref) for ref in refs) if m is not None]
 
@@ -228,21 +229,21 @@ class TrialEvents:
         self.clock = Clock(started_at)
         self.events: list[Any] = []
         self.history: list[str] = []
-        self.initial: list[str] = []
+        self.initial: list[str | None] = []  # refs of the messages before the first request
         self.compactions: list[dict] = []
         self.tools: list[ToolInfo] = []
         self.last_reply: ChatMessageAssistant | None = None
         self._rows = {
             kind: [r for r in rows if r.get("kind", AGENT) == kind] for kind in ("summarizer", "subagent", "stop_hook")
         }
-        self._agent_rows: dict[Any, deque] = defaultdict(deque)
+        self._agent_rows: dict[Any, deque[dict]] = defaultdict(deque)
         for row in rows:
             if row.get("kind", AGENT) == AGENT:
                 self._agent_rows[row.get("step")].append(row)
         self._used: set[int] = set()
         self._pending: ModelEvent | None = None
         self._summarized: set[Any] = set()
-        self._request_tokens: dict[Any, int] = {}
+        self._request_tokens: dict[Any, int | None] = {}  # by step; None for a request without its tokens
         self._starting = False
         self._span: str | None = None
 
@@ -417,7 +418,8 @@ class TrialEvents:
     def _model_event(
         self, kind: str, row: dict, messages: list[ChatMessage], tools: list[ToolInfo], meta: dict
     ) -> ModelEvent:
-        """One model call: its request, an empty output (filled by the reply) with the row's usage, and the row's figures."""
+        """One model call: its request, an empty output (filled by the reply) with the row's usage, and the
+        row's figures."""
         stamp = self.clock.stamp()
         latency = float(row.get("latency_s") or 0.0)
         self.clock.advance(latency)
@@ -674,7 +676,7 @@ def run_log(run_dir: Path) -> EvalLog:
     """The eval log of one run folder: one sample per trial of ``trials.jsonl``."""
     run_dir = Path(run_dir)
     trials = [r for r in read_jsonl(run_dir / TRIALS) if "trial_id" in r]
-    steps: dict[str, list[dict]] = defaultdict(list)
+    steps: dict[str | None, list[dict]] = defaultdict(list)  # by trial_id (None: rows without one)
     for row in read_jsonl(run_dir / STEPS):
         steps[row.get("trial_id")].append(row)
     settings = _read_json(run_dir / "identity.json")

@@ -56,7 +56,14 @@ from harness.models.base import (
 from harness.models import endpoint
 from harness.models.endpoint import retry_after
 from harness.models.messages_format import MessagesRequest, reply_message, to_messages
-from harness.models.openai_backend import OVERFLOW_MARKERS, is_count, quiet_http_logs, response_object, short
+from harness.models.openai_backend import (
+    OVERFLOW_MARKERS,
+    httpx_module,
+    is_count,
+    quiet_http_logs,
+    response_object,
+    short,
+)
 from harness.models.openai_backend import usage_figure as _figure
 from harness.models.retry import RetryPolicy, call_with_retries, policy_from
 from harness.models.toolparse import parse_text_tool_calls
@@ -81,7 +88,7 @@ def http_module() -> Any:
     """The HTTP library the installed SDK is built on (``httpx`` or ``httpx2``); tests build mock clients with it."""
     from anthropic import _base_client
 
-    return getattr(_base_client, "httpx2", None) or _base_client.httpx
+    return getattr(_base_client, "httpx2", None) or httpx_module()
 
 
 def _status(exc: BaseException) -> int | None:
@@ -112,7 +119,7 @@ def describe(exc: BaseException) -> str:
     """One line for an API error: class, status, the API's error type and message."""
     status = _status(exc)
     body = getattr(exc, "body", None)
-    error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}
+    error = _dict(body.get("error")) if isinstance(body, dict) else {}
     kind = f" {error['type']}" if error.get("type") else ""
     message = error.get("message") or getattr(exc, "message", None) or str(exc)
     return f"{type(exc).__name__}{f' ({status}{kind})' if status else ''}: {message}".replace("\n", " ")[:500]
@@ -131,9 +138,13 @@ def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def normalize_usage(data: dict) -> Usage:
     """A Messages response's usage as a ``Usage`` (see the module docstring)."""
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = _dict(data.get("usage"))
     uncached, output = _figure(usage.get("input_tokens")), _figure(usage.get("output_tokens"))
     read, write = _figure(usage.get("cache_read_input_tokens")), _figure(usage.get("cache_creation_input_tokens")) or 0
     for item in _list(usage.get("iterations")):
@@ -158,7 +169,7 @@ def context_edits(data: dict) -> list[dict]:
     management = data.get("context_management")
     applied = _list(management.get("applied_edits")) if isinstance(management, dict) else []
     edits = [dict(edit) for edit in applied if isinstance(edit, dict)]
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = _dict(data.get("usage"))
     compaction_usage = [
         i for i in _list(usage.get("iterations")) if isinstance(i, dict) and i.get("type") == "compaction"
     ]

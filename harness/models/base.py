@@ -113,13 +113,19 @@ def takes_trial(factory: Any) -> bool:
     return any(p.name == "trial" for p in parameters) or any(p.kind is p.VAR_POSITIONAL for p in parameters)
 
 
-_REQUEST_OPTIONS: ContextVar[dict] = ContextVar("ctxbench_request_options", default={})
+_REQUEST_OPTIONS: ContextVar[dict | None] = ContextVar("ctxbench_request_options", default=None)  # None: no options
+
+
+def _innermost_options() -> dict:
+    """The options of the innermost ``request_options`` block, ``{}`` outside one (not a copy)."""
+    options = _REQUEST_OPTIONS.get()
+    return {} if options is None else options
 
 
 @contextlib.contextmanager
 def request_options(**options: Any) -> Iterator[None]:
     """Make ``options`` visible to the backend for the calls made inside the block (see the module docstring)."""
-    token = _REQUEST_OPTIONS.set({**_REQUEST_OPTIONS.get(), **{k: v for k, v in options.items() if v is not None}})
+    token = _REQUEST_OPTIONS.set({**_innermost_options(), **{k: v for k, v in options.items() if v is not None}})
     try:
         yield
     finally:
@@ -128,7 +134,7 @@ def request_options(**options: Any) -> Iterator[None]:
 
 def current_request_options() -> dict:
     """The options set by the innermost ``request_options`` block (empty outside one)."""
-    return dict(_REQUEST_OPTIONS.get())
+    return dict(_innermost_options())
 
 
 def innermost(model: Any) -> Any:

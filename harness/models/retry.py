@@ -219,6 +219,7 @@ def call_with_retries(
         return retrying(attempt)
     except tenacity.RetryError as exc:
         last = exc.last_attempt.exception()
+        assert last is not None  # only a failed attempt is retried, so the attempts ran out on an exception
         raise ModelError(f"gave up after {policy.attempts} attempts: {describe(last)}") from last
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 # possessive quantifiers: a fence opened by a long run of blanks and never closed is scanned once, not once per blank
@@ -38,12 +39,13 @@ class Parsed:
 def _as_call(obj: object) -> tuple[str, str] | None:
     if not isinstance(obj, dict):
         return None
-    if isinstance(obj.get("function"), dict) and "name" in obj["function"]:
-        obj = obj["function"]
-    name = obj.get("name")
+    call: dict[Any, Any] = obj
+    if isinstance(call.get("function"), dict) and "name" in call["function"]:
+        call = call["function"]
+    name = call.get("name")
     if not isinstance(name, str) or not name:
         return None
-    args = obj.get("arguments", obj.get("parameters", {}))
+    args = call.get("arguments", call.get("parameters", {}))
     if isinstance(args, str):
         try:
             decoded = json.loads(args) if args.strip() else {}
@@ -106,7 +108,7 @@ def _decode_at(decoder: json.JSONDecoder, text: str, start: int, work: list[int]
 def _bare_objects(text: str) -> list[tuple[int, int, object]]:
     """Top-level JSON values that start with ``{`` in free text: ``(start, end, value)``."""
     decoder = json.JSONDecoder()
-    found = []
+    found: list[tuple[int, int, object]] = []
     index = failures = 0
     work = [WORK[0] * len(text) + WORK[1]]
     while failures < MAX_FAILURES and work[0] > 0:
