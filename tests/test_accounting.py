@@ -100,6 +100,7 @@ def test_a_changed_target_is_recorded_as_the_class_that_ran(tmp_path):
         "task=invoice_audit",
         "trials=1",
         "progress=false",
+        "plots=false",
         "strategy._target_=strategies.headtail.HeadTail",
         "budget=4k",
     )

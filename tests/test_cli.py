@@ -119,7 +119,7 @@ def test_run_writes_records_deterministically_and_resumes(tmp_path):
         assert field in row, field
     assert row["budget"] == 2000 and row["strategy"] == "headtail" and row["cached_source"] == "simulated"
 
-    assert harness("run", *common, f"hydra.run.dir={b}", cwd=tmp_path).returncode == 0
+    assert harness("run", *common, "plots=false", f"hydra.run.dir={b}", cwd=tmp_path).returncode == 0
     assert records(a, "trials.jsonl") == records(b, "trials.jsonl")
     assert records(a, "steps.jsonl") == records(b, "steps.jsonl")
 
@@ -206,7 +206,7 @@ def test_end_of_run_table_log_and_reasons(tmp_path):
 
 
 def test_progress_without_a_terminal_is_lines(tmp_path):
-    result = harness("run", "suite=smoke", "trials=1", cwd=tmp_path)  # progress=true, stderr is a pipe
+    result = harness("run", "suite=smoke", "trials=1", "plots=false", cwd=tmp_path)  # progress=true, stderr is a pipe
     assert result.returncode == 0, result.stderr
     assert "\r" not in result.stderr
     assert re.search(r"^progress: 7/7 trials; success \d+/7, input [\d,]+ tok, \$0\.0000$", result.stderr, re.M)

@@ -16,7 +16,7 @@ from tests.test_cli import ROOT, harness, records
 
 def test_kill_9_then_rerun_loses_and_duplicates_nothing(tmp_path):
     run, clean = tmp_path / "run", tmp_path / "clean"
-    args = ["suite=smoke", "strategy=headtail", "budget=3k", "trials=2", "workers=2", "progress=false"]
+    args = ["suite=smoke", "strategy=headtail", "budget=3k", "trials=2", "workers=2", "progress=false", "plots=false"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", "run", *args, "latency_s=0.05", f"hydra.run.dir={run}"],

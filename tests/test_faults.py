@@ -6,7 +6,7 @@ from harness.runner import execute
 from tests.helpers import compose
 from tests.test_cli import harness
 
-SMOKE = ("suite=smoke", "trials=2", "strategy=headtail", "budget=3k", "progress=false")
+SMOKE = ("suite=smoke", "trials=2", "strategy=headtail", "budget=3k", "progress=false", "plots=false")
 
 
 def outcomes(run_dir):
@@ -47,7 +47,12 @@ def test_a_provider_that_is_down_ends_each_trial_as_model_error_and_the_run_goes
 
 def test_a_raising_strategy_is_strategy_error_and_the_run_goes_on(tmp_path):
     cfg = compose(
-        "suite=smoke", "trials=1", "progress=false", "strategy=none", "strategy._target_=tests.helpers.RaisingStrategy"
+        "suite=smoke",
+        "trials=1",
+        "progress=false",
+        "plots=false",
+        "strategy=none",
+        "strategy._target_=tests.helpers.RaisingStrategy",
     )
     execute(cfg, tmp_path / "r", echo=lambda _: None)
     rows = read_jsonl(tmp_path / "r" / "trials.jsonl")

@@ -26,6 +26,7 @@ TASK = (
     "task.max_distance=3",
     "trials=1",
     "progress=false",
+    "plots=false",
     "budget=3k",
     "model._target_=tests.fake_models.ScriptModel",
     "~model.profile",

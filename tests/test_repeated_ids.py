@@ -156,6 +156,7 @@ def test_a_server_that_repeats_ids_runs_to_submit(tmp_path, strategy):
         "task.max_distance=3",
         "trials=1",
         "progress=false",
+        "plots=false",
         "budget=2k",
         "model._target_=tests.fake_models.ScriptModel",
         "~model.profile",

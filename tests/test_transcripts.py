@@ -16,7 +16,7 @@ from tests.test_cli import ROOT
 from tests.helpers import compose
 
 FIXTURE = ROOT / "results" / "fixtures" / "smoke-1500" / "headtail"  # a folder written before transcripts were gzip
-SMALL = ("suite=smoke", "trials=1", "strategy=headtail", "budget=3k", "progress=false")
+SMALL = ("suite=smoke", "trials=1", "strategy=headtail", "budget=3k", "progress=false", "plots=false")
 
 
 def _run(folder: Path, monkeypatch) -> Path:
