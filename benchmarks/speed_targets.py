@@ -12,6 +12,9 @@ Figures (wall seconds unless said; each command run by this interpreter with ``P
 - ``sweep, 1 job at a time`` / ``joblib n_jobs=2``: a 2-job sweep (``strategy=none,headtail``,
   ``suite.instances=2``) with Hydra's basic launcher and with ``hydra/launcher=joblib``
   (target: joblib faster than one job at a time);
+- ``start-up``: ``python -m harness list`` and a run refused for bad input (``run budget=lots``,
+  exit 2), median of 5 each: what every command pays before it does anything (pandas and numpy
+  load on first use, harness/lazy.py);
 - with ``--suite``: the README's test command (``python -m pytest``) in REPO, its wall time and
   CPU-seconds (target: at most 180 s on an idle 2-core machine).
 Takes about 2-3 minutes without ``--suite`` (measured), plus the suite's own time with it. Read the
@@ -35,14 +38,15 @@ QUIET = ["progress=false", "plots=false"]
 SWEEP = ["-m", "strategy=none,headtail", "suite.instances=2", *QUIET]
 
 
-def timed(command: list[str], repo: Path, cwd: Path) -> tuple[float, float]:
-    """Run ``command`` with ``PYTHONPATH=repo`` in ``cwd``: (wall seconds, CPU seconds of it and its children)."""
+def timed(command: list[str], repo: Path, cwd: Path, check: bool = True) -> tuple[float, float]:
+    """Run ``command`` with ``PYTHONPATH=repo`` in ``cwd``: (wall seconds, CPU seconds of it and its children);
+    ``check``: a non-zero exit raises."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         command,
         cwd=cwd,
-        check=True,
+        check=check,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(repo)},
@@ -52,9 +56,19 @@ def timed(command: list[str], repo: Path, cwd: Path) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def harness(repo: Path, cwd: Path, *args: str) -> tuple[float, float]:
+def harness(repo: Path, cwd: Path, *args: str, check: bool = True) -> tuple[float, float]:
     """``python -m harness ARGS`` of ``repo``, timed."""
-    return timed([sys.executable, "-m", "harness", *args], repo, cwd)
+    return timed([sys.executable, "-m", "harness", *args], repo, cwd, check)
+
+
+def startup(repo: Path, cwd: Path) -> list[tuple[str, str]]:
+    """Median wall and CPU seconds of ``list`` and of a run refused for bad input, 5 times each."""
+    rows = []
+    for what, args in (("start-up: list", ["list"]), ("start-up: run budget=lots (exit 2)", ["run", "budget=lots"])):
+        runs = [harness(repo, cwd, *args, check=False) for _ in range(5)]
+        wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+        rows.append((what, f"{wall:.2f} s ({cpu:.2f} CPU-s, median of 5)"))
+    return rows
 
 
 def measure(repo: Path, only: set[str], suite: bool) -> list[tuple[str, str]]:
@@ -62,6 +76,8 @@ def measure(repo: Path, only: set[str], suite: bool) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="ctxbench-speed-") as tmp:
         work = Path(tmp)
+        if "startup" in only:
+            rows.extend(startup(repo, work))
         if only & {"workers", "noop"}:
             one, cpu = harness(repo, work, "run", *QUIET, f"hydra.run.dir={work / 'w1'}")
             rows.append(("main job, workers=1", f"{one:.1f} s ({cpu:.1f} CPU-s)"))
@@ -94,7 +110,9 @@ def main() -> None:
     """Parse the options, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, default=ROOT, help="the checkout to time (default: this one)")
-    parser.add_argument("--only", default="workers,noop,launcher", help="figures: workers, noop, launcher")
+    parser.add_argument(
+        "--only", default="startup,workers,noop,launcher", help="figures: startup, workers, noop, launcher"
+    )
     parser.add_argument("--suite", action="store_true", help="also time the README's test command in REPO")
     args = parser.parse_args()
     rows = measure(args.repo.resolve(), set(args.only.split(",")), args.suite)

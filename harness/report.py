@@ -18,14 +18,19 @@ import json
 import os
 import sys
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from harness import analysis
 from harness.budget import format_budget
 from harness.curves import BAND, CUT, MIN_STEPS, OVER, PINNED_SHARE, THRASH_REPEATS, THRASH_REREAD
 from harness.errors import UsageError
+from harness.lazy import LazyModule
 from harness.records import corruption_notes
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use (harness/lazy.py)
+    pd = LazyModule("pandas")
 
 PLOTS = ("sawtooth.png", "cumulative_input.png", "pareto.png", "reread_cache.png")
 TERMINAL_WIDTH = 120

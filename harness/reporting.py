@@ -8,13 +8,15 @@ run neither recomputes the summary nor draws the plots. matplotlib is imported o
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from harness.analysis import all_reference, load_steps, load_trials, reference_note, summarize
 from harness.budget import format_budget
 from harness.loop import TrialSettings
 from harness.records import STEPS, TRIALS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY = "summary.csv"
 PLOTS = ("plots/token_curve.png", "plots/cumulative_input.png")

@@ -22,16 +22,23 @@ from typing import Any, Callable, cast
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from harness.analysis import reference_note
 from harness.budget import BudgetError, format_budget, parse_budget
+from harness.cache_sim import get_profile
 from harness.config import CONFIG_DIR, SettingError, check_settings, container_dict
 from harness.errors import ConfigError
-from harness.cache_sim import get_profile
 from harness.hooks import Hooks
 from harness.identity import RUN_TIME_KEYS, RUN_TIME_MODEL_KEYS, run_key
 from harness.loop import TrialSettings, run_trial
-from harness.models.base import Model, ModelError, PreflightError
+from harness.models.base import Model, ModelError, PreflightError, innermost
+from harness.models.faults import FaultInjecting
+from harness.models.response_cache import DEFAULT_PATH, Cached, ResponseStore, request_settings
+from harness.models.wrappers import Delayed, Limits, Throttled
 from harness.pricing import pricing_from
-from harness.records import RunWriter
+from harness.records import TRIALS, RunWriter, read_jsonl
+from harness.report import end_of_run_lines
+from harness.reporting import write_run_outputs
+from harness.run_lock import hold_run_folder
 from harness.workers import run_jobs, uses_processes
 from strategies.base import full_strategy
 from tasks.base import KnobError, TaskFamily
@@ -382,13 +389,9 @@ def wrap_model(model: Any, run: RunConfig, store: Any = None) -> Any:
     """
     spec = run.model_spec
     if run.latency_s:
-        from harness.models.wrappers import Delayed
-
         model = Delayed(model, run.latency_s)
     model = cache(model, spec, store)
     if run.faults:
-        from harness.models.faults import FaultInjecting
-
         try:
             model = FaultInjecting(model, **run.faults)
         except (TypeError, ValueError) as exc:
@@ -403,8 +406,6 @@ def limit_and_cache(model: Any, spec: dict, store: Any = None) -> Any:
 
 def limit(model: Any, spec: dict) -> Any:
     """``model`` under its shared limits (``spec['max_concurrency']`` and the rate-limit pause)."""
-    from harness.models.wrappers import Limits, Throttled
-
     try:
         return Throttled(model, Limits(str(getattr(model, "name", "model")), spec.get("max_concurrency")))
     except (TypeError, ValueError) as exc:
@@ -415,8 +416,6 @@ def cache(model: Any, spec: dict, store: Any = None) -> Any:
     """``model`` behind the response cache when ``store`` is given (keyed by ``request_settings(spec)``)."""
     if store is None:
         return model
-    from harness.models.response_cache import Cached, request_settings
-
     return Cached(model, store, request_settings(spec))
 
 
@@ -424,8 +423,6 @@ def response_store(run: RunConfig) -> Any:
     """The shared ``ResponseStore`` when ``cache_responses`` is true (``response_cache``: its file), else None."""
     if not run.cache_responses:
         return None
-    from harness.models.response_cache import DEFAULT_PATH, ResponseStore
-
     path = run.response_cache or DEFAULT_PATH
     try:
         return ResponseStore(path)
@@ -454,8 +451,6 @@ def execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print)
 
     The run holds ``run_dir`` (harness/run_lock.py): a second process on it is a ``ConfigError``.
     """
-    from harness.run_lock import hold_run_folder
-
     with hold_run_folder(Path(run_dir)):
         return _execute(cfg, Path(run_dir), echo)
 
@@ -495,8 +490,6 @@ def check_server_side(strategy: Any, model: Model, strategy_name: str) -> None:
     need = full.server_side
     if not need:
         return
-    from harness.models.base import innermost
-
     backend = innermost(model)
     if need == "context_management" and getattr(backend, "server_context_management", False):
         return
@@ -579,15 +572,10 @@ def _run(
         progress.close()
         writer.close()
     writer.canonicalize([job.trial_id for job in jobs])
-    from harness.report import end_of_run_lines  # late import: pandas/matplotlib are slow to load
-    from harness.reporting import write_run_outputs
-
     trials = write_run_outputs(run_dir, settings, plots=run.plots)
     successes = int(trials["success"].astype(bool).sum()) if len(trials) else 0
     lines = [f"done: {len(trials)} trials, {successes} succeeded; records in {run_dir}", *end_of_run_lines(trials)]
     if model.is_reference:
-        from harness.analysis import reference_note
-
         lines.append(f"note: these results come from the {reference_note(trials)}.")
     lines.extend(no_server_edits_lines(run, model, trials))
     if started < len(pending):
@@ -631,8 +619,6 @@ def max_cost_from(cfg: DictConfig) -> float | None:
 
 def recorded_cost(run_dir: Path, trial_ids: set[str]) -> tuple[float, int]:
     """USD cost and number of the trials of ``trial_ids`` already recorded in ``run_dir/trials.jsonl``."""
-    from harness.records import TRIALS, read_jsonl
-
     rows = [r for r in read_jsonl(Path(run_dir) / TRIALS) if r.get("trial_id") in trial_ids]
     return sum(float(r.get("cost") or 0.0) for r in rows), len(rows)
 

@@ -14,16 +14,6 @@ from pathlib import Path
 from tests.test_cli import ROOT, harness
 
 PACKAGES = ("harness", "strategies", "tasks", "reference_agent")
-UNCOMMENTED_LATE_IMPORTS = {  # harness/runner.py: still to be moved to the module top
-    ("harness/runner.py", "harness.models.wrappers"),
-    ("harness/runner.py", "harness.models.faults"),
-    ("harness/runner.py", "harness.models.response_cache"),
-    ("harness/runner.py", "harness.run_lock"),
-    ("harness/runner.py", "harness.models.base"),
-    ("harness/runner.py", "harness.reporting"),
-    ("harness/runner.py", "harness.analysis"),
-    ("harness/runner.py", "harness.records"),
-}
 
 
 def module_name(path: Path) -> str:
@@ -163,7 +153,7 @@ def test_imports_inside_functions_are_only_the_commented_optional_ones():
         for node, target, late in imports_of(path, modules):
             end = getattr(node, "end_lineno", node.lineno)
             commented = any("#" in lines[i - 1] for i in range(node.lineno, end + 1))
-            if late and not commented and (rel, target) not in UNCOMMENTED_LATE_IMPORTS:
+            if late and not commented:
                 uncommented.append(f"{rel}:{node.lineno} imports {target} inside a function")
     assert not uncommented, uncommented
 
