@@ -63,7 +63,10 @@ def run_cli(tmp_path, backend: str, env: dict, *extra: str) -> subprocess.Comple
     )
 
 
-@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize(
+    "backend",
+    [OPENAI, pytest.param(ANTHROPIC, marks=pytest.mark.slow)],  # the Anthropic SDK's run (6 s): slow tier
+)
 def test_a_run_reaches_the_server_the_variable_names_and_an_explicit_base_url_wins(backend, tmp_path):
     pytest.importorskip("anthropic")
     _, variable, _ = BACKENDS[backend]

@@ -178,7 +178,9 @@ def test_missing_server_binary_is_one_line_exit_2(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)]
+)  # SIGTERM: slow tier
 def test_ctrl_c_and_sigterm_stop_the_server(fake_server, monkeypatch, sig):
     gguf = fake_server / "m.gguf"
     gguf.write_text("weights")

@@ -15,10 +15,13 @@ LAUNCHERS = [
     ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
     pytest.param(
         ["hydra/launcher=local_processes"],
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
-            reason="hydra-submitit-launcher not installed",
-        ),
+        marks=[
+            pytest.mark.skipif(
+                importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
+                reason="hydra-submitit-launcher not installed",
+            ),
+            pytest.mark.slow,  # a process per job (5 s); the basic and joblib launchers run by default
+        ],
     ),
 ]
 
