@@ -115,7 +115,7 @@ REALISTIC = AgentProfile(
     attention=AttentionModel(base=0.0, rot=0.02, middle=0.15, ref_tokens=128_000, exponent=3.0, cap=0.5),
 )
 GREEDY = AgentProfile(name="greedy", batch_cap=1000, batch_min_share=1.0, shuffle=False, running_notes=True)
-"""Issue 13's stress test of a task: every independent call whose arguments are known goes out in one turn
+"""The stress test of a task's memory pressure: every independent call whose arguments are known goes out in one turn
 (no cap short of a task's own ``max_calls_per_turn``), no variation, no misses. A family whose information
 arrives in one or two rounds under it gives strategies nothing to manage."""
 PROFILES = {"perfect": PERFECT, "realistic": REALISTIC, "greedy": GREEDY}

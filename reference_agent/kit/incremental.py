@@ -1,4 +1,4 @@
-"""Reading the visible history once per step, and only what is new since the last step (issue 23).
+"""Reading the visible history once per step, and only what is new since the last step.
 
 A reference policy rebuilds what it knows from the visible messages at every step. Done naively,
 a step re-parses the whole history (several times: ``act``, ``parallel_calls`` and

@@ -9,7 +9,7 @@ import random
 import re
 
 MAX_CALLS = 3
-PHONE_LINES = 4  # the telephony API's concurrent outbound lines: ``max_calls_per_turn`` (issue 13 §1)
+PHONE_LINES = 4  # the telephony API's concurrent outbound lines: ``max_calls_per_turn``
 STANDARD_OFFER = 15
 ACC, DEC, CB, CTR = "ACCEPTED", "DECLINED", "CALL BACK LATER", "COUNTER-OFFER"
 # Scripts: the outcome of attempt 1, 2, 3. Beyond the script the last outcome repeats.

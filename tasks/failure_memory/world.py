@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 DATASETS = ("refunds", "chargebacks", "credits")
-CALLS_PER_TURN = 4  # the documented concurrency limit of the support and reporting APIs (issue 13 §1)
+CALLS_PER_TURN = 4  # the documented concurrency limit of the support and reporting APIs
 PERIODS = [f"{y}-Q{q}" for y in (2025, 2026) for q in (1, 2, 3, 4)]
 REASONS = [
     "duplicate charge",

@@ -3,7 +3,7 @@
 Like a real billing API (Stripe's ``starting_after``, most list endpoints), the history is
 read page by page: an empty cursor reads the first page, and every page ends with the
 cursor of the next (``next_cursor: cur_... (page k of N)``). An agent therefore cannot ask
-for page 7 before page 6 has named it, however many calls it batches (issue 13 §1).
+for page 7 before page 6 has named it, however many calls it batches.
 """
 
 from __future__ import annotations

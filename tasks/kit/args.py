@@ -2,8 +2,8 @@
 
 ``digits`` is the one place where a family turns a string into an integer. ``str.isdigit`` and
 ``int`` disagree (``"²".isdigit()`` is true, ``int("²")`` raises) and ``int`` refuses more than 4300
-digits, so a family that checks ``isdigit`` and then calls ``int`` crashes on such an argument
-(issue 22). Families answer a bad argument with an error result and grade a bad answer as wrong.
+digits, so a family that checks ``isdigit`` and then calls ``int`` would crash on such an argument.
+Families answer a bad argument with an error result and grade a bad answer as wrong.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ MONTHS = [
     "November",
     "December",
 ]
-BROWSER_CALLS = 4  # the search and browsing API's documented calls per turn: ``max_calls_per_turn`` (issue 13 §1)
+BROWSER_CALLS = 4  # the search and browsing API's documented calls per turn: ``max_calls_per_turn``
 SITES = ["technews.example", "bizwire.example", "aiinsider.example", "dailyledger.example", "whoswho.example"]
 
 # Fact sentences (the policy's parser mirrors these).
@@ -231,7 +231,7 @@ def _late_roundup_people(names: list[str]) -> list[tuple[str, list[str]]]:
 
     The early people are the first third of the prompt's order (at least one), the headline people the last
     two (one when there are only two people): the agent reads the denial while tracking the early person and
-    the round-up only when it reaches the late ones, so the denial is far back by then (issue 13 §2).
+    the round-up only when it reaches the late ones, so the denial is far back by then.
     """
     if len(names) < 2:
         return []
