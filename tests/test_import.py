@@ -11,14 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from harness.records import read_jsonl
+from tests.test_cli import harness as cli_harness
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "examples" / "imported_study"
@@ -26,15 +25,8 @@ STUDY_MAP = ["--map", "config=strategy,instance=instance_id,outcome=resolved,cos
 
 
 def harness(*args, cwd):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    """``python -m harness ARGS`` from this checkout (tests/test_cli.py), paths given as they are."""
+    return cli_harness(*map(str, args), cwd=cwd)
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:

@@ -7,9 +7,6 @@ trials; ``compare`` pairs them on (sample, epoch).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,8 +20,7 @@ from inspect_ai.scorer import includes  # noqa: E402
 from inspect_ai.solver import generate  # noqa: E402
 
 from harness.records import read_jsonl  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.test_import import harness  # noqa: E402
 
 
 def make_log(log_dir: Path, config: str, solves: set[int]) -> Path:
@@ -66,19 +62,7 @@ def make_log(log_dir: Path, config: str, solves: set[int]) -> Path:
 def test_inspect_logs_become_paired_trials(tmp_path):
     base = make_log(tmp_path / "logs_a", "base", {0, 1})
     cand = make_log(tmp_path / "logs_b", "cand", {0})
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-    def run(*a):
-        return subprocess.run(
-            [sys.executable, "-m", "harness", *map(str, a)],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-        )
-
-    result = run("import", base, cand, "--format", "inspect-log", "--out", tmp_path / "o")
+    result = harness("import", base, cand, "--format", "inspect-log", "--out", tmp_path / "o", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     rows = read_jsonl(tmp_path / "o" / "quiz" / "base" / "trials.jsonl")
     assert sorted((r["instance_id"], r["trial"]) for r in rows) == [(f"q{n}", e) for n in range(4) for e in (0, 1)]
@@ -87,7 +71,7 @@ def test_inspect_logs_become_paired_trials(tmp_path):
     assert by_key[("q2", 0)]["total_input_tokens"] == 112  # input + cache reads
     assert by_key[("q2", 0)]["cost"] == pytest.approx(0.03) and by_key[("q2", 0)]["steps"] == 1
     assert by_key[("q2", 0)]["outcome"] == "submitted" and by_key[("q2", 0)]["model"] == "mockllm/model"
-    compare = run("compare", tmp_path / "o" / "quiz" / "base", tmp_path / "o" / "quiz" / "cand")
+    compare = harness("compare", tmp_path / "o" / "quiz" / "base", tmp_path / "o" / "quiz" / "cand", cwd=tmp_path)
     assert compare.returncode == 0, compare.stderr
     assert "8 pairs:" in compare.stdout and "base-only 2" in compare.stdout
 
@@ -95,13 +79,6 @@ def test_inspect_logs_become_paired_trials(tmp_path):
 def test_unreadable_log_is_one_line(tmp_path):
     bad = tmp_path / "broken.eval"
     bad.write_bytes(b"not a zip")
-    result = subprocess.run(
-        [sys.executable, "-m", "harness", "import", str(bad), "--format", "inspect-log"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    result = harness("import", bad, "--format", "inspect-log", cwd=tmp_path)
     assert result.returncode == 2 and "not an inspect log inspect_ai can read" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
