@@ -754,8 +754,29 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
     notes: list[str] = []
     fb, fc = _pairing_flats(base, cand)
     compared, strata = _split_keys(fb, fc)
-    b = _pairing_frame(base, fb, strata)
-    c = _pairing_frame(cand, fc, strata)
+    merged, unpaired = _pairs(_pairing_frame(base, fb, strata), _pairing_frame(cand, fc, strata), base, cand)
+    if unpaired:
+        notes.append(f"{unpaired} trials without a partner were left out")
+    rows = [
+        _stratum_row(stratum, g, bool(strata), tolerance, alpha, notes)
+        for stratum, g in merged.groupby("stratum", sort=True)
+    ]
+    notes.extend(_reference_notes(base, cand))
+    return Comparison(
+        pd.DataFrame(rows),
+        ["stratum"] if strata else [],
+        _side_label(fb[0], compared, strata),
+        _side_label(fc[0], compared, strata),
+        tolerance,
+        alpha,
+        notes,
+    )
+
+
+def _pairs(b: pd.DataFrame, c: pd.DataFrame, base: pd.DataFrame, cand: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The pairing frames ``b`` and ``c`` (of the trials ``base`` and ``cand``) merged on stratum and
+    ``PAIR_KEYS``, and the number of trials left without a partner; a side holding a key twice, or no
+    common pair, is a ``CompareError``."""
     keys = ["stratum", *PAIR_KEYS]
     for side, frame, rows in (("base", b, base), ("candidate", c, cand)):
         if frame.duplicated(keys).any():
@@ -767,78 +788,76 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
     merged = b.merge(c, on=keys, suffixes=("_base", "_cand"))
     if merged.empty:
         raise CompareError("no common (task instance, seed, trial) pairs between base and candidate")
-    unpaired = len(b) + len(c) - 2 * len(merged)
-    if unpaired:
-        notes.append(f"{unpaired} trials without a partner were left out")
-    rows = []
-    for stratum, g in merged.groupby("stratum", sort=True):
-        sb, sc = g["success_base"].astype(bool).to_numpy(), g["success_cand"].astype(bool).to_numpy()
-        n_b = int((sb & ~sc).sum())  # base succeeded, candidate failed
-        n_c = int((~sb & sc).sum())
-        p = mcnemar_exact(n_b, n_c)
-        diff, dlo, dhi = paired_bootstrap_diff(sb.astype(float), sc.astype(float))
-        tok, tlo, thi = paired_bootstrap_ratio(g["total_input_tokens_base"], g["total_input_tokens_cand"])
-        cost, clo, chi = paired_bootstrap_ratio(g["cost_base"], g["cost_cand"])
-        worse_success = p < alpha and sc.sum() < sb.sum()
-        costlier_tokens = not math.isnan(tok) and tok > 1 + tolerance and tlo > 1
-        costlier_cost = not math.isnan(cost) and cost > 1 + tolerance and clo > 1
-        if not worse_success and n_b > n_c and n_b + n_c < 6:
-            notes.append(
-                f"{stratum or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
-                "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances"
-            )
-        reasons = []
-        if worse_success:
-            reasons.append(
-                f"successes base {int(sb.sum())}/{len(g)}, candidate {int(sc.sum())}/{len(g)} (McNemar p={p:.3g})"
-            )
-        if costlier_tokens:
-            reasons.append(f"input tokens x{tok:.2f} [{tlo:.2f}, {thi:.2f}]")
-        if costlier_cost:
-            reasons.append(f"cost x{cost:.2f} [{clo:.2f}, {chi:.2f}]")
-        rows.append(
-            {
-                **({"stratum": stratum} if strata else {}),
-                "pairs": len(g),
-                "base_successes": int(sb.sum()),
-                "cand_successes": int(sc.sum()),
-                "base_only": n_b,
-                "cand_only": n_c,
-                "mcnemar_p": p,
-                "success_diff": diff,
-                "success_diff_ci_low": dlo,
-                "success_diff_ci_high": dhi,
-                "input_ratio": tok,
-                "input_ratio_ci_low": tlo,
-                "input_ratio_ci_high": thi,
-                "cost_ratio": cost,
-                "cost_ratio_ci_low": clo,
-                "cost_ratio_ci_high": chi,
-                "regression": bool(reasons),
-                "reasons": "; ".join(reasons),
-            }
+    return merged, len(b) + len(c) - 2 * len(merged)
+
+
+def _stratum_row(
+    stratum: str, g: pd.DataFrame, stratified: bool, tolerance: float, alpha: float, notes: list[str]
+) -> dict:
+    """One stratum's comparison row (see ``paired``); a warning about too few discordant pairs goes to ``notes``."""
+    sb, sc = g["success_base"].astype(bool).to_numpy(), g["success_cand"].astype(bool).to_numpy()
+    n_b = int((sb & ~sc).sum())  # base succeeded, candidate failed
+    n_c = int((~sb & sc).sum())
+    p = mcnemar_exact(n_b, n_c)
+    diff, dlo, dhi = paired_bootstrap_diff(sb.astype(float), sc.astype(float))
+    tok, tlo, thi = paired_bootstrap_ratio(g["total_input_tokens_base"], g["total_input_tokens_cand"])
+    cost, clo, chi = paired_bootstrap_ratio(g["cost_base"], g["cost_cand"])
+    worse_success = p < alpha and sc.sum() < sb.sum()
+    if not worse_success and n_b > n_c and n_b + n_c < 6:
+        notes.append(
+            f"{stratum or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
+            "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances"
         )
-    if all_reference(base) and all_reference(cand):
-        note = reference_note(pd.concat([base, cand]))
-        if "realistic" in note:
-            notes.append(
-                f"all trials come from the {note}: its trials of one instance vary but share the "
-                "instance's ground truth; more instances are stronger evidence than more trials"
-            )
-        else:
-            notes.append(
-                f"all trials come from the {note}: under the perfect profile repeated trials of an "
-                "instance are identical, not independent evidence"
-            )
-    return Comparison(
-        pd.DataFrame(rows),
-        ["stratum"] if strata else [],
-        _side_label(fb[0], compared, strata),
-        _side_label(fc[0], compared, strata),
-        tolerance,
-        alpha,
-        notes,
-    )
+    reasons = []
+    if worse_success:
+        reasons.append(
+            f"successes base {int(sb.sum())}/{len(g)}, candidate {int(sc.sum())}/{len(g)} (McNemar p={p:.3g})"
+        )
+    if _costlier(tok, tlo, tolerance):
+        reasons.append(f"input tokens x{tok:.2f} [{tlo:.2f}, {thi:.2f}]")
+    if _costlier(cost, clo, tolerance):
+        reasons.append(f"cost x{cost:.2f} [{clo:.2f}, {chi:.2f}]")
+    return {
+        **({"stratum": stratum} if stratified else {}),
+        "pairs": len(g),
+        "base_successes": int(sb.sum()),
+        "cand_successes": int(sc.sum()),
+        "base_only": n_b,
+        "cand_only": n_c,
+        "mcnemar_p": p,
+        "success_diff": diff,
+        "success_diff_ci_low": dlo,
+        "success_diff_ci_high": dhi,
+        "input_ratio": tok,
+        "input_ratio_ci_low": tlo,
+        "input_ratio_ci_high": thi,
+        "cost_ratio": cost,
+        "cost_ratio_ci_low": clo,
+        "cost_ratio_ci_high": chi,
+        "regression": bool(reasons),
+        "reasons": "; ".join(reasons),
+    }
+
+
+def _costlier(ratio: float, low: float, tolerance: float) -> bool:
+    """A ratio (cand / base) above 1 + ``tolerance`` whose interval's lower bound ``low`` is above 1."""
+    return not math.isnan(ratio) and ratio > 1 + tolerance and low > 1
+
+
+def _reference_notes(base: pd.DataFrame, cand: pd.DataFrame) -> list[str]:
+    """What a comparison of reference-agent trials can and cannot show (none when an LLM ran)."""
+    if not (all_reference(base) and all_reference(cand)):
+        return []
+    note = reference_note(pd.concat([base, cand]))
+    if "realistic" in note:
+        return [
+            f"all trials come from the {note}: its trials of one instance vary but share the "
+            "instance's ground truth; more instances are stronger evidence than more trials"
+        ]
+    return [
+        f"all trials come from the {note}: under the perfect profile repeated trials of an "
+        "instance are identical, not independent evidence"
+    ]
 
 
 # ---------------------------------------------------------------- markdown

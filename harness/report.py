@@ -98,6 +98,37 @@ def write_report(paths: list[str], out: Path) -> tuple[pd.DataFrame, Path]:
     return summary, out / "summary.md"
 
 
+BY_CONFIG_COLUMNS = [
+    "config",
+    "config_id",
+    "strategy",
+    "params",
+    "budget",
+    "model",
+    "trials",
+    "tasks",
+    "run_dirs",
+    "success_rate",
+    "pass^",  # every pass^k column, in order
+    "mean_total_input_tokens",
+    "mean_input_tokens",
+    "mean_subagent_input_tokens",
+    "mean_cached_tokens",
+    "mean_output_tokens",
+    "cache_hit_ratio",
+    "mean_cost",
+    "held_budget",
+    "over_budget_trials",
+    "max_budget_ratio",
+    "reread_rate",
+    "mean_peak_context",
+    "mean_compactions",
+    "mean_steps",
+    *[f"outcome_{o}" for o in analysis.OUTCOMES],
+]
+"""The columns of summary.md's per-configuration table, where ``by_config`` has them."""
+
+
 def render_markdown(
     trials: pd.DataFrame,
     summary: pd.DataFrame,
@@ -106,9 +137,24 @@ def render_markdown(
     plot_paths: list[Path],
     notes: list[str] | None = None,
 ) -> str:
-    """The text of summary.md."""
+    """The text of summary.md: its header, the two tables, the token curves' shapes and the plots."""
+    lines = [
+        *_header_lines(trials, paths, notes or []),
+        *_per_family_lines(summary),
+        *_per_config_lines(by_config),
+        *_curve_lines(trials),
+        "## Plots",
+        "",
+        *[f"- ![{p.stem}]({p.as_posix()})" for p in plot_paths],
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _header_lines(trials: pd.DataFrame, paths: list[str], notes: list[str]) -> list[str]:
+    """The title, the notes, what the reference agent's numbers mean, and which runs were read."""
     lines = ["# ctxbench report", ""]
-    for note in notes or []:
+    for note in notes:
         lines += [f"> **{note.split(':', 1)[0]}**:{note.split(':', 1)[1]}", ""]
     if analysis.all_reference(trials):
         lines += [
@@ -117,8 +163,12 @@ def render_markdown(
             "> strategy preserves and costs for a scripted policy, not the quality of a model.",
             "",
         ]
-    lines += [f"Runs: {', '.join(paths)} ({trials['run_dir'].nunique()} run folders, {len(trials)} trials).", ""]
-    lines += [
+    return [*lines, f"Runs: {', '.join(paths)} ({trials['run_dir'].nunique()} run folders, {len(trials)} trials).", ""]
+
+
+def _per_family_lines(summary: pd.DataFrame) -> list[str]:
+    """The per configuration x family table and how to read it."""
+    return [
         "## Per configuration x family",
         "",
         analysis.markdown_table(analysis.main_table(summary)),
@@ -129,38 +179,15 @@ def render_markdown(
         "budget). Curve: token-curve shapes of the trials (see below).",
         "",
     ]
+
+
+def _per_config_lines(by_config: pd.DataFrame) -> list[str]:
+    """The per-configuration table over all families (``BY_CONFIG_COLUMNS``) and how to read it."""
     pass_cols = [c for c in by_config.columns if c.startswith("pass^")]
-    cols = [
-        "config",
-        "config_id",
-        "strategy",
-        "params",
-        "budget",
-        "model",
-        "trials",
-        "tasks",
-        "run_dirs",
-        "success_rate",
-        *pass_cols,
-        "mean_total_input_tokens",
-        "mean_input_tokens",
-        "mean_subagent_input_tokens",
-        "mean_cached_tokens",
-        "mean_output_tokens",
-        "cache_hit_ratio",
-        "mean_cost",
-        "held_budget",
-        "over_budget_trials",
-        "max_budget_ratio",
-        "reread_rate",
-        "mean_peak_context",
-        "mean_compactions",
-        "mean_steps",
-        *[f"outcome_{o}" for o in analysis.OUTCOMES],
-    ]
+    cols = [c for name in BY_CONFIG_COLUMNS for c in (pass_cols if name == "pass^" else [name])]
     table = by_config[[c for c in cols if c in by_config.columns]].copy()
     table["budget"] = table["budget"].map(lambda b: format_budget(int(b)))
-    lines += [
+    return [
         "## Per configuration (all families)",
         "",
         analysis.markdown_table(table),
@@ -168,7 +195,13 @@ def render_markdown(
         "mean_total_input_tokens: all model calls; mean_input_tokens: the agent's calls alone.",
         "",
     ]
-    lines += [
+
+
+def _curve_lines(trials: pd.DataFrame) -> list[str]:
+    """What each token-curve shape means, and how many trials of each configuration had each."""
+    shapes = trials.groupby(["config", "curve_shape"]).size().unstack(fill_value=0)
+    shapes["thrashing"] = trials.groupby("config")["thrashing"].apply(lambda s: int(s.fillna(False).astype(bool).sum()))
+    return [
         "## Token curves",
         "",
         f"Shapes (harness/curves.py, docs/analysis.md): `short` below {MIN_STEPS} steps; `monotonic` when the "
@@ -179,13 +212,9 @@ def render_markdown(
         f"moves. `thrashing`: re-read rate above {THRASH_REREAD:.0%}, or one resource read {THRASH_REPEATS} "
         "times or more, whatever the shape.",
         "",
+        analysis.markdown_table(shapes.reset_index()),
+        "",
     ]
-    shapes = trials.groupby(["config", "curve_shape"]).size().unstack(fill_value=0)
-    shapes["thrashing"] = trials.groupby("config")["thrashing"].apply(lambda s: int(s.fillna(False).astype(bool).sum()))
-    shapes = shapes.reset_index()
-    lines += [analysis.markdown_table(shapes), ""]
-    lines += ["## Plots", ""] + [f"- ![{p.stem}]({p.as_posix()})" for p in plot_paths] + [""]
-    return "\n".join(lines)
 
 
 def cmd_report(runs: list[str], out_arg: str | None = None) -> int:
