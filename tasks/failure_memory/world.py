@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 DATASETS = ("refunds", "chargebacks", "credits")
 CALLS_PER_TURN = 4  # the documented concurrency limit of the support and reporting APIs
@@ -76,6 +76,16 @@ class Knobs(Protocol):
     ticket_messages: int
 
 
+SUBJECTS = [
+    "Refund not received",
+    "Charged twice",
+    "Question about credit note",
+    "Invoice discrepancy",
+    "Cancel add-on",
+    "Outage compensation",
+]
+
+
 def generate_world(knobs: Knobs, seed: int) -> World:
     """Account, quarters, tickets and the quarterly refund exports for ``seed`` (deterministic)."""
     rng = random.Random(f"failure_memory:{seed}")
@@ -89,75 +99,79 @@ def generate_world(knobs: Knobs, seed: int) -> World:
     ids = [f"T-{n}" for n in sorted(rng.sample(range(1000, 9999), knobs.tickets))]
     escalated = rng.randrange(knobs.tickets * 3 // 4, knobs.tickets)  # late: the failure is far back by then
     decoy = rng.randrange(0, max(1, escalated))
-    exports: dict[str, list[list]] = {}
-    for dataset in DATASETS:
-        for period in PERIODS:
-            prng = random.Random(f"failure_memory:{seed}:{dataset}:{period}")
-            year, quarter = int(period[:4]), int(period[-1])
-            rows = []
-            mine = prng.randint(3, 7) if dataset == "refunds" else prng.randint(0, 3)
-            for index in range(knobs.rows):
-                acct = account if index < mine else prng.choice(others)
-                month = (quarter - 1) * 3 + prng.randint(1, 3)
-                rows.append(
-                    [
-                        f"RF-{prng.randint(100000, 999999)}",
-                        f"{year}-{month:02d}-{prng.randint(1, 28):02d}",
-                        acct,
-                        f"ORD-{prng.randint(10000, 99999)}",
-                        prng.choice(REASONS),
-                        round(prng.uniform(5, 2500), 2),
-                        prng.choice(STATUSES),
-                    ]
-                )
-            # the account's rows have at least one counted and one voided row when there are several
-            if mine >= 2:
-                rows[0][6], rows[1][6] = "settled", "voided"
-            prng.shuffle(rows)
-            exports[f"{dataset}:{period}"] = rows
-    tickets = []
-    for index, tid in enumerate(ids):
-        trng = random.Random(f"failure_memory:{seed}:{tid}")
-        if index == escalated:
-            escalation = f"Escalation: FINANCE — compare refunds for {second} (approved by {trng.choice(AGENTS)})"
-        elif index == decoy:
-            escalation = f"Escalation: withdrawn (the earlier request to compare {withdrawn} was cancelled)"
-        else:
-            escalation = "Escalation: none"
-        messages = []
-        for _ in range(knobs.ticket_messages):
-            who = trng.choice(AGENTS + ["Customer"])
-            extra = trng.choice(
-                [
-                    (
-                        f"They say {trng.choice(others)} was refunded USD {trng.uniform(50, 3000):,.2f} "
-                        f"in {trng.choice(PERIODS)}, why not them?"
-                    ),
-                    f"Attached: statement for {trng.choice(PERIODS)} (PDF, 3 pages).",
-                    f"See also ticket {trng.choice(ids)}.",
-                    "",
-                ]
-            )
-            messages.append([who, trng.choice(FILLER) + " " + trng.choice(FILLER) + (" " + extra if extra else "")])
-        tickets.append(
-            {
-                "id": tid,
-                "subject": trng.choice(
-                    [
-                        "Refund not received",
-                        "Charged twice",
-                        "Question about credit note",
-                        "Invoice discrepancy",
-                        "Cancel add-on",
-                        "Outage compensation",
-                    ]
-                ),
-                "escalation": escalation,
-                "messages": messages,
-                "priority": trng.choice(["P2", "P3", "P3", "P4"]),
-            }
-        )
+    exports = {
+        f"{dataset}:{period}": _export_rows(seed, dataset, period, account, others, knobs.rows)
+        for dataset in DATASETS
+        for period in PERIODS
+    }
+    escalations = {  # the escalated ticket's line wins when the decoy is the same ticket (one ticket only)
+        decoy: lambda _: f"Escalation: withdrawn (the earlier request to compare {withdrawn} was cancelled)",
+        escalated: lambda trng: (
+            f"Escalation: FINANCE — compare refunds for {second} (approved by {trng.choice(AGENTS)})"
+        ),
+    }
+    tickets = [
+        _ticket(seed, tid, ids, others, knobs.ticket_messages, escalations.get(index, lambda _: "Escalation: none"))
+        for index, tid in enumerate(ids)
+    ]
     return World(account, rng.choice(COMPANIES), first, second, tickets, ids[escalated], exports)
+
+
+def _export_rows(seed: int, dataset: str, period: str, account: str, others: list[str], count: int) -> list[list]:
+    """The ``count`` rows of one quarterly export (``dataset``, ``period``), seeded by both."""
+    prng = random.Random(f"failure_memory:{seed}:{dataset}:{period}")
+    year, quarter = int(period[:4]), int(period[-1])
+    rows = []
+    mine = prng.randint(3, 7) if dataset == "refunds" else prng.randint(0, 3)
+    for index in range(count):
+        acct = account if index < mine else prng.choice(others)
+        month = (quarter - 1) * 3 + prng.randint(1, 3)
+        rows.append(
+            [
+                f"RF-{prng.randint(100000, 999999)}",
+                f"{year}-{month:02d}-{prng.randint(1, 28):02d}",
+                acct,
+                f"ORD-{prng.randint(10000, 99999)}",
+                prng.choice(REASONS),
+                round(prng.uniform(5, 2500), 2),
+                prng.choice(STATUSES),
+            ]
+        )
+    # the account's rows have at least one counted and one voided row when there are several
+    if mine >= 2:
+        rows[0][6], rows[1][6] = "settled", "voided"
+    prng.shuffle(rows)
+    return rows
+
+
+def _ticket(
+    seed: int, tid: str, ids: list[str], others: list[str], count: int, escalation: Callable[[random.Random], str]
+) -> dict:
+    """Ticket ``tid`` with ``count`` messages, seeded by it; ``escalation`` writes its escalation line."""
+    trng = random.Random(f"failure_memory:{seed}:{tid}")
+    line = escalation(trng)
+    messages = []
+    for _ in range(count):
+        who = trng.choice(AGENTS + ["Customer"])
+        extra = trng.choice(
+            [
+                (
+                    f"They say {trng.choice(others)} was refunded USD {trng.uniform(50, 3000):,.2f} "
+                    f"in {trng.choice(PERIODS)}, why not them?"
+                ),
+                f"Attached: statement for {trng.choice(PERIODS)} (PDF, 3 pages).",
+                f"See also ticket {trng.choice(ids)}.",
+                "",
+            ]
+        )
+        messages.append([who, trng.choice(FILLER) + " " + trng.choice(FILLER) + (" " + extra if extra else "")])
+    return {
+        "id": tid,
+        "subject": trng.choice(SUBJECTS),
+        "escalation": line,
+        "messages": messages,
+        "priority": trng.choice(["P2", "P3", "P3", "P4"]),
+    }
 
 
 def total_refunds(rows: list[list], account: str) -> float:
