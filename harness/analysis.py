@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from harness import identity as ident
 from harness.budget import format_budget
 from harness.curves import CURVE_RULES, SHAPES, classify, is_thrashing
-from harness.lazy import LazyModule
 from harness.records import STEPS, TRIALS, read_jsonl, read_transcript, transcript_path
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
-else:  # imported on first use (harness/lazy.py)
-    np, pd = LazyModule("numpy"), LazyModule("pandas")
+else:  # imported on first use
+    from harness.lazy import numpy as np
+    from harness.lazy import pandas as pd
 
 # a configuration is its full resolved identity (harness/identity.py); runs without identity.json
 # fall back to the old key (strategy, params, budget, model)

@@ -3,13 +3,13 @@
 ``python -m harness`` loads the analysis modules at start, but only a run that finishes, ``report``,
 ``compare``, ``import`` and ``--dry-run`` compute with pandas. Importing pandas and numpy costs
 about 0.22 s, half of the start-up of a command that ends early (``list``, ``--help``, bad input).
-The analysis modules name them through ``LazyModule`` at run time and import them normally for the
-type checker:
+The analysis modules take ``pandas`` and ``numpy`` from here at run time (one stand-in each, shared)
+and import the real modules for the type checker:
 
     if TYPE_CHECKING:
         import pandas as pd
     else:
-        pd = LazyModule("pandas")
+        from harness.lazy import pandas as pd
 
 ``benchmarks/speed_targets.py --only startup`` measures the start-up.
 """
@@ -44,3 +44,7 @@ class LazyModule:
     def __repr__(self) -> str:
         state = "imported" if self._module is not None else "not imported yet"
         return f"<LazyModule {self._name!r}, {state}>"
+
+
+pandas = LazyModule("pandas")
+numpy = LazyModule("numpy")

@@ -24,13 +24,12 @@ from harness import analysis
 from harness.budget import format_budget
 from harness.curves import BAND, CUT, MIN_STEPS, OVER, PINNED_SHARE, THRASH_REPEATS, THRASH_REREAD
 from harness.errors import UsageError
-from harness.lazy import LazyModule
 from harness.records import corruption_notes
 
 if TYPE_CHECKING:
     import pandas as pd
-else:  # imported on first use (harness/lazy.py)
-    pd = LazyModule("pandas")
+else:  # imported on first use
+    from harness.lazy import pandas as pd
 
 PLOTS = ("sawtooth.png", "cumulative_input.png", "pareto.png", "reread_cache.png")
 TERMINAL_WIDTH = 120
