@@ -58,6 +58,7 @@ from harness.models.endpoint import retry_after
 from harness.models.messages_format import MessagesRequest, reply_message, to_messages
 from harness.models.openai_backend import (
     OVERFLOW_MARKERS,
+    as_object,
     httpx_module,
     is_count,
     quiet_http_logs,
@@ -119,7 +120,7 @@ def describe(exc: BaseException) -> str:
     """One line for an API error: class, status, the API's error type and message."""
     status = _status(exc)
     body = getattr(exc, "body", None)
-    error = _dict(body.get("error")) if isinstance(body, dict) else {}
+    error = as_object(body.get("error")) if isinstance(body, dict) else {}
     kind = f" {error['type']}" if error.get("type") else ""
     message = error.get("message") or getattr(exc, "message", None) or str(exc)
     return f"{type(exc).__name__}{f' ({status}{kind})' if status else ''}: {message}".replace("\n", " ")[:500]
@@ -138,13 +139,9 @@ def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def normalize_usage(data: dict) -> Usage:
     """A Messages response's usage as a ``Usage`` (see the module docstring)."""
-    usage = _dict(data.get("usage"))
+    usage = as_object(data.get("usage"))
     uncached, output = _figure(usage.get("input_tokens")), _figure(usage.get("output_tokens"))
     read, write = _figure(usage.get("cache_read_input_tokens")), _figure(usage.get("cache_creation_input_tokens")) or 0
     for item in _list(usage.get("iterations")):
@@ -169,7 +166,7 @@ def context_edits(data: dict) -> list[dict]:
     management = data.get("context_management")
     applied = _list(management.get("applied_edits")) if isinstance(management, dict) else []
     edits = [dict(edit) for edit in applied if isinstance(edit, dict)]
-    usage = _dict(data.get("usage"))
+    usage = as_object(data.get("usage"))
     compaction_usage = [
         i for i in _list(usage.get("iterations")) if isinstance(i, dict) and i.get("type") == "compaction"
     ]

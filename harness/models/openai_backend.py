@@ -122,7 +122,8 @@ def is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _object(value: Any) -> dict:
+def as_object(value: Any) -> dict:
+    """``value`` when it is a JSON object (a dict), else an empty one: fields of a reply read without raising."""
     return value if isinstance(value, dict) else {}
 
 
@@ -131,11 +132,11 @@ def normalize_usage(data: dict) -> Usage:
 
     A cached figure above the prompt's is not cut here: the harness cuts it and records it as invalid.
     """
-    usage = _object(data.get("usage"))
-    timings = _object(data.get("timings"))
+    usage = as_object(data.get("usage"))
+    timings = as_object(data.get("timings"))
     prompt = usage_figure(usage.get("prompt_tokens"))
     output = usage_figure(usage.get("completion_tokens"))
-    cached = usage_figure(_object(usage.get("prompt_tokens_details")).get("cached_tokens"))
+    cached = usage_figure(as_object(usage.get("prompt_tokens_details")).get("cached_tokens"))
     if cached is None and usage.get("prompt_cache_hit_tokens") is not None:  # DeepSeek
         cached = usage_figure(usage["prompt_cache_hit_tokens"])
         miss = usage_figure(usage.get("prompt_cache_miss_tokens"))
@@ -151,7 +152,7 @@ def normalize_usage(data: dict) -> Usage:
             prompt = prompt_n + cache_n
     if output is None:
         output = usage_figure(timings.get("predicted_n"))
-    reasoning = usage_figure(_object(usage.get("completion_tokens_details")).get("reasoning_tokens")) or 0
+    reasoning = usage_figure(as_object(usage.get("completion_tokens_details")).get("reasoning_tokens")) or 0
     return Usage(
         prompt_tokens=prompt,
         cached_tokens=cached,
@@ -312,7 +313,7 @@ class OpenAIModel:
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ModelError(f"the response has no choices: {short(data)}")
-        raw = _object(choices[0].get("message"))
+        raw = as_object(choices[0].get("message"))
         content = text_of(raw.get("content"))
         message: dict[str, Any] = {"role": "assistant", "content": content}
         calls = []
