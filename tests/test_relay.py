@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import threading
 import time
 from pathlib import Path
 
 from harness.models.relay import parse_reply, render_request
+from harness.models.relay_files import PART_CHARS, render_parts, request_nonce, split_text
 from harness.records import read_jsonl, read_transcript, transcript_files
 from tests.helpers import compose
 
@@ -41,14 +43,16 @@ def start_run(tmp_path: Path, *overrides: str) -> tuple[threading.Thread, Path, 
 
 
 def answer_until_done(thread: threading.Thread, relay: Path, answer=answer_needle.answer) -> list[Path]:
-    """Answer every request (with ``answer``) until the run ends; the request files answered."""
+    """Answer every request (with ``answer``, the nonce added to a dict) until the run ends; the requests answered."""
     answered: list[Path] = []
     deadline = time.monotonic() + 60
     while thread.is_alive() and time.monotonic() < deadline:
         for request in answer_needle.pending(relay):
             reply = answer(json.loads(request.read_text()))
+            if isinstance(reply, dict):
+                reply = json.dumps({"seen": request_nonce(request), **reply})
             target = request.with_name(request.name.replace(".request.json", ".reply.json"))
-            target.write_text(reply if isinstance(reply, str) else json.dumps(reply))
+            target.write_text(reply)
             answered.append(request)
         time.sleep(0.02)
     thread.join(5)
@@ -60,7 +64,7 @@ def test_a_script_answers_a_relay_run_and_the_records_are_the_usual_ones(tmp_pat
     thread, relay, out = start_run(tmp_path)
     answered = answer_until_done(thread, relay)
     assert [p.name for p in answered] == ["0001.request.json", "0002.request.json"]
-    text = answered[0].with_name("0001.request.txt").read_text()
+    text = answered[0].with_name("0001.request.part-01-of-01.txt").read_text()
     assert "# Tools" in text and "search_documents" in text and "0001.reply.json" in text
     row = read_jsonl(out / "trials.jsonl")[0]
     assert row["model"] == "relay" and row["success"] and row["steps"] == 2 and not row["reference_agent"]
@@ -73,7 +77,7 @@ def test_a_script_answers_a_relay_run_and_the_records_are_the_usual_ones(tmp_pat
 
 
 def test_a_malformed_reply_goes_back_to_the_model_as_an_error(tmp_path):
-    replies = iter(["this is not json", None, None])
+    replies = iter([{"content": "x", "tool_calls": [{"arguments": {}}]}, None, None])
 
     def answer(request: dict):
         bad = next(replies)
@@ -87,7 +91,7 @@ def test_a_malformed_reply_goes_back_to_the_model_as_an_error(tmp_path):
         for e in transcript
         if e.get("event") == "message" and e["message"].get("role") == "user" and e["message"].get("_nudge")
     ]
-    assert nudges and "not JSON" in nudges[0]
+    assert nudges and "name and arguments" in nudges[0]
     assert read_jsonl(out / "trials.jsonl")[0]["success"]
 
 
@@ -138,3 +142,123 @@ def test_reply_formats():
     assert "_parse_error" in parse_reply('{"tool_calls": [{"arguments": {}}]}')
     text = render_request([{"role": "user", "content": "q"}], [], "R")
     assert "## user\nq" in text and text.rstrip().endswith("by listing them.")
+
+
+def test_a_long_request_is_cut_into_numbered_parts_that_each_carry_a_key_piece():
+    text = "".join(f"line {i}: " + "x" * (i % 180) + "\n" for i in range(2_000))
+    parts = render_parts(text, 7, "0007.reply.json")
+    total = len(parts)
+    assert total >= 9 and all(len(content) <= PART_CHARS for _, content in parts)
+    assert [name for name, _ in parts][:2] == [
+        "0007.request.part-01-of-%02d.txt" % total,
+        f"0007.request.part-02-of-{total:02d}.txt",
+    ]
+    assert "".join(split_text(text)) == text
+    for index, (_, content) in enumerate(parts, start=1):
+        assert content.startswith(f"[request 0007, part {index} of {total}")
+        assert f"[key piece {index} of {total}: " in content
+    assert '"seen"' in parts[-1][1].splitlines()[-1]
+
+
+def reply_then_good(first: object):
+    """An answer function whose first reply is ``first`` (a raw string or a dict sent without the nonce)."""
+    sent = []
+
+    def answer(request: dict):
+        if not sent:
+            sent.append(True)
+            return first if isinstance(first, str) else json.dumps(first)
+        return answer_needle.answer(request)
+
+    return answer
+
+
+def rejection(relay: Path) -> str:
+    """The text of the one trial's first request's rejection log."""
+    (folder,) = [p for p in relay.iterdir() if p.is_dir()]
+    return (folder / "0001.rejected.txt").read_text()
+
+
+def test_a_reply_without_the_nonce_is_refused_and_never_reaches_the_trial(tmp_path):
+    thread, relay, out = start_run(tmp_path)
+    answer_until_done(thread, relay, reply_then_good(answer_needle.answer({"messages": [{"role": "user"}]})))
+    assert 'has no "seen"' in rejection(relay)
+    (folder,) = [p for p in relay.iterdir() if p.is_dir()]
+    assert (folder / "0001.reply.rejected-1.json").exists()
+    row = read_jsonl(out / "trials.jsonl")[0]
+    assert row["success"] and row["steps"] == 2  # the refused reply was not a step
+    transcript = read_transcript(next(iter(transcript_files(out / "transcripts").values())))
+    assert "rejected" not in json.dumps(transcript)
+
+
+def test_a_reply_with_a_wrong_or_partial_nonce_is_refused(tmp_path):
+    thread, relay, out = start_run(tmp_path)
+    answer_until_done(thread, relay, reply_then_good({"seen": "abc123", "content": "guess"}))
+    assert "not the request's nonce" in rejection(relay)
+    assert read_jsonl(out / "trials.jsonl")[0]["steps"] == 2
+
+
+def test_a_reply_that_is_not_json_is_refused_and_the_relay_waits_for_another(tmp_path):
+    thread, relay, out = start_run(tmp_path)
+    answer_until_done(thread, relay, reply_then_good("this is not json"))
+    assert "not JSON" in rejection(relay)
+    assert read_jsonl(out / "trials.jsonl")[0]["success"]
+
+
+def test_a_reply_file_planted_before_the_request_is_refused(tmp_path):
+    folder = tmp_path / "relay" / "needle-d20x400-p10-s0-t0"
+    folder.mkdir(parents=True)
+    planted = folder / "0001.reply.json"
+    planted.write_text(json.dumps({"seen": "", "content": "planted", "tool_calls": []}))
+    old = time.time() - 60
+    os.utime(planted, (old, old))
+    thread, relay, out = start_run(tmp_path)
+    answer_until_done(thread, relay)
+    assert "older than its request" in rejection(relay)
+    assert read_jsonl(out / "trials.jsonl")[0]["steps"] == 2
+
+
+def test_planted_symlinks_are_neither_read_nor_written_through(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("do not touch")
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"seen": "x", "content": "from the link"}))
+    folder = tmp_path / "relay" / "needle-d20x400-p10-s0-t0"
+    folder.mkdir(parents=True)
+    (folder / "0001.request.part-01-of-01.txt").symlink_to(victim)
+    thread, relay, out = start_run(tmp_path)
+    deadline = time.monotonic() + 30
+    while not (folder / "0001.request.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (folder / "0001.reply.json").symlink_to(secret)
+    answer_until_done(thread, relay)
+    assert victim.read_text() == "do not touch" and not (folder / "0001.request.part-01-of-01.txt").is_symlink()
+    assert "symbolic link" in rejection(relay)
+    assert (folder / "0001.reply.rejected-1.json").is_symlink() and secret.exists()
+    assert read_jsonl(out / "trials.jsonl")[0]["success"]
+
+
+def test_a_trial_folder_that_is_a_symlink_is_a_model_error(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "relay").mkdir()
+    (tmp_path / "relay" / "needle-d20x400-p10-s0-t0").symlink_to(elsewhere)
+    thread, relay, out = start_run(tmp_path)
+    thread.join(30)
+    row = read_jsonl(out / "trials.jsonl")[0]
+    assert row["outcome"] == "model_error" and "symbolic link" in row["error"] and not list(elsewhere.iterdir())
+
+
+def test_an_oversized_reply_is_refused_unread(tmp_path):
+    thread, relay, out = start_run(tmp_path, "model.max_reply_bytes=2000")
+    answer_until_done(thread, relay, reply_then_good({"content": "y" * 5000}))
+    assert "over the cap" in rejection(relay)
+
+
+def test_only_protocol_2_is_served():
+    import pytest
+
+    from harness.models.relay import RelayModel
+
+    with pytest.raises(ValueError, match="relay_protocol 1"):
+        RelayModel(relay_protocol=1)

@@ -6,6 +6,9 @@
 The script watches the relay folder, answers every request that has no reply yet and stops when
 no new request has come for ``--idle`` seconds. ``answer(request)`` is the whole agent: swap it for
 a call to your own agent, a different model, or a prompt to a person.
+
+A script reads the request's JSON; the reply must still carry the request's nonce (``"seen"``), the
+key pieces at the ends of the text parts (``request_nonce`` reads them), or the relay sets it aside.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import json
 import re
 import time
 from pathlib import Path
+
+from harness.models.relay_files import request_nonce
 
 QUESTION = re.compile(r"access code of the (\w+) vault")
 
@@ -47,7 +52,7 @@ def pending(folder: Path) -> list[Path]:
 
 def reply_to(request_path: Path) -> None:
     """Write the reply to a temporary name, then rename it (the relay never reads half a file)."""
-    reply = answer(json.loads(request_path.read_text(encoding="utf-8")))
+    reply = {"seen": request_nonce(request_path), **answer(json.loads(request_path.read_text(encoding="utf-8")))}
     target = request_path.with_name(request_path.name.replace(".request.json", ".reply.json"))
     temporary = target.with_suffix(".tmp")
     temporary.write_text(json.dumps(reply), encoding="utf-8")
