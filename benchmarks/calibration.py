@@ -3,7 +3,11 @@
     python benchmarks/calibration.py [--profile realistic] [--trials 3] [--family F] [--update docs/reference_agent.md]
 
 Reads every recorded LLM run under the calibration folders, however many there are:
-``calibration/`` in this repository and ``shared/calibration/`` beside the checkout. A run is a
+``calibration/`` and ``calibration/protocol-1/`` in this repository and ``shared/calibration/``
+beside the checkout. **Only runs recorded under relay protocol 2 count in the targets** (the run's
+``identity.json`` says ``model.relay_protocol: 2``: every request was read whole, proved by its nonce;
+harness/models/relay.py). Older runs, whose model calls may have read only the start of a long
+request, are listed apart as "unverified reading" and kept out of the targets. A run is a
 folder with ``trials.jsonl``; its configuration comes from its ``.hydra/overrides.yaml`` when it
 has one, else from its name ``FAMILY__STRATEGY__BUDGET__SIZE`` (``default``: the family's default
 size, ``max_steps=40 model.context_window=131072``; ``smoke``: the smoke suite's knobs for the
@@ -17,9 +21,10 @@ the group's strategies (success first, then input tokens, fewer is better; two s
 input tokens differ by at most ``TIE_SHARE`` tie, since one LLM run per cell cannot order them), with
 the strict tau (no ties) beside it.
 
-Targets (issue 21; read off the output, asserted by tests/test_calibration.py): success agrees in
-at least 90% of cells; steps and input tokens within 1.5x of the LLM's; tau at least 0.8 in every
-group with three or more strategies.
+Targets (read off the output, asserted by tests/test_calibration.py), over the protocol-2 runs:
+success agrees in at least 90% of cells; steps and input tokens within 1.5x of the LLM's in every
+cell; tau at least 0.8 in every group with three or more strategies. ``--rerecorded`` prints, for
+each cell recorded under both protocols, the LLM's figures before (protocol 1) and after (protocol 2).
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from pathlib import Path
 
 from _common import ROOT, compose, suite_knobs  # noqa: E402  (puts the repository on sys.path)
 
-FOLDERS = (ROOT / "calibration", ROOT.parent / "shared" / "calibration")
-CALIBRATION = FOLDERS[1]  # the shared folder (its README lists the older runs' overrides)
+FOLDERS = (ROOT / "calibration", ROOT / "calibration" / "protocol-1", ROOT.parent / "shared" / "calibration")
+CALIBRATION = FOLDERS[2]  # the shared folder (its README lists the older runs' overrides)
+REPO_FOLDERS = FOLDERS[:2]  # what docs/reference_agent.md's block counts: it must not depend on shared/
+VERIFIED_PROTOCOL = 2  # relay protocol from which a recording proves that each request was read whole
 NAMED = re.compile(r"^(?P<family>[a-z_]+)__(?P<strategy>[a-z_]+)__(?P<budget>\w+)__(?P<size>default|smoke)$")
 SIZE_OVERRIDES = {
     "default": ["max_steps=40", "model.context_window=131072"],
@@ -69,6 +76,7 @@ class Cell:
     overrides: list[str]
     llm: dict = field(default_factory=dict)
     ours: list[dict] = field(default_factory=list)
+    protocol: int = 1
 
     @property
     def name(self) -> str:
@@ -76,9 +84,14 @@ class Cell:
         return self.folder.name
 
     @property
+    def verified(self) -> bool:
+        """Whether the recording proves every request was read whole (relay protocol 2 or later)."""
+        return self.protocol >= VERIFIED_PROTOCOL
+
+    @property
     def counted(self) -> bool:
-        """Whether the cell counts in the targets (its task has not changed since it was recorded)."""
-        return self.name not in STALE
+        """Whether the cell counts in the targets: read whole, and its task has not changed since."""
+        return self.verified and self.name not in STALE
 
     @property
     def group(self) -> tuple[str, str]:
@@ -145,6 +158,16 @@ def readme_cells(directory: Path) -> list[Cell]:
     return cells
 
 
+def relay_protocol(folder: Path) -> int:
+    """The relay protocol a run was recorded under (``identity.json``; 1 when it names none)."""
+    path = folder / "identity.json"
+    if not path.is_file():
+        return 1
+    model = json.loads(path.read_text(encoding="utf-8")).get("model") or {}
+    value = model.get("relay_protocol", 1) if isinstance(model, dict) else 1
+    return value if isinstance(value, int) else 1
+
+
 def recorded(folder: Path) -> bool:
     """Whether ``folder`` holds a finished run (a trial row; a recording still under way has none)."""
     rows = folder / "trials.jsonl"
@@ -161,6 +184,7 @@ def cells(folders: tuple[Path, ...] = FOLDERS, family: str | None = None) -> lis
         found += named + [c for c in readme_cells(directory) if c.name not in {n.name for n in named}]
     for cell in found:
         cell.llm = json.loads((cell.folder / "trials.jsonl").read_text(encoding="utf-8").splitlines()[0])
+        cell.protocol = relay_protocol(cell.folder)
     return [c for c in found if family is None or c.family == family]
 
 
@@ -260,6 +284,13 @@ def strict_tau(members: list[Cell]) -> float:
     return kendall_tau(ranking(llm), ranking(ours))
 
 
+def cell_note(cell: Cell) -> str:
+    """Why a cell is not counted, as a suffix of its name ('' when it counts)."""
+    if cell.name in STALE:
+        return " (older task: not counted)"
+    return ""
+
+
 def cell_table(found: list[Cell]) -> str:
     """One row per cell: steps, input tokens (LLM, reference, ratio) and success."""
     head = ["run", "LLM steps", "ref steps", "ratio", "LLM input tok", "ref input tok", "ratio", "success (LLM vs ref)"]
@@ -267,7 +298,7 @@ def cell_table(found: list[Cell]) -> str:
     for c in found:
         rows.append(
             [
-                c.name + ("" if c.counted else " (older task: not counted)"),
+                c.name + cell_note(c),
                 f"{c.llm['steps']}",
                 f"{mean(c.ours, 'steps'):.1f}",
                 f"{ratio(c, 'steps'):.2f}",
@@ -302,9 +333,11 @@ def group_table(found: list[Cell]) -> str:
 
 
 def verdict(found: list[Cell]) -> str:
-    """The targets, each with its measured figure and met / not met (stale cells are not counted)."""
-    stale = [c.name for c in found if not c.counted]
+    """The targets, each with its measured figure and met / not met, over the counted cells only."""
+    stale = [c.name for c in found if c.verified and not c.counted]
     found = [c for c in found if c.counted]
+    if not found:
+        return "- no protocol-2 run found: no target can be judged"
     agreement = sum(map(agrees, found)) / len(found)
     inside = sum(map(within, found))
     taus = [group_tau(m) for m in groups(found).values() if len(m) >= 3]
@@ -344,12 +377,45 @@ def calibrate(
 
 
 def report(found: list[Cell], profile: str, trials: int) -> str:
-    """The block: per-cell table, per-group table and the verdict on the targets."""
-    return (
+    """The block: the protocol-2 cells, their groups and the verdict; then the unverified runs, apart."""
+    verified = [c for c in found if c.verified]
+    unverified = [c for c in found if not c.verified]
+    text = (
         f"Reference agent (scripted, not an LLM), profile `{profile}`, {trials} trials per cell, beside "
-        f"{len(found)} recorded runs of a frontier-class LLM (ratios are reference / LLM):\n\n"
-        f"{cell_table(found)}\n\n{group_table(found)}\n\n{verdict(found)}"
+        f"{len(verified)} recorded runs of a frontier-class LLM under relay protocol 2 (every request read "
+        f"whole, proved by its nonce; ratios are reference / LLM):\n\n"
+        f"{cell_table(verified)}\n\n{group_table(verified)}\n\n{verdict(verified)}"
     )
+    if unverified:
+        text += (
+            f"\n\nUnverified reading, not counted: {len(unverified)} older runs recorded before protocol 2, "
+            f"whose model calls may have read only the start of a long request:\n\n{cell_table(unverified)}"
+        )
+    return text
+
+
+def rerecorded(found: list[Cell]) -> list[tuple[Cell, Cell]]:
+    """(protocol-1 cell, protocol-2 cell) for every run name recorded under both."""
+    after = {c.name: c for c in found if c.verified}
+    return [(c, after[c.name]) for c in found if not c.verified and c.name in after]
+
+
+def rerecorded_table(found: list[Cell]) -> str:
+    """The LLM's steps, input tokens and success per cell before (protocol 1) and after (protocol 2)."""
+    head = ["run", "steps before", "steps after", "input tok before", "input tok after", "success before", "after"]
+    rows = [
+        [
+            old.name,
+            f"{old.llm['steps']}",
+            f"{new.llm['steps']}",
+            f"{old.llm['input_tokens']:,}",
+            f"{new.llm['input_tokens']:,}",
+            "yes" if old.llm["success"] else f"no ({old.llm['outcome']})",
+            "yes" if new.llm["success"] else f"no ({new.llm['outcome']})",
+        ]
+        for old, new in rerecorded(found)
+    ]
+    return markdown(head, rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -358,7 +424,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="realistic", choices=["realistic", "perfect"])
     parser.add_argument("--trials", type=int, default=3, help="reference-agent trials per cell")
     parser.add_argument("--family", default=None, help="only this family's cells")
+    parser.add_argument("--rerecorded", action="store_true", help="the LLM's figures before and after re-recording")
     args = parser.parse_args(argv)
+    if args.rerecorded:
+        print(rerecorded_table(cells(FOLDERS, args.family)))
+        return 0
     found = calibrate(args.profile, args.trials, args.family)
     if not found:
         print("no calibration runs found under " + ", ".join(map(str, FOLDERS)), file=sys.stderr)

@@ -71,3 +71,54 @@ def test_tau_b_counts_near_equal_token_counts_as_ties():
     assert cal.kendall_tau_b(llm, ours) == pytest.approx(2 / 6**0.5)  # headtail-sliding tie in the LLM's ranking
     assert cal.kendall_tau_b(llm, llm) == 1.0
     assert cal.order((0.0, 10.0), (1.0, 500.0)) == -1 and cal.order((1.0, 100.0), (1.0, 105.0)) == 0
+
+
+def test_only_protocol_2_runs_count_and_older_runs_are_listed_apart():
+    top = [c for c in CELLS if c.folder.parent == ROOT / "calibration"]
+    older = [c for c in CELLS if c.folder.parent == ROOT / "calibration" / "protocol-1"]
+    assert top and older, "calibration/ holds protocol-2 runs, calibration/protocol-1/ the older ones"
+    assert all(c.protocol == 2 and c.verified and c.counted for c in top)
+    assert all(c.protocol == 1 and not c.verified and not c.counted for c in older)
+    assert all(not c.verified for c in CELLS if c.folder.parent == cal.CALIBRATION)  # shared/: before the protocol
+
+
+def test_the_verdict_and_group_table_ignore_unverified_runs():
+    def cell(name: str, protocol: int, success: bool) -> cal.Cell:
+        made = cal.Cell(
+            Path(name), "f", name, "8k", "default", [], llm={"success": success, "steps": 10, "input_tokens": 1000}
+        )
+        made.protocol = protocol
+        made.ours = [{"success": True, "steps": 10, "input_tokens": 1000}]
+        return made
+
+    verified = [cell("a", 2, True), cell("b", 2, True)]
+    unverified = cell("c", 1, False)  # would disagree on success if it counted
+    assert "100% of 2 cells" in cal.verdict(verified + [unverified])
+    assert "| f | default | 2 |" in cal.group_table(verified + [unverified])
+    assert "no protocol-2 run" in cal.verdict([unverified])
+    report = cal.report(verified + [unverified], "realistic", 1)
+    assert report.index("Unverified reading") > report.index("success agrees")
+
+
+def test_the_rerecorded_table_pairs_a_cell_before_and_after():
+    old = cal.Cell(
+        Path("x"),
+        "f",
+        "none",
+        "1M",
+        "default",
+        [],
+        llm={"success": False, "outcome": "step_limit", "steps": 17, "input_tokens": 565_000},
+    )
+    new = cal.Cell(
+        Path("x"),
+        "f",
+        "none",
+        "1M",
+        "default",
+        [],
+        llm={"success": True, "outcome": "submitted", "steps": 8, "input_tokens": 129_000},
+    )
+    new.protocol = 2
+    assert cal.rerecorded([old, new]) == [(old, new)]
+    assert "| x | 17 | 8 | 565,000 | 129,000 | no (step_limit) | yes |" in cal.rerecorded_table([old, new])

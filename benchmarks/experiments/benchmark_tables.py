@@ -7,10 +7,11 @@ from pathlib import Path
 
 
 def calibration(results: Path) -> str:
-    """The realistic reference agent on every recorded LLM run (benchmarks/calibration.py; no run folder)."""
+    """The realistic reference agent on every recorded LLM run in this repository (benchmarks/calibration.py; no run
+    folder). ``shared/calibration/`` is left out so that the docs reproduce from a clone alone."""
     import calibration as cal  # benchmarks/calibration.py
 
-    found = cal.calibrate("realistic", 3)
+    found = cal.calibrate("realistic", 3, folders=cal.REPO_FOLDERS)
     if not found:
         return "(no calibration runs found)"
     return cal.report(found, "realistic", 3)
