@@ -1,8 +1,9 @@
 """``code_review`` reference policy: a reviewer that searches, reads the candidates and keeps a ledger.
 
 Its turns come from ``ledger_review.review_plan``: list the files and grep for every planted bug
-kind, clear decoys from the matching lines, read the shared helper modules and grep their
-positional calls, read the files whose lines stay suspicious, sweep, submit. Every reply restates
+kind, clear decoys from the matching lines (or settle a bug there when its lines name the function),
+read the shared helper modules and grep their positional calls, read the files whose lines stay
+suspicious, sweep, submit. Every reply restates
 the whole ledger (``reference_agent/kit/ledger.py``; its contents are in ``ledger_review``'s docstring and
 tasks/README.md), so a cut loses nothing the ledger holds. The methods kept here serve the
 strategies that need more: sub-agents (``isolate``: chunks of files, merged from their reports),

@@ -1,10 +1,14 @@
 """``code_review``'s ledger: search for each bug kind, read only the candidates, keep everything in the ledger.
 
-What the calibration LLM did (shared/calibration, code_review runs): it listed the files and grepped
-for every bug pattern, cleared decoys from the matching lines where it could (a ``finally:
-fh.close()`` after an ``open(``, an ``intended`` comment above a loop, a zero guard above a
-division, a constant in an f-string), read the shared helper modules for their signatures, grepped
-the helper calls, and read only the files whose lines stayed suspicious. Its ledger:
+What the calibration LLM did (calibration/code_review__*__default, relay protocol 2: every request read
+whole): it listed the files and grepped for every bug pattern, up to 4 calls a turn, and trusted grep's
+matched lines. It cleared decoys from them where it could (a ``finally: fh.close()`` after an ``open(``,
+an ``intended`` comment above a loop, a zero guard above a division, a constant in an f-string, an
+``expires_at > now`` under a ``def is_*_valid``), reported an ``is_*_expired`` predicate that tests
+"still valid" from its ``def`` and ``return`` lines alone, read the three shared helper modules for
+their signatures, grepped the helper calls, and read only the 4-5 files whose lines stayed suspicious
+or whose bug it could see but not name: 5-8 files in all, about 7 steps. ``_line_verdict`` does the same
+from the same lines. Its ledger:
 
 * **Rules**: the task's sentences (the repository, the scope, the per-turn limit, how to submit), quoted
   so that they survive when the task statement is cut.
@@ -36,7 +40,7 @@ SEARCHES = {
     "mutable_default": r"def \w+\(.*=\s*(\[\]|\{\}|set\(\)|list\(\)|dict\(\))",
     "resource_leak": r"open\(|\.close\(\)",
     "sql_injection": r"execute\(",
-    "zero_division": r"return .*/ ",
+    "zero_division": r"return .*/ |if \w+ == 0:",
 }
 # the narrower search that replaces a broad one whose output was cut at the grep limit (a large repository): the
 # LLM narrowed a pattern when grep said "more matching lines not shown"
@@ -48,19 +52,30 @@ NARROW = {
     "zero_division": r"return \w+ / \w+\s*$|if \w+ == 0:",
 }
 TRUNCATED_NOTE = "more matching lines not shown"
-# a line a search matched that needs its file read (the other matched lines only give context)
+# a line a search matched that may be a bug (the other matched lines only give context); ``_line_verdict`` clears it,
+# reports it, or sends the reviewer to its file, from the lines the grep showed around it
 SUSPECT = {
     "off_by_one": re.compile(r"range\(len\(\w+\) \+ 1\)"),
     "inverted_comparison": re.compile(r"expires_at > now|now < \w+\.expires_at"),
-    "zero_division": re.compile(r"return \w+ / \w+\s*$"),
+    "zero_division": re.compile(r"return \w+ / (\w+)\s*$"),
 }
+# how the matched lines clear or settle a suspect line without a read (the LLM trusted grep's lines: it cleared the
+# loops under an "is intended" comment, the divisions under a zero guard and the "still valid" predicates, and
+# reported an ``is_*_expired`` predicate that tests "still valid" from the ``def`` line above its return)
+INTENDED = re.compile(r"^\s*#.*\bintended\b")
+DEF_LINE = re.compile(r"^def (\w+)\(")
+VALID_PREDICATE = re.compile(r"^is_\w+_valid$")
+EXPIRED_PREDICATE = re.compile(r"^is_\w+_expired$")
+DEF_REACH = 6  # a return at most this many lines below a matched ``def`` line is taken as that function's
+GUARD_REACH = 5  # a zero guard at most this many lines above a division guards it
 HELPER_SEARCH = "helper_calls"
-# the sweep before submitting: broader searches that confirm no candidate was missed (the LLM re-grepped every
-# category before it submitted: its code_review runs hold 9 re-reads of 45 calls); they change no verdict
+# the sweep before submitting: searches that confirm no candidate was missed (the LLM re-grepped every category
+# before it submitted, with narrow patterns: a mutable default in a signature split over lines matched 0 lines in
+# its protocol-2 runs); they change no verdict
 VERIFY = {
     "sweep_predicates": r"def is_\w+\(",
     "sweep_closes": r"\.close\(\)|finally:",
-    "sweep_defaults": r"def \w+\(.*=",
+    "sweep_defaults": r"^\s+\w+\s*=\s*(\[\]|\{\}|set\(\)|dict\(\)|list\(\))\s*[,)]",
     "sweep_divisions": r" / ",
 }
 RULE_SENTENCES = (
@@ -131,7 +146,8 @@ def from_ledger(state: ReviewState, ledger: Ledger) -> None:
             state.cleared[m.group(1)] = [p.strip() for p in m.group(2).split(",") if p.strip()]
     for line in ledger.remaining:
         if m := READ.match(line):
-            state.candidates.setdefault(m.group(1), line.split(" ", 2)[2] if line.count(" ") >= 2 else "")
+            why = line.split(" ", 2)[2] if line.count(" ") >= 2 else ""
+            state.candidates.setdefault(m.group(1), why.removeprefix("(").removesuffix(")"))
 
 
 def numbered(text: str) -> tuple[str, str] | None:
@@ -188,26 +204,35 @@ def helper_pattern(state: ReviewState) -> str | None:
     return r"[=(] *(" + "|".join(sorted(state.helpers)) + r")\("
 
 
-def suspicious(search: str, hits: list[tuple[str, int, str]], state: ReviewState) -> tuple[dict[str, str], list[str]]:
-    """The files a search's hits make candidates (path -> why) and the hits it cleared (``path:line``)."""
-    by_file: dict[str, dict[int, str]] = {}
+Hits = dict[int, str]  # line number -> text of one file's matched lines
+Verdicts = tuple[dict[str, str], list[str], dict[tuple[str, str], str]]  # candidates, cleared lines, bugs
+
+
+def suspicious(search: str, hits: list[tuple[str, int, str]], state: ReviewState) -> Verdicts:
+    """What a search's hits show: the files to read (path -> why), the hits it cleared (``path:line``) and the
+    bugs its lines settle without a read ((path, function) -> kind)."""
+    by_file: dict[str, Hits] = {}
     for path, number, text in hits:
         by_file.setdefault(path, {})[number] = text
     found: dict[str, str] = {}
     cleared: list[str] = []
+    bugs: dict[tuple[str, str], str] = {}
+    kind = search.removesuffix("_narrow")
     for path, lines in by_file.items():
         if not state.in_scope(path):
             continue
         for number, text in sorted(lines.items()):
             verdict = _line_verdict(search, number, text, lines, state)
-            if verdict is True:
+            if isinstance(verdict, str):
+                bugs[(path, verdict)] = kind
+            elif verdict is True:
                 found.setdefault(path, f"{search} at line {number}")
             elif verdict is False:
                 cleared.append(f"{path}:{number}")
-    return found, cleared
+    return found, cleared, bugs
 
 
-def _suspicious(search: str, result: str, state: ReviewState) -> tuple[dict[str, str], list[str]]:
+def _suspicious(search: str, result: str, state: ReviewState) -> Verdicts:
     """``suspicious`` of a grep result's hits, once per search, result and what the verdicts read of the state
     (the scope and, for the helper searches, the helpers' signatures)."""
     helpers = (
@@ -218,19 +243,22 @@ def _suspicious(search: str, result: str, state: ReviewState) -> tuple[dict[str,
     found = _SUSPICIOUS(
         result, search, state.excluded, helpers, make=lambda: suspicious(search, list(_hits(result)), state)
     )
-    return dict(found[0]), list(found[1])
+    return dict(found[0]), list(found[1]), dict(found[2])
 
 
 _SUSPICIOUS = KeyedMemo(size=5_000)
 
 
-def _line_verdict(search: str, number: int, text: str, lines: dict[int, str], state: ReviewState) -> bool | None:
-    """True: the line needs a read; False: the search itself clears it; None: not a line of interest."""
+def _line_verdict(search: str, number: int, text: str, lines: Hits, state: ReviewState) -> bool | str | None:
+    """True: the line needs its file read; False: the matched lines clear it; a function name: the matched lines
+    show that function's bug; None: not a line of interest."""
     search = search.removesuffix("_narrow")
     if search.startswith(HELPER_SEARCH):
         search = HELPER_SEARCH
     if search in SUSPECT:
-        return True if SUSPECT[search].search(text) else None
+        if text.lstrip().startswith("#") or not SUSPECT[search].search(text):
+            return None  # a comment that quotes the pattern only gives context
+        return _settled(search, number, text, lines)
     if search == "mutable_default":
         return True
     if search == "resource_leak":
@@ -242,14 +270,48 @@ def _line_verdict(search: str, number: int, text: str, lines: dict[int, str], st
             return None
         return ".format(" in text or any(not v.isupper() for v in re.findall(r"\{(\w+)", text))
     if search == HELPER_SEARCH:
-        for name, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", text):
-            if name in state.helpers and "=" not in args:
-                given = [a.strip() for a in args.split(",") if a.strip()]
-                params = state.helpers[name][0]
-                if sorted(given) == sorted(params) and given != params:
-                    return True
-        return False
+        return _swapped_call(text, state)
     return None
+
+
+def _settled(search: str, number: int, text: str, lines: Hits) -> bool | str:
+    """A suspect line's verdict from the matched lines around it (``_line_verdict``'s values)."""
+    if search == "off_by_one":
+        return not INTENDED.search(lines.get(number - 1, ""))  # the author says the extra round is meant
+    if search == "zero_division":
+        divisor = SUSPECT[search].search(text).group(1)
+        guard = re.compile(rf"if {divisor} == 0|if not {divisor}\b")
+        return not any(guard.search(lines.get(n, "")) for n in range(number - GUARD_REACH, number))
+    owner = _enclosing_def(number, lines)  # inverted_comparison: the predicate's name says what it must test
+    if owner and VALID_PREDICATE.match(owner):
+        return False
+    if owner and EXPIRED_PREDICATE.match(owner):
+        return owner
+    return True
+
+
+def _enclosing_def(number: int, lines: Hits) -> str | None:
+    """The function whose matched ``def`` line sits at most ``DEF_REACH`` lines above line ``number``, with no
+    other matched top-level line between; None when the grep showed none."""
+    for above in range(number - 1, max(number - DEF_REACH, 0) - 1, -1):
+        text = lines.get(above)
+        if text is None:
+            continue
+        match = DEF_LINE.match(text)
+        if match or not text[:1].isspace():
+            return match.group(1) if match else None
+    return None
+
+
+def _swapped_call(text: str, state: ReviewState) -> bool:
+    """Whether a helper-call line passes a helper's own parameter names positionally in another order."""
+    for name, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", text):
+        if name in state.helpers and "=" not in args:
+            given = [a.strip() for a in args.split(",") if a.strip()]
+            params = state.helpers[name][0]
+            if sorted(given) == sorted(params) and given != params:
+                return True
+    return False
 
 
 def fold_results(state: ReviewState, visible: list[Exchange]) -> None:
@@ -277,7 +339,9 @@ def fold_results(state: ReviewState, visible: list[Exchange]) -> None:
             continue
         if TRUNCATED_NOTE in exchange.result and (search in NARROW or search == HELPER_SEARCH):
             state.truncated.add(search)  # its candidates may be among the lines not shown: narrow it
-        found, cleared = _suspicious(search, exchange.result, state)
+        found, cleared, bugs = _suspicious(search, exchange.result, state)
+        for key, kind in bugs.items():
+            state.bugs.setdefault(key, kind)
         for path, why in found.items():
             if path not in state.reviewed:
                 state.candidates.setdefault(path, why)
@@ -368,13 +432,18 @@ def review_plan(messages: list[dict]) -> Plan:
     if calls:
         return Plan(ledger, calls)
     findings = [{"file": p, "function": f} for p, f in sorted(state.bugs)]
-    searched = [
-        f"Reviewed {p}: clean (every search ran over it; no line needed a read)"
-        for p in listed_files(visible)
-        if state.in_scope(p) and p not in state.reviewed
-    ]
+    unread = [p for p in listed_files(visible) if state.in_scope(p) and p not in state.reviewed]
+    searched = [unread_verdict(p, state) for p in unread]
     note = "\n".join(["Every search is done and every candidate read; submitting.", *searched])
     return Plan(ledger, answer={"findings": findings}, note=note)
+
+
+def unread_verdict(path: str, state: ReviewState) -> str:
+    """The review note of a file it never read: the bugs its grep lines showed, or clean."""
+    bugs = [f"{f} ({k})" for (p, f), k in sorted(state.bugs.items()) if p == path]
+    if bugs:
+        return f"Reviewed {path}: bugs in {', '.join(bugs)} (its grep lines show them; not read)"
+    return f"Reviewed {path}: clean (every search ran over it; no line needed a read)"
 
 
 def listed_files(visible: list[Exchange]) -> list[str]:
