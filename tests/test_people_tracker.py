@@ -3,7 +3,7 @@ import json
 import pytest
 
 from reference_agent.policies import reference_policy
-from reference_agent.policies.people_tracker import page_denials, page_moves, relevant, without_denied
+from reference_agent.policies.people_tracker import covered, page_denials, page_moves, relevant, without_denied
 from strategies.headtail import HeadTail
 from tasks.base import KnobError
 from tasks.people_tracker import BROWSER_CALLS, PeopleTracker
@@ -154,23 +154,31 @@ def test_parallel_calls_search_everyone_known_then_open_every_known_page():
     messages = start(instance)
     action, batch = _batch(policy, messages, instance)
     assert _calls({"tool_calls": batch}) == [("search", {"query": name}) for name in instance.names]
-    # only the first two searches were run: its next page, then the third person's search (search everyone, as
-    # the LLM did), then the other pages of the first two people that can be about them (not another name's
-    # profile page), at most BROWSER_CALLS per turn (the limit the prompt states)
+    # only the first two searches were run: its next page (a round-up first), then the third person's search
+    # (search everyone, as the LLM did), then the other pages of the first two people that can be about them (not
+    # another name's profile page), the round-ups listed for both first (one visit notes several people's moves,
+    # as the calibration LLM did), at most BROWSER_CALLS per turn (the limit the prompt states)
     messages = answer_round(instance, messages, action, batch[:2])
     action, batch = _batch(policy, messages, instance)
+    urls = {name: [u for u in _urls(instance, name) if relevant(u, name)] for name in instance.names[:2]}
+    shared = set(urls[instance.names[0]]) & set(urls[instance.names[1]])
+    assert shared, "the round-up lists both"
     expected = []
     for name in instance.names[:2]:
-        expected += [
-            ("open_page", {"url": u})
-            for u in _urls(instance, name)
-            if relevant(u, name) and ("open_page", {"url": u}) not in expected
-        ]
+        expected += [("open_page", {"url": u}) for u in urls[name] if ("open_page", {"url": u}) not in expected]
+    expected.sort(key=lambda call: call[1]["url"] not in shared)
+    own = sorted(urls[instance.names[0]], key=lambda u: u not in shared)[0]
+    assert own in shared
     plan = expected[:1] + [("search", {"query": instance.names[2]})] + expected[1:]  # its own next page comes first
     assert _calls({"tool_calls": batch}) == plan[:BROWSER_CALLS]
-    # pages in view are not opened again; the rest are (the third person's pages join them)
+    # pages in view are not opened again, nor the article of a move a page read already stated with its month (the
+    # round-up's); the rest are (the third person's pages join them)
     messages = answer_round(instance, messages, action, batch[:3], step=1)
     action, batch = _batch(policy, messages, instance)
+    stated = page_moves(instance.call("open_page", {"url": own}).content, set(instance.names))
+    skipped = [c for c in plan[3:] if any(covered(c[1]["url"], name, stated) for name in instance.names)]
+    assert skipped, "the round-up states a move whose article is then skipped"
+    plan = [c for c in plan if c not in skipped]
     assert _calls({"tool_calls": batch})[: len(plan[3:][:BROWSER_CALLS])] == plan[3:][:BROWSER_CALLS]
 
 
@@ -181,15 +189,22 @@ def test_a_multi_result_round_is_noted_page_by_page():
     policy = reference_policy(instance)
     requests, final = batched_run(instance, policy)
     assert instance.grade(json.loads(final["tool_calls"][0]["function"]["arguments"])).success
-    pages = len({u for name in instance.names for u in _urls(instance, name)})
-    assert len(requests) == 2 + -(-pages // BROWSER_CALLS), "search everyone; open the pages, 4 a turn; submit"
+    found = {u for name in instance.names for u in _urls(instance, name) if relevant(u, name)}
+    calls = [c for m in requests[-1] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    pages = [json.loads(c["function"]["arguments"])["url"] for c in calls if c["function"]["name"] == "open_page"]
+    # each page once; the article of a move a round-up already stated with its month is skipped
+    assert len(set(pages)) == len(pages) and set(pages) < found
+    assert len(requests) == 2 + -(-len(pages) // BROWSER_CALLS), "search everyone; open the pages, 4 a turn; submit"
+    sizes = []
     for request in requests[2:]:
         start = max(i for i, m in enumerate(request) if m["role"] == "assistant")
         text = policy.act(request, instance.tools)["content"]
         opened = [
             m["content"].split('"')[1] for m in request[start:] if str(m.get("content", "")).startswith("<page url=")
         ]
-        assert len(opened) > 1 and all(f"Notes on {url}: " in text for url in opened)
+        sizes.append(len(opened))
+        assert opened and all(f"Notes on {url}: " in text for url in opened)
+    assert max(sizes) > 1
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])

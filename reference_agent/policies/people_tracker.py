@@ -1,8 +1,14 @@
-"""The reference policy of ``people_tracker``: the careful researcher, and its sub-agent (strategy ``isolate``)."""
+"""The reference policy of ``people_tracker``: the careful researcher, and its sub-agent (strategy ``isolate``).
+
+It works as the calibration LLM did (calibration/people_tracker__*__default, relay protocol 2): it searches every
+person, opens the round-ups (pages listed for several people) before anyone's own pages, then each person's rumour,
+profile and the articles of the moves whose month no page read has given yet (``pages_to_open``), and submits.
+"""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from reference_agent.kit.incremental import KeyedMemo, PrefixFold, TextMemo, per_request
 from reference_agent.kit.ledger import Ledger, quoted_rules
@@ -49,6 +55,8 @@ TO_OPEN_LINE = re.compile(r"^- To open for ([A-Z][a-z]+ [A-Z][a-z]+): ([^\n]*)$"
 # delegation (strategy ``isolate``): one sub-agent per person
 SUBTASK_PROMPT = re.compile(r"Track this person: ([^.]*)\.")
 REPORT_TRACKED = re.compile(r"^Sub-agent report: tracked ([^\n]*)$", re.M)
+# a news article's address: the year and the headline ("/2025/ines-kovac-joins-orbital-labs")
+ARTICLE = re.compile(r"/(\d{4})/([a-z0-9-]+)$")
 
 
 def page_denials(text: str, people: set[str]) -> set[tuple[str, str]]:
@@ -110,6 +118,45 @@ def relevant(url: str, person: str) -> bool:
     (a different first or last name is a different person), everything else may be (round-ups, news, gossip)."""
     slug = person.lower().replace(" ", "-")
     return "/people/" not in url or url.rstrip("/").endswith(slug)
+
+
+def _slug(text: str) -> str:
+    """``text`` as a web address writes it (``Orbital Labs`` -> ``orbital-labs``)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def covered(url: str, person: str, moves: set[tuple[str, str, str]]) -> bool:
+    """Whether ``url`` is the news article of a move of ``person`` that a page read already stated with its month.
+
+    The article's address names the year and the headline (``/2025/ines-kovac-joins-orbital-labs``); opening it
+    would only restate a known move, so the careful researcher skips it, as the calibration LLM did once a
+    round-up had given the month (it opened the articles of the moves still without one)."""
+    match = ARTICLE.search(url.rstrip("/"))
+    return bool(match) and any(
+        name == person and month[:4] == match.group(1) and match.group(2) == f"{_slug(name)}-joins-{_slug(company)}"
+        for name, month, company in moves
+    )
+
+
+def shared_pages(results: dict[str, list[str]]) -> set[str]:
+    """The result pages listed for two or more people searched (round-ups): one visit notes several people's
+    moves, so they are opened first (the calibration LLM opened every round-up before any person's own pages)."""
+    counts = Counter(url for urls in results.values() for url in set(urls))
+    return {url for url, count in counts.items() if count > 1}
+
+
+def pages_to_open(
+    person: str, results: dict[str, list[str]], seen: set[str], moves: set[tuple[str, str, str]]
+) -> list[str]:
+    """The result pages of ``person`` still worth opening, round-ups first: not seen, about them (``relevant``) and
+    not the article of a move already known (``covered``)."""
+    shared = shared_pages(results)
+    pending = [
+        url
+        for url in results.get(person, [])
+        if url not in seen and relevant(url, person) and not covered(url, person, moves)
+    ]
+    return sorted(pending, key=lambda url: url not in shared)  # stable: the results' order within each kind
 
 
 def _names(text: str) -> list[str]:
@@ -344,19 +391,25 @@ class TrackerPolicy:
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
         """The lookups whose arguments the visible messages already give, person by person in the prompt's
         order (profile ``realistic`` batches them with ``first``): a search for each person whose results
-        are not in view, and every result page of a person whose results are in view that is neither open,
-        noted nor listed as opened. A person's pages depend on their search, so they come a turn later."""
+        are not in view, then the result pages still worth opening (``pages_to_open``) of the people whose
+        results are in view, round-ups first, each once, none listed as opened. A person's pages depend on
+        their search, so they come a turn later."""
         if (first.get("function") or {}).get("name") not in ("search", "open_page"):
             return []
-        people, _, noted, done, current, opened, pages, results = self._visible_state(messages)
+        people, moves, noted, done, current, opened, pages, results = self._visible_state(messages)
         seen = set(noted) | set(pages)
         order = ([current] if current else []) + [p for p in people if p not in done and p != current]
         calls = [make_call("search", query=person) for person in order if person not in results]  # search first
-        for person in [p for p in order if p in results]:
-            for url in results[person]:
-                if url not in seen and relevant(url, person) and not (person == current and url in opened):
-                    seen.add(url)
-                    calls.append(make_call("open_page", url=url))
+        wanted = [
+            url
+            for person in order
+            if person in results
+            for url in pages_to_open(person, results, seen, moves)
+            if not (person == current and url in opened)
+        ]
+        shared = shared_pages(results)
+        for url in sorted(dict.fromkeys(wanted), key=lambda url: url not in shared):  # round-ups first, each once
+            calls.append(make_call("open_page", url=url))
         return within_limit(
             messages, [call for call in calls if call["function"] != first.get("function")]
         )  # canonical
@@ -369,7 +422,8 @@ class TrackerPolicy:
         return {"moves": [{"person": p, "month": m, "company": c} for p, m, c in sorted(moves)]}
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
-        """Search the current person, open the next result, move to the next person, or submit."""
+        """Search the current person, open their next page worth opening (``pages_to_open``: a round-up first), move
+        to the next person, or submit."""
         people, moves, noted, done, current, opened, pages, results = self._visible_state(messages)
         lines = []
         denied = self._denied(messages, people)
@@ -392,11 +446,7 @@ class TrackerPolicy:
             if current not in results:
                 action = make_call("search", query=current)
                 break
-            pending = [
-                u
-                for u in results[current]
-                if u not in opened and u not in noted and u not in pages and relevant(u, current)
-            ]
+            pending = [u for u in pages_to_open(current, results, noted | set(pages), moves) if u not in opened]
             if pending:
                 opened.add(pending[0])
                 action = make_call("open_page", url=pending[0])
@@ -434,9 +484,7 @@ class TrackerPolicy:
         searched = [p for p in people if p in results]
         checked = ["Searched: " + (", ".join(searched) or "none"), "Opened: " + (", ".join(sorted(seen)) or "none")]
         todo = [
-            f"To open for {p}: " + ", ".join(u for u in results[p] if u not in seen and relevant(u, p))
-            for p in searched
-            if any(u not in seen and relevant(u, p) for u in results[p])
+            f"To open for {p}: " + ", ".join(urls) for p in searched if (urls := pages_to_open(p, results, seen, moves))
         ]
         progress = (
             f"Progress: done: {', '.join(done) or 'none'}; current: {current or 'none'}; "
