@@ -17,8 +17,13 @@ Batching (profiles ``realistic`` and ``greedy``): ``parallel_calls`` offers the 
 whose cursors are in view, so a run still takes one round per page. ``search_posts`` is
 not used.
 
-Reference summary (lossy, documented): keeps the window, the running totals, the pages
-done and the next cursor; drops the per-page notes (the post ids) and every post.
+Reference summary (documented): keeps the window, the negative post ids, the running totals,
+the pages done and the next cursor, and a per-page log that each summary restates whole (for
+every page read: its negative post ids, and each post set aside with why, id and date), as the
+calibration LLM's summaries did (calibration/brand_report__summarize__8k__default: a summary
+of ~490 tokens after page 1, ~240 more per page). The log grows by a page per summary, so under
+a tight budget the summaries stop bringing the request under it and the summarize strategy's
+breaker trips. It drops the posts themselves.
 
 Delegation (``isolate``): chunks of ``chunk`` feed pages, each from the cursor the previous
 sub-agent reported; the task restates the brands, their nicknames and the window; each
@@ -86,6 +91,11 @@ SUBTASK = re.compile(
     r"Count pages (\d+)-(\d+) of (\d+|\?) of the feed with get_posts, starting with cursor \"([^\"]*)\""
 )
 NEGATIVE_CUES = [re.compile(re.escape(c.split("{")[0].strip())) for c in NEGATIVE]
+# a rendered history (harness/conversation.py ``render_history``) cut into its messages: a feed page's own
+# ``[Sponsored]`` lines must not cut it
+HISTORY_BLOCK = re.compile(r"\n(?=\[(?:user|assistant)\]: |\[tool_call\] |\[tool [^\]\n]*\]: )")
+SET_ASIDE = re.compile(r"^- (p(\d+) set aside: [^\n]*)$", re.M)  # a per-page log line of an earlier summary
+POST_HEAD = re.compile(r"(\d+) · \w+ · @\S+ · (\d{4}-\d{2}-\d{2})")
 
 
 def negative_posts(text: str, vocabulary: dict[str, list[str]], window: tuple[str, str] | None) -> dict[str, list[int]]:
@@ -128,6 +138,39 @@ _BLOCKS = KeyedMemo(size=100_000)  # (post block, vocabulary and window) -> its 
 def tally_page(text: str, vocabulary: dict[str, list[str]], window: tuple[str, str] | None) -> dict[str, int]:
     """Negative mentions per brand on one feed page, as a careful analyst reads it."""
     return {b: len(ids) for b, ids in negative_posts(text, vocabulary, window).items()}
+
+
+def set_aside(text: str, vocabulary: dict[str, list[str]], window: tuple[str, str] | None) -> tuple[int, str] | None:
+    """The page number and the per-page log line of a summary for one feed page: every post on it that was not
+    counted, by why (in the window but not negative, negative outside the window with its brands, reposts, other
+    dates, each with its id and date; the sponsored posts by number), as the calibration LLM's summaries logged
+    each page; ``None`` for a text that is not a feed page."""
+    header = PAGE_HEADER.search(text)
+    if not header or "Feed:" not in text.split("\n", 1)[0]:
+        return None
+    patterns = {b: name_pattern(b, a) for b, a in vocabulary.items()}
+    quiet = "in window, not negative" if window else "not negative"
+    kept: dict[str, list[str]] = {quiet: [], "negative outside the window": [], "reposts": [], "other dates": []}
+    for block in text.split("\nPost #")[1:]:
+        match = POST_HEAD.match(block)
+        if not match:
+            continue
+        post, date = match.group(1), match.group(2)
+        inside = window is None or window[0] <= date <= window[1]
+        brands = sorted({b for b, _ in _block_mentions(block, patterns, None)}, key=list(vocabulary).index)
+        if block.partition("\n")[2].lstrip().startswith("\u21bb"):
+            kept["reposts"].append(f"#{post}")
+        elif inside and not brands:
+            kept[quiet].append(f"#{post} ({date[5:]})")
+        elif not inside and brands:
+            kept["negative outside the window"].append(f"#{post} ({date[5:]}, {' + '.join(brands)})")
+        elif not inside:
+            kept["other dates"].append(f"#{post} ({date[5:]})")
+    parts = [f"{why} {', '.join(posts)}" for why, posts in kept.items() if posts]
+    sponsored = text.count("\n[Sponsored] ")
+    if sponsored:
+        parts.append(f"sponsored posts {sponsored}")
+    return int(header.group(1)), f"p{header.group(1)} set aside: {'; '.join(parts) or 'nothing'}"
 
 
 def _counts_text(counts: dict[str, int]) -> str:
@@ -524,9 +567,9 @@ class BrandPolicy:
         return BrandSubPolicy(self.notes_window)
 
     def summarize(self, history_text: str) -> str:
-        """Keep the window, the running totals, the pages done and the next cursor; drop the per-page notes
-        (the post ids) and every post (lossy: a post re-surfaced after the summary is counted again)."""
-        blocks = ["[" + b for b in history_text.split("\n[")]
+        """Keep the window, the negative post ids and running totals, a per-page log (each page's negative post
+        ids and the posts set aside on it: ``page_log``), the pages done and the next cursor; drop the posts."""
+        blocks = HISTORY_BLOCK.split(history_text)
         outputs = [b.split("]: ", 1)[1] for b in blocks if b.startswith("[tool ") and "]: " in b]
         known = Knowledge(outputs, [history_text], self.notes_window)
         covered, counts = known.totals()
@@ -534,6 +577,8 @@ class BrandPolicy:
             ("count only last week" + (f": window {known.window[0]}..{known.window[1]}" if self.notes_window else ""))
             if known.window
             else "no date window seen",
+            *self.page_log(history_text, outputs, known),
+            f"Negative posts so far ({known.scope}): {_ids_text(known.ids())}",
             f"Running totals ({known.scope}) after pages {ranges(covered)} of {known.total or '?'}: "
             f"{_counts_text(counts)}",
         ]
@@ -546,6 +591,23 @@ class BrandPolicy:
         if after in known.cursors and after > 1 and (known.total is None or after <= known.total):
             progress.append(f"read on with next_cursor: {known.cursors[after]} (page {after} of {known.total or '?'})")
         return format_summary(findings, tools_used(history_text), failed_attempts(history_text), progress)
+
+    def page_log(self, history_text: str, outputs: list[str], known: Knowledge) -> list[str]:
+        """The summary's per-page log, page by page: the page's negative post ids (``Posts pN``) and the posts
+        set aside on it (``set_aside``), read from the page when the history shows it, else carried from the
+        earlier summary it absorbs (the log grows by a page per page read, as the calibration LLM's did)."""
+        aside = {int(page): line for line, page in SET_ASIDE.findall(history_text)}
+        for text in outputs:
+            logged = set_aside(text, known.vocabulary, known.window)
+            if logged is not None:
+                aside[logged[0]] = logged[1]
+        lines = []
+        for page in sorted(set(known.page_ids) | set(aside)):
+            if page in known.page_ids:
+                lines.append(f"Posts p{page} ({known.scope}): {_ids_text(known.page_ids[page])}")
+            if page in aside:
+                lines.append(aside[page])
+        return lines
 
 
 def _move_note(move) -> str:
