@@ -1,5 +1,9 @@
 import pytest
 
+from harness.records import read_transcript
+from reference_agent.policies.invoice_audit_recall import POINTER
+from strategies.clear_tool_results import ClearToolResults
+from strategies.headtail import HeadTail
 from strategies.sliding_window import SlidingWindow
 from tasks.base import KnobError
 from tasks.invoice_audit import InvoiceAudit
@@ -188,3 +192,41 @@ def test_a_sliding_window_keeps_the_newest_ledger_and_finds_far_duplicates(tmp_p
     )
     assert row["outcome"] == "submitted" and row["success"]
     assert row["reads"] == instance.pages and row["rereads"] == 0
+
+
+def _pointing_replies(run_dir, trial_id="t") -> list[int]:
+    """The steps whose reply points back to an earlier ledger instead of restating it."""
+    events = read_transcript(run_dir, trial_id)
+    bodies = {e["ref"]: e["message"] for e in events if e.get("event") == "message"}
+    return [
+        e["step"]
+        for e in events
+        if e.get("event") == "reply" and POINTER.search(str(bodies[e["ref"]].get("content") or ""))
+    ]
+
+
+def test_a_long_ledger_points_back_where_replies_are_kept(tmp_path):
+    """clear_tool_results keeps the replies: past 17,000 characters the ledger names the pages its earlier full
+    ledger indexes instead of restating them (the calibration LLM did at step 27), so the run fits the 131K window
+    (restating, it overflowed at request 28) and reads each page once."""
+    row, instance = run(tmp_path, InvoiceAudit(), 0, strategy=ClearToolResults(), budget=8_000, max_steps=40)
+    assert row["outcome"] == "submitted" and row["success"] and row["steps"] == instance.pages + 1
+    assert row["rereads"] == 0 and row["peak_context"] < 131_072
+    assert _pointing_replies(tmp_path / "t-0")[0] == 25
+
+
+def test_a_sliding_window_drops_the_ledger_a_reply_points_to_and_the_lost_pages_are_read_again(tmp_path):
+    """As the calibration LLM did: at step 12 its page-1-10 ledger is most of what it sees, so it writes page 11
+    alone and points back; the window drops that ledger, so pages 1-10 are re-read after page 30 (41 steps: past
+    the calibration's limit of 40) and the duplicates across the gap are still found."""
+    row, instance = run(tmp_path, InvoiceAudit(), 0, strategy=SlidingWindow(), budget=8_000, max_steps=60)
+    assert row["outcome"] == "submitted" and row["success"]
+    assert row["rereads"] == 10 and row["steps"] == instance.pages + 10 + 1
+    assert _pointing_replies(tmp_path / "t-0") == [12]
+
+
+def test_a_cut_note_in_view_keeps_the_ledger_restated(tmp_path):
+    """headtail says that rounds were cut: the ledger is restated in full however long it grows, as the LLM's was."""
+    row, instance = run(tmp_path, InvoiceAudit(), 0, strategy=HeadTail(), budget=8_000, max_steps=40)
+    assert row["outcome"] == "submitted" and row["success"] and row["steps"] == instance.pages + 1
+    assert _pointing_replies(tmp_path / "t-0") == []

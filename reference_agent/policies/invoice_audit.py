@@ -10,15 +10,29 @@ knows (``kit.cursor_reading``); rounds that vanished without a trace are not re-
 agent moves on from the latest page it can see). Batching (profiles ``realistic`` and
 ``greedy``): ``parallel_calls`` offers the other reads whose cursors are in view (lost or
 rate-limited pages besides the next one), so a run still takes one round per page.
+
+When restating its ledger grows costly, the auditor writes only the pages since its newest
+full ledger and points back to it, as the calibration LLM did; if that ledger then leaves
+the view, the pages it alone indexed are lost: the auditor restates in full from then on and
+reads them again after the last page (``invoice_audit_recall``).
 """
 
 from __future__ import annotations
 
 import re
 
-from reference_agent.kit.cursor_reading import FOOTER, RangeReader, footer_line, onward, plan_reads
+from reference_agent.kit.cursor_reading import FOOTER, CursorMove, RangeReader, footer_line, onward, plan_reads
 from reference_agent.kit.incremental import PrefixFold, TextMemo, per_request
 from reference_agent.kit.ledger import Ledger, quoted_rules
+from reference_agent.policies.invoice_audit_recall import (
+    Anchor,
+    pointed_pages,
+    pointer_line,
+    points_back,
+    recheck_line,
+    recheck_moves,
+    recheck_pages,
+)
 from reference_agent.policy_kit import (
     REPORT_PREFIX,
     delegation_failed,
@@ -109,7 +123,8 @@ def _index_items(year: str, month: str, items: str) -> list[tuple[str, tuple[str
 
 def _line_facts(line: str, index_items=_index_items) -> tuple | None:
     """What one line of a note says (``None``: nothing): footers, ledger pages and invoices, index invoices,
-    duplicates, reviews. Every pattern a note is read with matches within one line."""
+    duplicates, reviews, pages pointed back to and pages to re-check. Every pattern a note is read with matches
+    within one line."""
     footers = tuple((int(page), cursor, int(of)) for cursor, page, of in FOOTER.findall(line))
     ledger = tuple(
         (
@@ -124,7 +139,9 @@ def _line_facts(line: str, index_items=_index_items) -> tuple | None:
     index = tuple(item for year, month, items in INDEX_LINE.findall(line) for item in index_items(year, month, items))
     dups = tuple(i for found in DUPS_LINE.findall(line) for i in INVOICE_ID.findall(found))
     reviewed = tuple((frozenset(parse_ranges(pages)), int(of)) for pages, of in REVIEWED.findall(line))
-    return (footers, ledger, index, dups, reviewed) if footers or ledger or index or dups or reviewed else None
+    pointed, recheck = frozenset(pointed_pages(line)), frozenset(recheck_pages(line))
+    facts = (footers, ledger, index, dups, reviewed, pointed, recheck)
+    return facts if any(facts) else None
 
 
 class _Read:
@@ -140,6 +157,9 @@ class _Read:
         self.dups: set[str] = set()
         self.reviewed: set[int] = set()
         self.reviewed_total: int | None = None  # the page count of the last "pages reviewed" line
+        self.indexed: set[int] = set()  # pages whose invoices a note's ledger holds
+        self.missing: set[int] = set()  # pages a note says it does not index (pointed back to, to re-check)
+        self.rechecks: set[int] = set()  # pages a note says to re-check (a loss seen)
 
     def footers(self, footers: tuple) -> None:
         for page, cursor, of in footers:
@@ -155,7 +175,8 @@ class _Read:
             self.invoices.update(invoices)
 
     def read_note(self, lines: list[tuple]) -> None:
-        """A note's lines' facts, in the order the note is read: footers, ledger lines, index, duplicates, reviews."""
+        """A note's lines' facts, in the order the note is read: footers, ledger lines, index, duplicates, reviews;
+        then which of its reviewed pages its index holds (all but those it points back to or must re-check)."""
         for footers, *_ in lines:
             self.footers(footers)
         for _, ledger, *_ in lines:
@@ -164,12 +185,19 @@ class _Read:
                 self.invoices.update(items)
         for _, _, index, *_ in lines:
             self.invoices.update(index)
-        for *_, dups, _ in lines:
+        for _, _, _, dups, *_ in lines:
             self.dups.update(dups)
-        for *_, reviewed in lines:
-            for pages, of in reviewed:
-                self.reviewed |= pages
+        reviewed: set[int] = set()
+        for *_, pages_of, _, _ in lines:
+            for pages, of in pages_of:
+                reviewed |= pages
                 self.reviewed_total = of
+        self.reviewed |= reviewed
+        missing = {p for *_, pointed, recheck in lines for p in pointed | recheck}
+        self.rechecks.update(p for *_, recheck in lines for p in recheck)
+        self.missing |= missing
+        if any(ledger or index for _, ledger, index, *_ in lines):
+            self.indexed |= reviewed - missing
 
 
 class Reader:
@@ -247,11 +275,19 @@ class Knowledge:
         self.noted_pages: set[int] = set()
         self.reviewed: set[int] = set()
         self.dups: set[str] = set()
+        indexed: set[int] = set()
+        missing: set[int] = set()
+        self.rechecks: set[int] = set()
         for read in notes_read:
             self.invoices.update(read.invoices)
             self.noted_pages |= read.noted
             self.reviewed |= read.reviewed
             self.dups |= read.dups
+            indexed |= read.indexed
+            missing |= read.missing
+            self.rechecks |= read.rechecks
+        # pages a note does not index (pointed back to, to re-check) that no visible ledger or page holds
+        self.lost: set[int] = missing - indexed - self.content_pages - self.noted_pages
         by_key: dict[tuple, list[str]] = {}
         for inv_id, key in self.invoices.items():
             by_key.setdefault(key, []).append(inv_id)
@@ -334,14 +370,20 @@ class InvoicePolicy:
         return InvoiceSubPolicy()
 
     @per_request
-    def _moves(self, messages: list[dict], known: Knowledge):
-        return plan_reads(messages, TOOL, known.covered, known.cursors, known.total)
+    def _moves(self, messages: list[dict], known: Knowledge) -> list[CursorMove]:
+        """The reads still to make: the pages on (``plan_reads``), then the pages whose index was lost."""
+        return plan_reads(messages, TOOL, known.covered, known.cursors, known.total) or recheck_moves(
+            known.lost, known.cursors
+        )
 
     def act(self, messages: list[dict], tools: list[dict]) -> dict:
         """Read the next page, re-read a lost one, walk back to a lost cursor, retry a rate-limited one, or submit."""
         known = self.knowledge(messages)
         moves = self._moves(messages, known)
         note = self._note(messages, known)
+        anchor = points_back(messages, note, bool(known.lost or known.rechecks))
+        if anchor is not None:
+            note = self._note(messages, known, anchor)
         if not moves:
             return submit(
                 note + "\nAll pages reviewed; submitting the duplicate charges found.", invoice_ids=sorted(known.dups)
@@ -354,6 +396,8 @@ class InvoicePolicy:
                 f"\nThe cursor of the next page is no longer in view; reading page {move.page} again to "
                 "follow the cursors from there."
             )
+        elif move.kind == "recheck":
+            note += f"\nMy index of page {move.page} is gone; reading it again to compare it with the later pages."
         return reply(note, move.call(TOOL))
 
     def parallel_calls(self, messages: list[dict], tools: list[dict], first: dict) -> list[dict]:
@@ -366,16 +410,21 @@ class InvoicePolicy:
         known = self.knowledge(messages)
         return {"invoice_ids": sorted(known.dups)} if known.covered else None
 
-    def _note(self, messages: list[dict], known: Knowledge) -> str:
+    def _note(self, messages: list[dict], known: Knowledge, anchor: Anchor | None = None) -> str:
         """A note on rate-limited calls, then the whole ledger (tasks/README.md): the task's rules, every page's
-        invoices and the duplicates (facts), the pages reviewed (checked), the next page's cursor (remaining)."""
+        invoices and the duplicates (facts), the pages reviewed (checked), the pages to re-check and the next
+        page's cursor (remaining). With ``anchor`` (``points_back``) the index holds only the invoices that
+        ledger does not, and a line names the pages it indexes instead."""
         limited = rate_limit_note(messages)
-        facts = index_lines(known.invoices)
+        held = anchor.ids if anchor is not None else frozenset()
+        invoices = {k: v for k, v in known.invoices.items() if k not in held}
+        facts = index_lines(invoices) + ([pointer_line(set(anchor.pages))] if anchor is not None else [])
         facts.append("Duplicates so far: " + (", ".join(sorted(known.dups)) or "none"))
         checked = [f"pages reviewed: {ranges(known.covered)} of {known.total or '?'}"] if known.covered else []
         footers = [line for line in page_notes(messages) if line.startswith("After p")]
         cursor = known.next_cursor_line()
-        remaining = footers[-1:] or ([f"read on with {cursor}"] if cursor else [])
+        remaining = [recheck_line(known.lost)] if known.lost else []
+        remaining += footers[-1:] or ([f"read on with {cursor}"] if cursor else [])
         ledger = Ledger(rules=quoted_rules(messages, RULES), facts=facts, checked=checked, remaining=remaining)
         return "\n".join([line for line in [limited] if line] + [ledger.render()])
 
