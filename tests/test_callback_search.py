@@ -151,6 +151,40 @@ def test_a_lost_listing_is_not_rerun():
     assert _names(policy.act(messages, instance.tools)) == ["grep"]
 
 
+def _round(instance, action: dict, tag: str) -> list[dict]:
+    """The grep reply ``action`` with ids on its calls, then their results."""
+    calls = [{**call, "id": f"{tag}-{i}"} for i, call in enumerate(action["tool_calls"])]
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": c["id"],
+            "content": instance.call("grep", json.loads(c["function"]["arguments"])).content,
+        }
+        for c in calls
+    ]
+    return [{**action, "tool_calls": calls}, *results]
+
+
+def test_a_search_cut_whole_is_run_again_once_before_submitting():
+    """headtail at 3K cut the rounds of the use grep and of the alias grep; the calibration LLM ran each again
+    before submitting (its reply: "the earlier rounds with my alias grep were cut"). With only the last round
+    (and its ledger) in view the policy does too, one search a turn, and no search a third time."""
+    instance = CallbackSearch(**SMOKE).generate(0)
+    policy = reference_policy(instance)
+    final = list(unmanaged_requests(instance))[-1]
+    assert _names(policy.act(final, instance.tools)) == ["submit"], "with the greps in view it submits"
+    last = max(i for i, m in enumerate(final) if m["role"] == "assistant")
+    cut = [*_head(instance), *final[last:]]
+    name, patterns = instance.target["function"], []
+    for tag in ("r1", "r2"):
+        action = policy.act(cut, instance.tools)
+        assert _names(action) == ["grep"] and "Final check" in action["content"]
+        patterns.append(json.loads(action["tool_calls"][0]["function"]["arguments"])["pattern"])
+        cut = [*_head(instance), *_round(instance, action, tag)]  # each re-run round alone in view
+    assert patterns[0] == rf"\b{name}\b" and patterns[1] != patterns[0]
+    assert _names(policy.act(cut, instance.tools)) == ["submit"], "a search its ledger says was run again is not rerun"
+
+
 @pytest.mark.parametrize("budget", [8_000, 25_000])
 def test_notes_over_headtail_find_and_verify_without_thrashing(tmp_path, budget):
     from strategies.headtail import HeadTail

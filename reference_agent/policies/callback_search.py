@@ -9,6 +9,8 @@ Two phases, as the calibration LLM worked:
 * verify: the use grep's ``import NAME as ALIAS`` line (the facade's re-export) gives the alias, which
   is searched for too; then the files in scope (``src/``) whose grep lines call the name or the alias
   are read, and each call is attributed to its enclosing ``def`` (``Verified path: ...``);
+* final check: a search the call sites rest on (the use grep, the alias grep) whose round a strategy cut whole is
+  run again, once, before it submits, as the calibration LLM did (headtail at 3K);
 * submit.
 
 Every reply restates the whole ledger (``reference_agent/kit/ledger.py``): the task's rules quoted (the scope
@@ -51,6 +53,8 @@ TO_VERIFY_NOTE = re.compile(r"To verify: ([^\n]*)")
 CHECKED_LIST = re.compile(r"Candidates checked: ([^\n]*)")  # restated every reply of the search phase
 VERIFIED_LIST = re.compile(r"Verified so far: ([^\n]*)")  # restated every reply of the verify phase
 SITES = re.compile(r"Call sites so far: ([^\n]*)")
+RECHECK_NOTE = re.compile(r"Final check: my grep (\S+) was cut")  # a search run again before submitting
+RECHECKED_LIST = re.compile(r"Searches run again: ([^\n]*)")  # restated every reply once there is one
 EVIDENCE_NOTE = re.compile(r"^Evidence (src/\S+:\d+): (.*)$")  # a grep line that shows the handler or a call of it
 SITE = re.compile(r"(src/\S+\.py):(\w+)")
 DEF_GREP = r"def \w*callback\w*\("
@@ -247,6 +251,7 @@ class CallbackSearchPolicy:
             "greps": {},
             "rules": [],
             "evidence": {},
+            "rechecked": set(),
         }
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
@@ -398,6 +403,12 @@ class CallbackSearchPolicy:
             m = SITES.search(line)
             if m:
                 k["sites"] |= set(SITE.findall(m.group(1)))
+            m = RECHECK_NOTE.match(line)
+            if m:
+                k["rechecked"].add(m.group(1))
+            m = RECHECKED_LIST.match(line)
+            if m:
+                k["rechecked"] |= set(_paths(m.group(1)))
 
     @staticmethod
     def _judge(functions: list[tuple[str, str]]) -> str | None:
@@ -421,6 +432,8 @@ class CallbackSearchPolicy:
                 self._use_grep(sorted(hits), k)
         if k["to_verify"] is None and k["use_hits"] is not None and not self._pending_aliases(k):
             k["to_verify"] = sorted(set(k["use_hits"]).union(*k["alias_hits"].values()))
+        elif k["to_verify"] is not None and k["use_hits"] is not None:  # a re-run search may show a file to read
+            k["to_verify"] = sorted(set(k["to_verify"]).union(k["use_hits"], *k["alias_hits"].values()))
         if k["target"]:  # files still in view need no second read
             for path in k["to_verify"] or []:
                 if (
@@ -559,8 +572,33 @@ class CallbackSearchPolicy:
                 note + f"\nVerify phase: reading {candidate}{_again(candidate, called, limited)}.",
                 make_call("read_file", path=candidate),
             )
+        for pattern in self._cut_searches(messages, k):
+            k["rechecked"].add(pattern)  # the ledger below says so: each search is run again once at most
+            note = self._note(messages, k)
+            return reply(
+                note + f"\nFinal check: my grep {pattern} was cut from the context; running it again before I submit.",
+                make_call("grep", pattern=pattern),
+            )
         sites = [{"file": p, "function": f} for p, f in sorted(k["sites"])]
         return submit(note + "\nVerification done; submitting.", file=path, function=name, call_sites=sites)
+
+    @staticmethod
+    def _cut_searches(messages: list[dict], k: dict) -> list[str]:
+        """The searches the call sites rest on (the target's use grep, then one per alias) whose call is no longer
+        among the visible exchanges: a strategy cut its round whole, so only the ledger says what it found.
+
+        Before submitting, the calibration LLM ran such a grep again (headtail at 3K: "The earlier rounds with my
+        alias grep were cut, so before I submit I'll grep once more for the alias"), to see for itself that no call
+        site was missed; a result cleared in place (``clear_tool_results``) leaves the call and the reply that judged
+        it in view, and it did not.
+        A search the ledger says was run again is not run a third time (a tight budget could cut it again).
+        """
+        name = k["target"][1]
+        searched = {
+            e.args.get("pattern") for e in exchanges(messages) if e.name == "grep" and not is_rate_limited(e.result)
+        }
+        wanted = [rf"\b{name}\b", *(rf"\b{alias}\b" for alias in sorted(k["aliases"]))]
+        return [pattern for pattern in wanted if pattern not in searched and pattern not in k["rechecked"]]
 
     @staticmethod
     def _first_move(messages: list[dict], k: dict) -> bool:
@@ -628,6 +666,8 @@ class CallbackSearchPolicy:
                 verified = [p for p in k["to_verify"] if p in k["verified"]]
                 checked.append("Verified so far: " + (", ".join(verified) or "none"))
                 remaining.append("To verify: " + (", ".join(k["to_verify"]) or "none"))
+            if k["rechecked"]:
+                checked.append("Searches run again: " + ", ".join(sorted(k["rechecked"])))
         return [Ledger(rules=rules, facts=facts, checked=checked, remaining=remaining).render()]
 
     def summarize(self, history_text: str) -> str:
@@ -654,6 +694,7 @@ class CallbackSearchPolicy:
             "greps": {},
             "rules": [],
             "evidence": {},
+            "rechecked": set(),
         }
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
