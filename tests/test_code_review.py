@@ -41,7 +41,8 @@ def test_repository_is_valid_python_with_the_planted_bugs():
 def test_reference_agent_succeeds_unmanaged(tmp_path, seed, knobs):
     row, instance = run(tmp_path, CodeReview(**knobs), seed)
     assert row["outcome"] == "submitted" and row["success"] and row["score"] == 1.0
-    # it searches first and reads the candidates only: no file twice, not every file (the calibration LLM read 10 of 41)
+    # no file twice; at default size it searches first and reads the candidates only (the calibration LLM read 10
+    # of 41), at smoke size (8 files) it reads every in-scope file, as the smoke LLM did
     assert row["rereads"] == 0 and 0 < row["file_coverage"] <= 1.0
     if not knobs:  # at default size the candidates are a minority of the 41 files in scope
         assert row["file_coverage"] < 0.75
@@ -94,6 +95,26 @@ def test_the_ledger_survives_a_tight_headtail_budget(tmp_path):
     """Every reply restates the whole ledger, and headtail keeps the newest round: cuts cost no success."""
     row, _ = run(tmp_path, CodeReview(files=16, bugs=4), 0, strategy=HeadTail(), budget=6_000)
     assert row["compactions"] > 0 and row["outcome"] == "submitted" and row["success"]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "budget", "figures"),
+    [(None, 10_000_000, (4, 17_925, 0)), (HeadTail(min_recent_rounds=1), 3_000, (8, 22_288, 10))],
+    ids=["none", "headtail-3k"],
+)
+def test_a_small_repository_is_read_whole_and_cut_helpers_are_read_again(tmp_path, strategy, budget, figures):
+    """The smoke calibration cells (calibration/code_review__{none__1M,headtail__3k}__smoke, LLM 4 steps / 17,041
+    tokens and 11 / 30,573): list and grep, read the four service files, then the helper modules, submit at step 4;
+    under headtail at 3k the ledger keeps no signatures, so a file whose helper calls were unchecked when the
+    modules were cut is read again together with them, and the bug categories are re-grepped before submitting."""
+    from reference_agent.scripted import ScriptedModel
+    from tests.family_helpers import run_reference
+
+    instance = CodeReview(**SMOKE).generate(0)
+    model = ScriptedModel(profile="realistic", context_window=10_000_000)
+    row = run_reference(tmp_path, instance, strategy=strategy, budget=budget, model=model)
+    assert (row["steps"], row["input_tokens"], row["rereads"]) == figures
+    assert row["score"] == 1.0 and row["files_read"] == 7  # every in-scope file, app/support/ never
 
 
 def test_summary_keeps_findings_and_progress_but_not_file_texts():

@@ -17,6 +17,9 @@ from the same lines. Its ledger:
   ``Cleared by search: PATH:LINE, ...`` (one line per search).
 * **Remaining**: ``Search ID`` and ``Read PATH`` still to do.
 
+A repository of at most ``SMALL_REPOSITORY`` files (the smoke size) is read whole instead (``small_plan``, at the
+end of this module), as the smoke LLM did; its ledger keeps no helper signatures.
+
 Bound: the rules are 4 lines; facts grow with the bugs (6 at default size) and the helpers (8);
 checked holds one line per search and per file read (about 20 at default size). Nothing in the
 ledger is ever dropped: it is what the agent knows.
@@ -29,7 +32,14 @@ from dataclasses import dataclass, field
 
 from reference_agent.kit.incremental import KeyedMemo, TextMemo
 from reference_agent.kit.ledger import Ledger, Plan, newest_ledger
-from reference_agent.policies.code_review_patterns import UNREAD, detect, helper_signatures, numbered_lines, source_of
+from reference_agent.policies.code_review_patterns import (
+    UNREAD,
+    detect,
+    helper_imports,
+    helper_signatures,
+    numbered_lines,
+    source_of,
+)
 from reference_agent.policy_kit import Exchange, exchanges, make_call
 from tasks.code_review.formats import HEADER, LISTING_HEADER, LISTING_LINE, SCOPE, VERDICT
 
@@ -425,6 +435,9 @@ def ledger_of(state: ReviewState) -> Ledger:
 
 def review_plan(messages: list[dict]) -> Plan:
     """The reviewer's turn: its ledger and the calls still to make, or the findings to submit."""
+    rules = task_rules(messages) or next((list(n[1].rules) for n in [newest_ledger(messages)] if n), [])
+    if is_small(rules):
+        return small_plan(messages, rules)
     visible = exchanges(messages)
     state = review_state(messages, visible)
     calls = pending_calls(state)
@@ -453,3 +466,164 @@ def listed_files(visible: list[Exchange]) -> list[str]:
         if exchange.result and exchange.result.startswith(LISTING_HEADER):
             listed = LISTING_LINE.findall(exchange.result)
     return listed
+
+
+# --- a small repository: read every file (relay protocol 2, calibration/code_review__*__smoke) ---------------------
+# At 8 files the LLM ran three greps beside the listing (mutable defaults, open(), execute()), read the four
+# in-scope service files in one turn, the three shared helper modules in the next (to check the positional
+# helper calls) and submitted at step 4, with no sweep. Under headtail at 3k each request showed only its newest
+# round: its replies restated the bugs and the files judged, not the helper signatures nor the call sites, so it
+# re-read a service file together with the helper modules its calls need, and, seeing the cut note, re-grepped
+# every bug category before it submitted (steps 4-7 of that run). ``small_plan`` does the same from the same view.
+SMALL_REPOSITORY = 8  # at most this many files (the task's count; the smoke size, the only one recorded) is read whole
+FIRST_SEARCHES = ("mutable_default", "resource_leak", "sql_injection")  # the LLM's first-turn greps
+REPO_SIZE = re.compile(r"\((\d+) files")
+CUT_NOTE = re.compile(r"^\[(?:context note\]|summary of the earlier work)")
+FILES_FACT = re.compile(r"^Files to review: (.*)$")
+CONFIRMED = re.compile(r"^Confirmed by search (\w+)$")
+PENDING = re.compile(r"^Read (app/\S+\.py) with ([^(]*?) \(")
+
+
+@dataclass
+class SmallReview:
+    """What the small-repository reviewer knows: its newest ledger plus the visible results."""
+
+    rules: list[str] = field(default_factory=list)
+    bugs: dict[tuple[str, str], str] = field(default_factory=dict)
+    files: list[str] | None = None  # the in-scope files, service files first, then the helper modules
+    modules: list[str] = field(default_factory=list)
+    searched: set[str] = field(default_factory=set)
+    confirmed: set[str] = field(default_factory=set)  # the category greps re-run after a cut
+    reviewed: dict[str, str] = field(default_factory=dict)
+    pending: dict[str, list[str]] = field(default_factory=dict)  # path -> helper modules its calls need
+    contents: dict[str, str] = field(default_factory=dict)
+
+
+def is_small(rules: list[str]) -> bool:
+    """Whether the task's rules name a repository of at most ``SMALL_REPOSITORY`` files."""
+    sizes = [int(m.group(1)) for rule in rules for m in [REPO_SIZE.search(rule)] if m]
+    return bool(sizes) and sizes[0] <= SMALL_REPOSITORY
+
+
+def small_from_ledger(state: SmallReview, ledger: Ledger) -> None:
+    """Fold a small-repository ledger into ``state`` (bugs, files, verdicts, searches, pending reads)."""
+    state.rules = state.rules or list(ledger.rules)
+    for line in ledger.facts:
+        if m := BUG_FACT.match(line):
+            state.bugs[(m.group(1), m.group(2))] = m.group(3)
+        elif m := FILES_FACT.match(line):
+            state.files = [p.strip() for p in m.group(1).split(",") if p.strip()]
+        elif m := MODULES_FACT.match(line):
+            state.modules = [p.strip() for p in m.group(1).split(",") if p.strip()]
+    for line in ledger.checked:
+        if m := SEARCHED.match(line):
+            state.searched.add(m.group(1))
+        elif m := CONFIRMED.match(line):
+            state.confirmed.add(m.group(1))
+        elif m := VERDICT.match(line):
+            state.reviewed[m.group(1)] = m.group(2)
+    for line in ledger.remaining:
+        if m := PENDING.match(line):
+            state.pending[m.group(1)] = [p.strip() for p in m.group(2).split(",") if p.strip()]
+
+
+def small_fold(state: SmallReview, visible: list[Exchange], cut: bool) -> None:
+    """Fold the visible listing, files and greps into ``state``, then judge every file it can judge now."""
+    excluded = ReviewState(rules=state.rules).excluded
+    for exchange in visible:
+        text = exchange.result
+        if text is None or exchange.is_error:
+            continue
+        if text.startswith(LISTING_HEADER) and state.files is None:
+            listed = [p for p in LISTING_LINE.findall(text) if not p.startswith(excluded)]
+            state.modules = [p for p in listed if p.startswith("app/common/")]
+            state.files = [p for p in listed if p not in state.modules] + state.modules
+        elif read := numbered(text):
+            state.contents[read[0]] = read[1]
+    for path in [p for p in state.files or [] if p not in state.reviewed and p in state.contents]:
+        bugs, needed = small_judge(path, state.contents)
+        if needed:
+            state.pending[path] = needed
+            continue
+        for func, kind in bugs:
+            state.bugs[(path, func)] = kind
+        state.reviewed[path] = "bugs in " + ", ".join(f"{f} ({k})" for f, k in bugs) if bugs else "clean"
+        state.pending.pop(path, None)
+    done = state.files is not None and all(p in state.reviewed for p in state.files)
+    for exchange in visible:
+        if exchange.name != "grep" or exchange.result is None or exchange.is_error:
+            continue
+        search = next((k for k, v in SEARCHES.items() if v == exchange.args.get("pattern")), None)
+        if search is not None:
+            state.searched.add(search)
+            if done and cut:
+                state.confirmed.add(search)
+
+
+def small_judge(path: str, contents: dict[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The bugs of a visible file, or what it must have in view first: the helper modules its positional calls
+    need (their signatures), with the file itself when its text is not complete (a line it did not read)."""
+    source = contents[path]
+    needed = [path] if UNREAD in source else []
+    signatures: dict[str, list[str]] = {}
+    for module, names in helper_imports(source).items():
+        called = [n for n in names if re.search(rf"\b{n}\((?![^)]*=)", source)]
+        found = helper_signatures(contents.get(module, ""))
+        if called and (module not in contents or any(n not in found for n in called)):
+            needed.append(module)
+        signatures.update(found)
+    if needed:
+        return [], needed
+    return detect(source, signatures), []
+
+
+def small_calls(state: SmallReview, cut: bool) -> list[dict]:
+    """List and grep; read each file not judged (with the helper modules it needs); after a cut, re-grep every
+    bug category before submitting."""
+    calls: list[dict] = [] if state.files is not None else [make_call("list_files")]
+    calls += [make_call("grep", pattern=SEARCHES[s]) for s in FIRST_SEARCHES if s not in state.searched]
+    reads: list[str] = []
+    for path in [p for p in state.files or [] if p not in state.reviewed]:
+        needed = [m for m in state.pending.get(path, []) if m != path]
+        if path in state.contents:  # in view: only what it lacks
+            wanted = [p for p in [path, *needed] if p not in state.contents or UNREAD in state.contents[p]]
+        else:  # gone from view: the file with every module it needs, so that all are in view together
+            wanted = [path, *needed]
+        reads += [p for p in wanted if p not in reads]
+    calls += [make_call("read_file", path=p) for p in reads]
+    if not calls and cut:
+        calls = [make_call("grep", pattern=SEARCHES[s]) for s in SEARCHES if s not in state.confirmed]
+    return calls
+
+
+def small_ledger(state: SmallReview) -> Ledger:
+    """The small reviewer's ledger: bugs, the files, the verdicts and searches; no signatures, no call sites."""
+    facts = [f"Bug: {p}::{f} ({k})" for (p, f), k in sorted(state.bugs.items())]
+    if state.files is not None:
+        facts.append("Files to review: " + ", ".join(state.files))
+        facts.append("Helper modules: " + (", ".join(state.modules) or "none"))
+    checked = [f"Searched {s}" for s in SEARCHES if s in state.searched]
+    checked += [f"Confirmed by search {s}" for s in SEARCHES if s in state.confirmed]
+    checked += [f"Reviewed {p}: {v}" for p, v in state.reviewed.items()]
+    remaining = [f"Search {s}" for s in FIRST_SEARCHES if s not in state.searched]
+    for path in [p for p in state.files or [] if p not in state.reviewed]:
+        needed = [m for m in state.pending.get(path, []) if m != path]
+        why = " (its positional helper calls need their signatures)"
+        remaining.append(f"Read {path} with {', '.join(needed)}{why}" if needed else f"Read {path}")
+    return Ledger(rules=list(state.rules), facts=facts, checked=checked, remaining=remaining)
+
+
+def small_plan(messages: list[dict], rules: list[str]) -> Plan:
+    """The small-repository reviewer's turn (see ``SMALL_REPOSITORY``)."""
+    state = SmallReview(rules=rules)
+    newest = newest_ledger(messages)
+    if newest is not None:
+        small_from_ledger(state, newest[1])
+    cut = any(m.get("role") == "user" and CUT_NOTE.match(str(m.get("content") or "")) for m in messages)
+    small_fold(state, exchanges(messages), cut)
+    calls = small_calls(state, cut)
+    ledger = small_ledger(state)
+    if calls:
+        return Plan(ledger, calls)
+    findings = [{"file": p, "function": f} for p, f in sorted(state.bugs)]
+    return Plan(ledger, answer={"findings": findings}, note="Every in-scope file is read and judged; submitting.")
