@@ -55,6 +55,7 @@ from harness.models.relay_files import (
     nonce_of,
     read_capped,
     render_parts,
+    request_nonce,
     reply_problem,
     safe_folder,
     write_exclusive,
@@ -230,18 +231,12 @@ class RelaySession:
         if os.path.lexists(path):
             if path.is_symlink() or read_capped(path, 1 << 31).decode("utf-8", "replace") != request:
                 raise ModelError(f"relay: {path} holds a different request (another conversation's folder)")
-            return nonce_of([read_capped(p, 1 << 20).decode("utf-8", "replace") for p in self.parts(stem)]), (
-                path.lstat().st_mtime_ns
-            )
+            return request_nonce(path), path.lstat().st_mtime_ns
         parts = render_parts(render_request(messages, tools, str(reply)), self.count, reply.name)
         for name, text in parts:
             write_exclusive(self.folder / name, text)
         write_exclusive(path, request)
         return nonce_of([text for _, text in parts]), path.lstat().st_mtime_ns
-
-    def parts(self, stem: Path) -> list[Path]:
-        """The part files of request ``stem``, in order."""
-        return sorted(stem.parent.glob(f"{stem.name}.request.part-*.txt"))
 
     def await_reply(self, reply: Path, nonce: str, written_ns: int) -> dict:
         """The first reply file that may be read and carries ``nonce``; every other one is set aside and logged."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from reference_agent.kit.incremental import KeyedMemo, TextMemo
 from reference_agent.kit.ledger import Ledger, Plan, newest_ledger
 from reference_agent.policies.code_review_patterns import (
+    comma_list,
     UNREAD,
     detect,
     helper_imports,
@@ -142,9 +143,9 @@ def from_ledger(state: ReviewState, ledger: Ledger) -> None:
         if m := BUG_FACT.match(line):
             state.bugs[(m.group(1), m.group(2))] = m.group(3)
         elif m := HELPER_FACT.match(line):
-            state.helpers[m.group(1)] = ([p.strip() for p in m.group(2).split(",") if p.strip()], m.group(3))
+            state.helpers[m.group(1)] = (comma_list(m.group(2)), m.group(3))
         elif m := MODULES_FACT.match(line):
-            state.modules = [p.strip() for p in m.group(1).split(",") if p.strip()]
+            state.modules = comma_list(m.group(1))
     for line in ledger.checked:
         if m := SEARCHED.match(line):
             state.searched.add(m.group(1))
@@ -153,7 +154,7 @@ def from_ledger(state: ReviewState, ledger: Ledger) -> None:
         elif m := TRUNCATED_LINE.match(line):
             state.truncated.add(m.group(1))
         elif m := CLEARED.match(line):
-            state.cleared[m.group(1)] = [p.strip() for p in m.group(2).split(",") if p.strip()]
+            state.cleared[m.group(1)] = comma_list(m.group(2))
     for line in ledger.remaining:
         if m := READ.match(line):
             why = line.split(" ", 2)[2] if line.count(" ") >= 2 else ""
@@ -317,7 +318,7 @@ def _swapped_call(text: str, state: ReviewState) -> bool:
     """Whether a helper-call line passes a helper's own parameter names positionally in another order."""
     for name, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", text):
         if name in state.helpers and "=" not in args:
-            given = [a.strip() for a in args.split(",") if a.strip()]
+            given = comma_list(args)
             params = state.helpers[name][0]
             if sorted(given) == sorted(params) and given != params:
                 return True
@@ -512,9 +513,9 @@ def small_from_ledger(state: SmallReview, ledger: Ledger) -> None:
         if m := BUG_FACT.match(line):
             state.bugs[(m.group(1), m.group(2))] = m.group(3)
         elif m := FILES_FACT.match(line):
-            state.files = [p.strip() for p in m.group(1).split(",") if p.strip()]
+            state.files = comma_list(m.group(1))
         elif m := MODULES_FACT.match(line):
-            state.modules = [p.strip() for p in m.group(1).split(",") if p.strip()]
+            state.modules = comma_list(m.group(1))
     for line in ledger.checked:
         if m := SEARCHED.match(line):
             state.searched.add(m.group(1))
@@ -524,7 +525,7 @@ def small_from_ledger(state: SmallReview, ledger: Ledger) -> None:
             state.reviewed[m.group(1)] = m.group(2)
     for line in ledger.remaining:
         if m := PENDING.match(line):
-            state.pending[m.group(1)] = [p.strip() for p in m.group(2).split(",") if p.strip()]
+            state.pending[m.group(1)] = comma_list(m.group(2))
 
 
 def small_fold(state: SmallReview, visible: list[Exchange], cut: bool) -> None:

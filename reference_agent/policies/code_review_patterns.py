@@ -53,12 +53,14 @@ def helper_imports(source: str) -> dict[str, list[str]]:
     return found
 
 
+def comma_list(text: str) -> list[str]:
+    """The non-empty, stripped items of a comma-separated text (a ledger line's list, a call's arguments)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
 def helper_signatures(source: str) -> dict[str, list[str]]:
     """Function name -> parameter names, from a helper module's text."""
-    return {
-        name: [p.strip() for p in params.split(",") if p.strip()]
-        for name, params in re.findall(r"^def (\w+)\(([^)]*)\):", source, re.M)
-    }
+    return {name: comma_list(params) for name, params in re.findall(r"^def (\w+)\(([^)]*)\):", source, re.M)}
 
 
 def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -88,7 +90,7 @@ def detect(source: str, signatures: dict[str, list[str]]) -> list[tuple[str, str
                     kind = "zero_division"
             for helper, args in re.findall(r"\b(\w+)\(([\w ,]*)\)", body):
                 params = signatures.get(helper)
-                positional = [a.strip() for a in args.split(",") if a.strip()]
+                positional = comma_list(args)
                 if (
                     params
                     and positional
