@@ -1,7 +1,8 @@
 """``export RUN... --to inspect DIR``: run and sweep folders as inspect_ai eval logs, read back with inspect's API.
 
 Skipped, with its reason, when the ``inspect`` extra is not installed. A sweep of three strategies
-(headtail, summarize with its summarizer calls, isolate with its sub-agents) on the smoke suite,
+(headtail, summarize with its summarizer calls, isolate with its sub-agents) on the smoke suite
+(code_review at 12 files, so that summarize summarizes),
 two trials each, plus a run whose provider is down (``model_error``) and one cut at two steps
 (``step_limit``). Each job folder becomes one log; each trial one sample whose scores, usage and
 model events match ``trials.jsonl``, ``steps.jsonl`` and the transcript. The slow test opens the
@@ -41,7 +42,13 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     """A sweep (three strategies at 2k, two trials each) and two runs that end badly (model error, step limit)."""
     tmp = tmp_path_factory.mktemp("export")
     runs = {
-        "sweep": (f"strategy={','.join(STRATEGIES)}", "trials=2", f"hydra.sweep.dir={tmp / 'sweep'}"),
+        # code_review at 12 files runs enough rounds for summarize to summarize at 2k (the smoke size, 8 files, does not)
+        "sweep": (
+            f"strategy={','.join(STRATEGIES)}",
+            "suite.families.code_review.files=12",
+            "trials=2",
+            f"hydra.sweep.dir={tmp / 'sweep'}",
+        ),
         "down": ("faults=down", "trials=1", f"hydra.run.dir={tmp / 'down'}"),
         "limit": ("max_steps=2", "trials=1", f"hydra.run.dir={tmp / 'limit'}"),
     }
