@@ -28,7 +28,7 @@ import _common  # noqa: F401  (puts the repo on sys.path)
 from step_overhead import STRATEGIES, WORDS, GrowingTask
 
 from harness.budget import parse_budget
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.records import RunWriter, read_jsonl
 

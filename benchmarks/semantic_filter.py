@@ -1,4 +1,4 @@
-"""Seed 000 §7.3's semantic filtering demo: chunk a batch of raw search results, keep the chunks nearest the task.
+"""Source 000 §7.3's semantic filtering demo: chunk a batch of raw search results, keep the chunks nearest the task.
 
 The seed: 136,448 characters (37,312 tokens) of search results, chunked and embedded, top 3 chunks
 by similarity kept: 304 tokens reach the context (99.2% saved), "the most semantically relevant

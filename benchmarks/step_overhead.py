@@ -19,7 +19,7 @@ from pathlib import Path
 
 import _common  # noqa: F401  (puts the repo on sys.path)
 
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.records import RunWriter
 from harness.budget import parse_budget

@@ -10,7 +10,7 @@ offered is refused), the strategy's, and the final tool, which ends the run. A f
 run with an outcome (``OUTCOMES``) and its reason.
 
 ``AgentLoop`` is that pipeline, parameterised by the final tool and the kind of call its model
-calls are recorded as; a subclass says where the rest of its records go: ``harness.loop.Trial``
+calls are recorded as; a subclass says where the rest of its records go: ``harness.trial.Trial``
 (the main agent: ``submit``, ``kind=agent``, a transcript and a trial row) and
 ``harness.subagent.Subagent`` (a sub-agent: ``report``, ``kind=subagent``, a conclusion).
 """

@@ -1,4 +1,4 @@
-"""Token-curve diagnosis (seed 000 §7.3): is a trial's curve a healthy sawtooth, monotonic, pinned, a plateau?
+"""Token-curve diagnosis (source 000 §7.3): is a trial's curve a healthy sawtooth, monotonic, pinned, a plateau?
 
 The curve is the prepared-request tokens of the trial's *agent* steps, in step order
 (``request_tokens`` in ``steps.jsonl``), read as ``v = tokens / B`` against the trial's budget

@@ -32,7 +32,7 @@ from harness.config import (
     sweep_values,
 )
 from harness.identity import folder_name
-from harness.loop import run_trial
+from harness.trial import run_trial
 from harness.pricing import price_line
 from harness.records import RunWriter
 from harness.runner import _node, build, build_model, check_server_side, max_cost_from, plan, settings_from

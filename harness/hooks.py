@@ -1,4 +1,4 @@
-"""Loop hooks (seed 000 §7.4): a start hook that asks for a plan, a stop hook that checks completion.
+"""Loop hooks (source 000 §7.4): a start hook that asks for a plan, a stop hook that checks completion.
 
 * Start hook (``hooks.plan``): a planning instruction is added after the task, before the
   first model call.

@@ -183,7 +183,7 @@ class Transcript:
     def event(self, event: str, **data: Any) -> None:
         """Append one event (a ``request``'s ``refs`` as ``keep`` / ``add`` against the previous request)."""
         if event == "request":
-            # every request event carries its token count (harness.loop writes it): never None
+            # every request event carries its token count (harness.trial writes it): never None
             self.request_tokens.append(cast(int, data.get("tokens")))
             if "refs" in data:
                 refs = list(data.pop("refs") or [])

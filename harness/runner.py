@@ -29,7 +29,7 @@ from harness.config import CONFIG_DIR, SettingError, check_settings, container_d
 from harness.errors import ConfigError
 from harness.hooks import Hooks
 from harness.identity import RUN_TIME_KEYS, RUN_TIME_MODEL_KEYS, run_key
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.base import Model, ModelError, PreflightError, innermost
 from harness.models.faults import FaultInjecting
 from harness.models.response_cache import DEFAULT_PATH, Cached, ResponseStore, request_settings
@@ -37,7 +37,7 @@ from harness.models.wrappers import Delayed, Limits, Throttled
 from harness.pricing import pricing_from
 from harness.records import TRIALS, RunWriter, read_jsonl
 from harness.report import end_of_run_lines
-from harness.reporting import write_run_outputs
+from harness.run_outputs import write_run_outputs
 from harness.run_lock import hold_run_folder
 from harness.workers import run_jobs, uses_processes
 from strategies.base import full_strategy

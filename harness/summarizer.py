@@ -1,4 +1,4 @@
-"""The summarizer prompt (seed 000 §7.3) and the request it builds.
+"""The summarizer prompt (source 000 §7.3) and the request it builds.
 
 Strategies call ``ctx.summarize(messages, instructions)``; the harness renders the
 messages as text and asks the configured summarizer model with this prompt. The

@@ -147,7 +147,7 @@ def context_columns(trial: Any) -> dict:
 
 
 def trial_row(trial: Any, wall_s: float) -> dict:
-    """The row of a finished ``harness.loop.Trial``."""
+    """The row of a finished ``harness.trial.Trial``."""
     row = {
         **identity_columns(trial),
         **outcome_columns(trial),

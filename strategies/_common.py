@@ -1,6 +1,6 @@
 """Helpers shared by the compaction strategies: tool-call look-up, thresholds, frozen clearing.
 
-Nothing here is a strategy. ``ToolResultClearer`` is tier 1 of seed 004 (clear old tool
+Nothing here is a strategy. ``ToolResultClearer`` is tier 1 of source 004 (clear old tool
 results, keep a recovery hint) and is used by both ``clear_tool_results`` and ``layered``.
 """
 
@@ -36,7 +36,7 @@ def describe_call(call: dict) -> tuple[str, dict]:
     """The name and parsed arguments of one ``tool_calls`` entry.
 
     Reads OpenAI-style calls (``{"id", "function": {"name", "arguments"}}``) and the
-    flat form seed 004's demo uses (``{"id", "name"}``); unparseable arguments read as ``{}``.
+    flat form source 004's demo uses (``{"id", "name"}``); unparseable arguments read as ``{}``.
     """
     function = call.get("function") or {}
     name = function.get("name") or call.get("name") or "tool"

@@ -1,6 +1,6 @@
-"""``adaptive_window``: seed 002 experiment 2-10, "80% 才触发,一次压完".
+"""``adaptive_window``: source 002 experiment 2-10, "80% 才触发,一次压完".
 
-Three mechanisms (seed 002 §2.7): a threshold trigger (the prepared request exceeds
+Three mechanisms (source 002 §2.7): a threshold trigger (the prepared request exceeds
 ``ratio`` of the budget); a batch (then EVERY not-yet-compressed tool message is
 compressed at once); no repeats (a compressed message is marked ``[COMPRESSED]`` and is
 never processed again). The early rounds therefore stay verbatim until the first
@@ -8,11 +8,12 @@ trigger, which suits tasks that gather broadly at first.
 
 Each tool message is compressed by its own ``ctx.summarize`` call (one summarizer call
 per message, billed to the trial) on the call and its result, with instructions to keep
-names, dates, companies, amounts and ids (seed 002 §2.7.5: "Sutskever 于 2024 年 5 月离开
+names, dates, companies, amounts and ids (source 002 §2.7.5: "Sutskever 于 2024 年 5 月离开
 OpenAI" must not become "Sutskever 离开"). One call per message, not one for the batch,
 so that each compressed text stays next to its own call and the pairing is kept.
-Compressed texts are frozen by the result's history position and ``tool_call_id`` (seed 002 §2.7.4: a replacement, once
-decided, is frozen so the cache is not broken twice). Error results are kept verbatim.
+Compressed texts are frozen by the result's history position and ``tool_call_id``
+(source 002 §2.7.4: a replacement, once decided, is frozen so the cache is not broken twice).
+Error results are kept verbatim.
 
 Deviation, as a parameter: with ``keep_last_round: true`` (default) the results of the
 latest round, which the model has not read yet, are left for the next batch; set it to

@@ -44,7 +44,7 @@ Declared attributes, with their defaults on ``BaseStrategy``:
 * ``rewrites_system = True`` declares that ``prepare`` changes the leading system message (it
   must still be a system message). The harness then relaxes that one rule of the validation and
   records ``rewrites_system: true`` in the trial row. It is for deliberate experiments only (the
-  timestamp anti-pattern of seed 002 exp 2-3); a real strategy keeps the system message
+  timestamp anti-pattern of source 002 exp 2-3); a real strategy keeps the system message
   byte-identical.
 
 A wrapping strategy (``WrappingStrategy``) forwards every hook and these attributes to its base.

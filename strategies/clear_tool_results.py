@@ -1,4 +1,4 @@
-"""``clear_tool_results``: observation masking (seed 004 tier 1; Anthropic ``clear_tool_uses``).
+"""``clear_tool_results``: observation masking (source 004 tier 1; Anthropic ``clear_tool_uses``).
 
 When the prepared request exceeds ``trigger`` tokens, every tool result older than the
 ``keep`` most recent ones is replaced, in ONE batch, by a one-line placeholder with a
@@ -6,10 +6,10 @@ recovery hint: the tool's name and arguments, e.g.
 ``[cleared: get_invoice_page {"page": 3} returned 1,234 tokens; call it again if you need it]``.
 The batch is applied only if it frees at least ``clear_at_least`` tokens (so the prefix
 cache is not broken for a small gain). Error results and ``exclude_tools`` are never
-cleared (seed 000 §7.3: failures are never compacted). A placeholder, once written, is
+cleared (source 000 §7.3: failures are never compacted). A placeholder, once written, is
 reused byte for byte for the rest of the trial: the cache breaks once per batch, at the
 oldest newly cleared result, and the request then grows again from a lower level (the
-sawtooth of seed 000 §7.3). Messages are never deleted; no model call.
+sawtooth of source 000 §7.3). Messages are never deleted; no model call.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``context_aware_compression``: seed 002 experiment 2-10's 上下文感知压缩.
+"""``context_aware_compression``: source 002 experiment 2-10's 上下文感知压缩.
 
 The seed (§2.7, exp 2-10; §2.7.5) describes it by its effect and its principles: it "compressed
 about 150K characters to 2K and still kept the founders' names and job changes", saving about
@@ -18,7 +18,7 @@ compresses differently for different tasks), **semantically complete** ("Sutskev
   reply that followed it (what the agent made of it), with instructions to keep only what THIS
   task needs, with names, dates, companies and numbers whole, and to drop the rest;
 * **frozen**: the compressed text (``[compressed for the task] ...``) replaces the result for the
-  rest of the trial, keyed by its history position and call id (seed 002 §2.7.4), so each
+  rest of the trial, keyed by its history position and call id (source 002 §2.7.4), so each
   result breaks the prefix cache once, ``keep_recent_rounds`` rounds behind the newest.
 
 How it differs from ``adaptive_window`` (the seed's other strategy of exp 2-10, "80% 才触发,

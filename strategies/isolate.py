@@ -1,4 +1,4 @@
-"""``isolate``: isolation instead of compression — a sub-agent with a fresh context (seed 002 §2.7.6).
+"""``isolate``: isolation instead of compression — a sub-agent with a fresh context (source 002 §2.7.6).
 
 The agent gets ``delegate(task)``. The harness runs a sub-agent on the same task
 environment with a fresh context (system prompt + the task text, the task's tools and a

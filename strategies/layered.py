@@ -1,7 +1,7 @@
-"""``layered``: seed 004's three tiers of compression, cheapest first (LayeredContext).
+"""``layered``: source 004's three tiers of compression, cheapest first (LayeredContext).
 
 Measure, and while the request is over the budget apply the next tier, measuring again
-after each one (seed 000 §7.3: 压实先于摘要, stop as soon as it fits):
+after each one (source 000 §7.3: 压实先于摘要, stop as soon as it fits):
 
 1. clear old tool results: every tool result but the ``keep_tool_results`` most recent
    becomes a frozen one-line placeholder with the tool's name and arguments (the
@@ -37,7 +37,7 @@ SUMMARY_PREFIX = "[summary of the earlier work: {n} rounds, written by the summa
 
 
 class Layered(BaseStrategy):
-    """Seed 004's LayeredContext: clear tool results, then drop or summarize the oldest rounds.
+    """Source 004's LayeredContext: clear tool results, then drop or summarize the oldest rounds.
 
     Parameters:
         keep_tool_results: tool results never cleared by tier 1 (default 3, as the seed).
@@ -49,7 +49,7 @@ class Layered(BaseStrategy):
 
     budget_guarantee = "soft"
     """The ``keep_recent_rounds`` recent rounds (their results past ``keep_tool_results`` cleared)
-    and the note or summary stay, and can exceed the budget (seed 004: a soft target)."""
+    and the note or summary stay, and can exceed the budget (source 004: a soft target)."""
 
     def __init__(
         self,
@@ -89,7 +89,7 @@ class Layered(BaseStrategy):
             return out
         rounds = split_rounds(shown)
         if len(rounds) <= self.keep_recent_rounds:
-            return out  # the recent rounds alone are over the budget: a soft target (seed 004)
+            return out  # the recent rounds alone are over the budget: a soft target (source 004)
         old = rounds[: len(rounds) - self.keep_recent_rounds]
         old_messages = [m for r in old for m in r]
         before = self.ctx.count_tokens(out) + self.ctx.request_overhead()

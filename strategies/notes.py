@@ -1,4 +1,4 @@
-"""``notes``: structured note-taking with recitation (seed 004's external notes; Manus's todo.md).
+"""``notes``: structured note-taking with recitation (source 004's external notes; Manus's todo.md).
 
 The agent gets ``write_note(text)`` and ``read_notes()``. Notes are kept by the strategy
 (and mirrored to ``notes.md`` in the trial's store) and re-injected near the tail of every

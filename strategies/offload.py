@@ -1,6 +1,6 @@
 """``offload``: recoverable compression through the trial's file store.
 
-Sources: Manus's "file system as context" (seed 004, 四、把文件系统当上下文) and seed 003's
+Sources: Manus's "file system as context" (source 004, 四、把文件系统当上下文) and source 003's
 FileMemory. A tool result bigger than ``threshold`` tokens, once it is older than the
 ``keep_recent`` most recent results and not a result of the newest round (the agent has not
 seen those yet: with parallel calls a round can hold more results than ``keep_recent``), is

@@ -1,4 +1,4 @@
-"""Deliberately bad strategies: seed 002 experiment 2-3 and 常见误区 (cache anti-patterns).
+"""Deliberately bad strategies: source 002 experiment 2-3 and 常见误区 (cache anti-patterns).
 
 They exist to be measured (``experiment=cache_pitfalls``), not used. Each one is a real
 mistake people make; each is deterministic, so a run is reproducible:
@@ -16,15 +16,15 @@ mistake people make; each is deterministic, so a run is reproducible:
   ``USER: ... / ASSISTANT: ... / TOOL: ...`` text (the most destructive: off the training
   format, tool results mixed into user text, the agent loses track of what it did).
 * ``UserConfigAtFront``: the user's live account state (calls left, balance) written into the
-  front of the context, at the head of the task message, new every step (seed 002 exp 2-3
+  front of the context, at the head of the task message, new every step (source 002 exp 2-3
   "动态用户配置": "每次把剩余调用次数、账户余额塞进上下文前部"; the fix is a status message
   at the end, ``status_bar``). Everything after the system message is new every call.
 * ``ShuffledJsonKeys``: the history's JSON (tool-call arguments, JSON tool results) serialized
   again for every request with the keys in another order, as a framework that keeps parsed
-  objects and serializes them with unordered maps does (seed 004: "很多语言的 JSON 序列化不保证键的
-  顺序,同样的对象两次序列化出来不一样,缓存也会悄悄失效"; seed 002). The order is seeded by
+  objects and serializes them with unordered maps does (source 004: "很多语言的 JSON 序列化不保证键的
+  顺序,同样的对象两次序列化出来不一样,缓存也会悄悄失效"; source 002). The order is seeded by
   ``seed``, the task, the step and the message's position: a run is reproducible.
-* ``ToolChurn``: a helper tool loaded and another unloaded between turns (seed 004 三、"按场景
+* ``ToolChurn``: a helper tool loaded and another unloaded between turns (source 004 三、"按场景
   动态加载和卸载工具 ... 工具定义通常放在上下文最前面,一改就让整个缓存失效"). The agent never
   needs the helpers, so only the cache changes. Uses the ``expose_tools`` hook.
 

@@ -1,9 +1,9 @@
-"""``select_tools``: dynamic tool exposure (seed 003 §五 ``SelectTools``), measured on both sides.
+"""``select_tools``: dynamic tool exposure (source 003 §五 ``SelectTools``), measured on both sides.
 
-Seed 003 治理工具定义: "运行期只把与当前问题相关的工具提供给模型" — offer only the tools
+Source 003 治理工具定义: "运行期只把与当前问题相关的工具提供给模型" — offer only the tools
 relevant to the current phase; its ``SelectTools(query, all, maxN)`` ranks every tool by how
 many words of its description occur in the query and keeps the ``maxN`` best (a stable sort,
-so ties keep the catalogue's order). Seed 004 warns about the other side: the tool schemas
+so ties keep the catalogue's order). Source 004 warns about the other side: the tool schemas
 come first in the cached prefix, so every change of the offered set breaks the prefix cache
 from the first changed tool on, and a call to a tool that is no longer offered confuses the
 model. This strategy does the first and the harness measures the second:
@@ -49,7 +49,7 @@ def description_words(tool: dict, min_word: int) -> set[str]:
 
 
 def relevance(tool: dict, query_words: set[str], min_word: int) -> int:
-    """Seed 003's score: how many of the tool's words occur in the query."""
+    """Source 003's score: how many of the tool's words occur in the query."""
     return len(description_words(tool, min_word) & query_words)
 
 
@@ -64,7 +64,7 @@ class SelectTools(BaseStrategy):
     """Offer only the tools of the current phase: the recently used ones plus the best-ranked others.
 
     Parameters:
-        max_tools: task tools offered besides the recently used ones (seed 003's ``maxN``; default 1).
+        max_tools: task tools offered besides the recently used ones (source 003's ``maxN``; default 1).
         keep_recent_rounds: the tools called in this many latest rounds stay offered (default 1; 0 = rank only).
         always: tools always offered (default ``["submit"]``; the harness refuses to run without ``submit``).
         min_word: the shortest description word matched against the query (default 4 letters).

@@ -1,4 +1,4 @@
-"""Server-side context management (seed 004: Anthropic's context editing and compaction).
+"""Server-side context management (source 004: Anthropic's context editing and compaction).
 
 ``server_clear_tool_uses`` and ``server_compaction`` leave the history alone: ``prepare``
 returns it unchanged and the strategy sends Anthropic's ``context_management`` parameters with

@@ -1,7 +1,7 @@
-"""``status_bar``: a state message computed by code, appended last as a user message (seed 002 §2.6).
+"""``status_bar``: a state message computed by code, appended last as a user message (source 002 §2.6).
 
 The model trusts a status bar almost unconditionally, so it is computed by CODE from the
-full history, never by a model (seed 002 §2.6, 维护要点 1). It is appended as the last
+full history, never by a model (source 002 §2.6, 维护要点 1). It is appended as the last
 message, in the user slot next to the generation position; the system message is not
 touched. Format (parsed by ``reference_agent.policy_kit.status_counts``; documented in
 strategies/README.md)::
@@ -22,7 +22,7 @@ strategies/README.md)::
 as ``key=value``. Failed calls count as calls. The todo block repeats the checkbox lines
 (``- [ ] ...``, ``- [x] ...``) of the latest assistant message that has any.
 
-Two modes (seed 002 §2.6.4): ``replace`` keeps only the latest status message (the
+Two modes (source 002 §2.6.4): ``replace`` keeps only the latest status message (the
 cache breaks from the previous one's position, about one round, every step);
 ``append`` keeps every step's status message where it was injected, never rewritten
 (cache-friendly, like Claude Code's <system-reminder>; stale copies cost tokens). The

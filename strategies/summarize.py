@@ -1,4 +1,4 @@
-"""``summarize``: compaction by a model-written summary (seed 000 §7.3; seed 004 tier 3).
+"""``summarize``: compaction by a model-written summary (source 000 §7.3; source 004 tier 3).
 
 When the prepared request exceeds ``threshold`` tokens, the older rounds (never a part
 of a round) become ONE structured summary written by ``ctx.summarize`` with the seed's
@@ -6,11 +6,11 @@ four-part template (key findings / tools used / failed attempts / progress and
 remaining; ``harness/summarizer.py``). The summary is a user message placed right after
 the head (system + task); the ``keep_recent_rounds`` most recent rounds stay verbatim.
 A later compaction passes the previous summary message plus the newly old rounds to the
-summarizer, so the new summary absorbs the old one instead of stacking (seed 004).
+summarizer, so the new summary absorbs the old one instead of stacking (source 004).
 Between compactions the summary message is frozen (the same object, byte-identical),
 so the cache breaks only after the head, once per compaction.
 
-Breaker (seed 002 §2.7.4): a compaction that leaves the request above the budget is a
+Breaker (source 002 §2.7.4): a compaction that leaves the request above the budget is a
 failure; after ``max_failures`` consecutive failures the strategy stops summarizing for
 the rest of the trial (logged as ``summarize_breaker``) and keeps the last summary plus
 everything after it. Each summary is one summarizer call, billed to the trial as a

@@ -1,6 +1,6 @@
-"""``needle``: one fact among retrieved documents, at a chosen position (seed 003, Lost in the Middle).
+"""``needle``: one fact among retrieved documents, at a chosen position (source 003, Lost in the Middle).
 
-Seed 003 retells Liu et al. (2023): twenty documents in the prompt, the answer in one of them,
+Source 003 retells Liu et al. (2023): twenty documents in the prompt, the answer in one of them,
 and accuracy against that document's place (first ~75%, middle ~50%, last ~70%: a U). This
 family is that setup as a tool-using task. ``search_documents(query)`` returns ``documents``
 documents in ONE result (a RAG top-K); document ``position`` (1 = first) holds the one line

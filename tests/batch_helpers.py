@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter
 from reference_agent.profiles import RATE_LIMITED
 from reference_agent.scripted import ScriptedModel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter
 from reference_agent.policies import reference_policy
 from reference_agent.scripted import ScriptedModel

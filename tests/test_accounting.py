@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.hooks import Hooks
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.records import RunWriter, read_jsonl, read_transcript
 from harness.runner import execute, recorded_strategy_name

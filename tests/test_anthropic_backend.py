@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("anthropic")
 
 from harness.cache_sim import PROFILES  # noqa: E402
-from harness.loop import TrialSettings, run_trial  # noqa: E402
+from harness.trial import TrialSettings, run_trial  # noqa: E402
 from harness.models import retry as retry_module  # noqa: E402
 from harness.models.anthropic_backend import AnthropicModel, http_module, normalize_usage, place_breakpoints  # noqa: E402
 from harness.models.base import ContextOverflowError, ModelError, PreflightError  # noqa: E402

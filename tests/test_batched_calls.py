@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.conversation import render_history
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter
 from reference_agent.policies import reference_policy
 from reference_agent.policies.call_budget import CallBudgetPolicy

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter
 from reference_agent.policies import reference_policy
 from reference_agent.policy_kit import latest_results, make_call, next_page, pending_pages

@@ -1,4 +1,4 @@
-"""``context_aware_compression`` (seed 002 exp 2-10 上下文感知压缩): each read, big tool result is compressed once,
+"""``context_aware_compression`` (source 002 exp 2-10 上下文感知压缩): each read, big tool result is compressed once,
 with the task and the agent's reading of it as context; errors, small and unread results stay."""
 
 import pytest

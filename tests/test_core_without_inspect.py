@@ -35,7 +35,7 @@ SCRIPT = textwrap.dedent("""
                 importlib.import_module(info.name)
     sys.path.insert(0, "benchmarks")
     from step_overhead import GrowingTask, InstantModel
-    from harness.loop import TrialSettings, run_trial
+    from harness.trial import TrialSettings, run_trial
     from harness.records import RunWriter
     from strategies.headtail import HeadTail
     with tempfile.TemporaryDirectory() as tmp:

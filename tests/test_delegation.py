@@ -1,4 +1,4 @@
-"""Delegation under ``isolate`` (seed 002 §2.7.6, seed 000 §7.3): the reference agents that split their work."""
+"""Delegation under ``isolate`` (source 002 §2.7.6, source 000 §7.3): the reference agents that split their work."""
 
 from __future__ import annotations
 

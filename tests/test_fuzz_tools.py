@@ -3,7 +3,7 @@
 No tool argument and no ``submit`` answer may crash a family: a wrong-typed or absurd argument is
 an error ``ToolResult`` (its content starts with ``ERROR``), an answer of any shape is a ``Grade``
 (a failed one, with its reason in ``detail``). The harness would survive a raising tool or grader
-(``harness/loop.py`` turns them into a tool error or a failed trial), but that is the last line of
+(``harness/trial.py`` turns them into a tool error or a failed trial), but that is the last line of
 defence, not the families' contract (``tasks/base.py``).
 
 Every family of ``configs/task/*.yaml`` is built at a small size (``SMALL``) and the reference agent

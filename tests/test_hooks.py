@@ -1,7 +1,7 @@
 """Loop hooks: the start hook's plan instruction and the stop hook's completion check."""
 
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.records import RunWriter, read_jsonl, read_transcript
 from reference_agent.policies import reference_policy

@@ -1,7 +1,7 @@
 """Hostile model output: lone surrogates in tool arguments and text, repeated tool-call ids.
 
 End to end through ``harness.runner.execute`` with the fake models of ``tests/fake_models.py``,
-so these tests do not depend on how ``harness/loop.py`` is organised.
+so these tests do not depend on how ``harness/trial.py`` is organised.
 """
 
 from __future__ import annotations

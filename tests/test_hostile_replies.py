@@ -9,7 +9,7 @@ import pytest
 
 from harness.conversation import parse_arguments
 from harness.hooks import Hooks
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.base import Completion, ModelError, Usage
 from harness.records import RunWriter, read_jsonl, read_transcript
 from strategies.none import NoManagement

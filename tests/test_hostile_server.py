@@ -21,7 +21,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from harness.cache_sim import PROFILES
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter, read_jsonl, read_transcript
 from harness.runner import build_model
 from strategies.none import NoManagement

@@ -47,7 +47,7 @@ from harness.integrations.inspect_messages import (  # noqa: E402  (after the im
     to_dicts,
     tool_dicts,
 )
-from harness.loop import TrialSettings, run_trial  # noqa: E402
+from harness.trial import TrialSettings, run_trial  # noqa: E402
 from harness.models.base import Completion, Usage  # noqa: E402
 from harness.records import RunWriter  # noqa: E402
 from strategies.clear_tool_results import ClearToolResults  # noqa: E402

@@ -42,7 +42,7 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     """A sweep (three strategies at 2k, two trials each) and two runs that end badly (model error, step limit)."""
     tmp = tmp_path_factory.mktemp("export")
     runs = {
-        # code_review at 12 files runs enough rounds for summarize to summarize at 2k (the smoke size, 8 files, does not)
+        # code_review at 12 files runs enough rounds for summarize to summarize at 2k (at 8 files it does not)
         "sweep": (
             f"strategy={','.join(STRATEGIES)}",
             "suite.families.code_review.files=12",

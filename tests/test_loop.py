@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter, read_jsonl, read_transcript, transcript_path
 from reference_agent.scripted import ScriptedModel
 from strategies.headtail import HeadTail

@@ -1,4 +1,4 @@
-"""The ``needle`` family (seed 003, Lost in the Middle): one fact at a chosen document among many."""
+"""The ``needle`` family (source 003, Lost in the Middle): one fact at a chosen document among many."""
 
 import pytest
 

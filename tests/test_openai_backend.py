@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models import retry as retry_module
 from harness.models.base import ContextOverflowError, ModelError
 from harness.models.openai_backend import OpenAIModel, http_module, normalize_usage

@@ -4,7 +4,7 @@
 import pytest
 
 from harness.conversation import InvalidConversation, check_tool_order, validate_projection
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter, read_transcript
 from reference_agent.scripted import ScriptedModel
 from strategies.pitfalls import FlattenedTranscript, FrequencyOrderedTools, LastRounds, TimestampedSystem

@@ -10,7 +10,7 @@ from genai_prices import data_snapshot
 from harness import pricing as pricing_module
 from harness.accounting import CallRecorder
 from harness.cache_sim import PROFILES
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.openai_backend import OpenAIModel
 from harness.pricing import (
     AutoPricing,

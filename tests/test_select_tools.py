@@ -1,4 +1,4 @@
-"""``select_tools`` (seed 003 SelectTools) and the harness's ``expose_tools`` hook: what is offered, what a
+"""``select_tools`` (source 003 SelectTools) and the harness's ``expose_tools`` hook: what is offered, what a
 hidden tool's call gets, and what it does to tokens and to the prefix cache (the tools head the cached prefix)."""
 
 import pytest

@@ -312,7 +312,7 @@ def test_status_bar_wraps_a_base_within_budget():
 
 
 def test_reference_agent_keeps_taking_notes_under_a_status_bar(tmp_path):
-    from harness.loop import TrialSettings, run_trial
+    from harness.trial import TrialSettings, run_trial
     from reference_agent.scripted import ScriptedModel
     from harness.records import RunWriter
     from strategies.none import NoManagement

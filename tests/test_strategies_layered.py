@@ -1,6 +1,6 @@
-"""``layered`` reproduces seed 004's context_demo (counted with the seed's own est_tokens).
+"""``layered`` reproduces source 004's context_demo (counted with the source's own est_tokens).
 
-Seed (its own code, copied in tests/seed004_demo.py):   62 msgs ~30,759 -> clear only 62 msgs ~6,017
+Source (its own code, copied in tests/seed004_demo.py):   62 msgs ~30,759 -> clear only 62 msgs ~6,017
                                                          -> with a summarizer (budget 4,000) 14 msgs ~4,468
 Ours (strategies.layered.Layered, same history/counting): clear only 62 msgs ~6,000
                                                          -> with a summarizer 15 msgs ~4,515

@@ -3,7 +3,7 @@
 from hydra import compose, initialize_config_dir
 
 from harness.cli import CONFIG_DIR, UsageError, validate_overrides
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.records import RunWriter, read_jsonl
 from harness.runner import build
 from reference_agent.scripted import ScriptedModel

@@ -85,7 +85,7 @@ def test_notes_are_reinjected_last_and_saved():
 
 
 def test_reference_agent_uses_read_memory_and_write_note(tmp_path):
-    from harness.loop import TrialSettings, run_trial
+    from harness.trial import TrialSettings, run_trial
     from reference_agent.scripted import ScriptedModel
     from harness.records import RunWriter
     from tasks.invoice_audit import InvoiceAudit
@@ -131,7 +131,7 @@ def test_reference_agent_reads_memory_instead_of_repeating_an_offloaded_call():
 
 
 def test_isolate_runs_subagents_billed_apart(tmp_path):
-    from harness.loop import TrialSettings, run_trial
+    from harness.trial import TrialSettings, run_trial
     from reference_agent.scripted import ScriptedModel
     from harness.records import RunWriter, read_jsonl
     from strategies.isolate import Isolate

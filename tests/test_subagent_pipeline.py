@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 
-from harness.loop import TrialSettings, run_trial
+from harness.trial import TrialSettings, run_trial
 from harness.models.base import Completion, Usage, current_request_options
 from harness.records import RunWriter, read_jsonl, read_transcript
 from harness.subagent import REPORT_TOOL

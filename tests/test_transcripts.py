@@ -20,7 +20,7 @@ SMALL = ("suite=smoke", "trials=1", "strategy=headtail", "budget=3k", "progress=
 
 
 def _run(folder: Path, monkeypatch) -> Path:
-    monkeypatch.setattr("harness.loop._now", lambda: "2026-01-01T00:00:00+00:00")  # the one wall-clock field
+    monkeypatch.setattr("harness.trial._now", lambda: "2026-01-01T00:00:00+00:00")  # the one wall-clock field
     execute(compose(*SMALL), folder, echo=lambda _: None)
     return folder
 

@@ -84,3 +84,17 @@ def test_sources_doc_names_every_preset():
     assert not missing, f"docs/sources.md does not name: {missing}"
     for chapter in ("000", "002", "003", "004"):
         assert f"source {chapter}" in text.lower(), chapter
+
+
+def test_code_cites_sources_not_seeds():
+    """Docstrings and comments name a source chapter as the docs do ("source 002"), never as a "seed"."""
+    packages = ("harness", "strategies", "tasks", "reference_agent", "benchmarks", "examples", "tests")
+    bad = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for package in packages
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path != Path(__file__).resolve()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if SOURCE_AS_SEED.search(line)
+    ]
+    assert not bad, "\n".join(bad)

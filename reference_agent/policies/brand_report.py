@@ -445,7 +445,7 @@ class Knowledge:
 class BrandPolicy:
     """Reference policy for ``brand_report`` (see the module docstring). ``notes_window=False``: its notes say
     "last week" instead of the window's dates (it still applies the window while the task statement is visible;
-    preset ``context_growth``, seed 003's constraint forgetting)."""
+    preset ``context_growth``, source 003's constraint forgetting)."""
 
     chunk = 10
 

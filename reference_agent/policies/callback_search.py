@@ -1,4 +1,4 @@
-"""``callback_search`` reference policy: search, then verify (seed 002 §2.7.6), keeping a ledger.
+"""``callback_search`` reference policy: search, then verify (source 002 §2.7.6), keeping a ledger.
 
 Two phases, as the calibration LLM worked:
 
@@ -211,7 +211,7 @@ def _likelihood(path: str, line: str) -> tuple[int, int, str]:
 class CallbackSearchPolicy:
     """Reference policy for ``callback_search`` (see the module docstring).
 
-    With the ``isolate`` strategy (``delegate`` on offer) it does what seed 002 §2.7.6
+    With the ``isolate`` strategy (``delegate`` on offer) it does what source 002 §2.7.6
     describes: it delegates the whole search (``SUBTASK``, self-contained) to ONE sub-agent
     and submits the sub-agent's conclusion, read from the visible ``delegate`` result; the
     main context gains two messages. A delegate result that is not a report (the sub-agent

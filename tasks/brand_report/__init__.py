@@ -1,4 +1,4 @@
-"""``brand_report``: count last week's negative mentions of three brands in a noisy social feed (seed 000).
+"""``brand_report``: count last week's negative mentions of three brands in a noisy social feed (source 000).
 
 The package: ``world.py`` (the generated feed and its templates), ``tools.py``
 (``get_posts(cursor)``, ``search_posts(brand, cursor)``), ``grade.py`` and ``family.py`` (the

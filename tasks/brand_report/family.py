@@ -1,4 +1,5 @@
-"""The ``brand_report`` family and its instances: last week's negative mentions of three brands (seed 000's 舆情 agent).
+"""The ``brand_report`` family and its instances: last week's negative mentions of three brands
+(source 000's 舆情 agent).
 
 A social-listening feed (``tools.py``: ``get_posts(cursor)``, sorted by relevance, not by
 date, cursor-paginated) holds posts about three brands of one product category, from
@@ -26,7 +27,7 @@ class BrandReport(TaskFamily):
     """Family generator. Knobs: ``pages`` (feed pages), ``posts_per_page`` (items per page),
     ``weeks`` (weeks of posts before the window), ``notes_window`` (whether the reference agent's notes
     restate the window's dates; ``False``: they say "last week", so the window lives only in the task
-    statement, as a constraint stated once that a model does not carry forward; seed 003's constraint
+    statement, as a constraint stated once that a model does not carry forward; source 003's constraint
     forgetting, preset ``context_growth``)."""
 
     name = "brand_report"

@@ -1,4 +1,4 @@
-"""``call_budget``: negotiate with merchants by phone, at most 3 calls each (seed 002 §2.6, exp. 2-8).
+"""``call_budget``: negotiate with merchants by phone, at most 3 calls each (source 002 §2.6, exp. 2-8).
 
 The agent asks each of ``merchants`` merchants for a volume discount with
 ``call_merchant(merchant, offer)``. Every call returns a long, noisy transcript (IVR menus,

@@ -1,4 +1,4 @@
-"""``callback_search``: find the payment-callback handler and its call sites (seed 002 §2.7.6).
+"""``callback_search``: find the payment-callback handler and its call sites (source 002 §2.7.6).
 
 A package: ``world`` (the codebase, target, call sites and distractors), ``formats`` (how the tools
 render their results, and the patterns that read them back), ``tools`` (prompts and tools; the

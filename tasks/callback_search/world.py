@@ -1,4 +1,4 @@
-"""``callback_search`` generation: the codebase, the target, its call sites and the distractors (seed 002 §2.7.6).
+"""``callback_search`` generation: the codebase, the target, its call sites and the distractors (source 002 §2.7.6).
 
 A generated Python codebase of ``files`` files (packages ``src/payment``, ``src/orders``,
 ``src/notify``, ``src/users``, ``src/inventory``, ``src/shipping``, ``src/api``,

@@ -1,4 +1,4 @@
-"""``code_review``: find the planted bugs in a generated Python repository (seed 000 §7.3).
+"""``code_review``: find the planted bugs in a generated Python repository (source 000 §7.3).
 
 A package: ``world`` (the repository, bugs, decoys and the scope), ``formats`` (how the tools render
 their results and the replies the stop hook reads, with the patterns that read them back), ``tools``

@@ -39,7 +39,7 @@ def grade_findings(bugs: list[Bug], answer: dict) -> Grade:
 
 
 def missing_reviews(messages: list[dict], out_of_scope: tuple[str, ...]) -> str | None:
-    """Stop-hook check (seed 000 §7.4): every in-scope file in the visible listing needs a visible review.
+    """Stop-hook check (source 000 §7.4): every in-scope file in the visible listing needs a visible review.
 
     It judges what the agent can show for its work in the request it submitted from,
     like a checker reading the same context would, so after compaction it may send the
@@ -60,7 +60,7 @@ def file_metrics(tool_log: list[dict], paths: list[str], out_of_scope: tuple[str
     """File coverage: distinct in-scope files read / in-scope files (sub-agents' reads included).
 
     With sub-agents (strategy ``isolate``) also ``files_read_summed``: distinct files read per
-    context (the main agent and each sub-agent), summed, as seed 000 §7.3 reports isolation.
+    context (the main agent and each sub-agent), summed, as source 000 §7.3 reports isolation.
     """
     read = {
         e["resource"] for e in tool_log if e.get("name") == "read_file" and not e.get("is_error") and e.get("resource")
@@ -77,6 +77,6 @@ def file_metrics(tool_log: list[dict], paths: list[str], out_of_scope: tuple[str
         "file_coverage": round(len(read & in_scope) / len(in_scope), 4),
     }
     if any(key is not None for key in per_context):
-        # seed 000 §7.3 counts isolation's coverage summed over the contexts (48 of 44 there)
+        # source 000 §7.3 counts isolation's coverage summed over the contexts (48 of 44 there)
         metrics["files_read_summed"] = sum(len(files) for files in per_context.values())
     return metrics

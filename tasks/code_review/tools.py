@@ -128,7 +128,7 @@ class CodeReviewInstance(TaskInstance):
         return grading.grade_findings(self.bugs, answer)
 
     def completion_check(self, messages: list[dict], answer: dict) -> str | None:
-        """Stop-hook check (seed 000 §7.4): every in-scope file in the visible listing needs a visible review."""
+        """Stop-hook check (source 000 §7.4): every in-scope file in the visible listing needs a visible review."""
         return grading.missing_reviews(messages, self.out_of_scope)
 
     def trial_metrics(self, tool_log: list[dict]) -> dict:

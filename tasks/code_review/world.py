@@ -1,4 +1,4 @@
-"""``code_review`` generation: the repository, its planted bugs and their decoys (seed 000 §7.3).
+"""``code_review`` generation: the repository, its planted bugs and their decoys (source 000 §7.3).
 
 The repository has ``files`` modules (default 44, as in the seed's experiment): a few
 shared helper modules under ``app/common/`` and domain modules under ``app/<domain>/``.

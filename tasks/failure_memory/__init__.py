@@ -1,4 +1,4 @@
-"""``failure_memory``: keep failures in context so they are not retried (seeds 000 §7.3, 004 §6).
+"""``failure_memory``: keep failures in context so they are not retried (sources 000 §7.3, 004 §6).
 
 An escalation for one account: (1) its total refunds in a first quarter, (2) read the open
 support tickets to find the one escalated to finance, which names a second quarter, (3) the

@@ -1,4 +1,4 @@
-"""``invoice_audit``: find every duplicate charge in a customer's year of invoices (seed 004).
+"""``invoice_audit``: find every duplicate charge in a customer's year of invoices (source 004).
 
 The package: ``world.py`` (the generated history and its templates), ``tools.py``
 (``get_invoice_page(cursor)``), ``grade.py`` and ``family.py`` (the ``TaskFamily`` and

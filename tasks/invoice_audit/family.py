@@ -1,4 +1,4 @@
-"""The ``invoice_audit`` family and its instances: find every duplicate charge in a year of invoices (seed 004).
+"""The ``invoice_audit`` family and its instances: find every duplicate charge in a year of invoices (source 004).
 
 The agent pages through the invoice history with ``get_invoice_page(cursor)`` (``tools.py``:
 cursor pagination, so the pages arrive one round at a time even for an agent that batches).

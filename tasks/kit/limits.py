@@ -1,6 +1,6 @@
 """The per-turn tool-call limit a family declares (``TaskInstance.max_calls_per_turn``).
 
-The loop enforces it (``harness/loop.py``): calls of one reply beyond the limit are answered
+The loop enforces it (``harness/trial.py``): calls of one reply beyond the limit are answered
 with ``tasks.base.rate_limited_message`` and not executed. A family states the limit in its
 prompt with ``limit_sentence`` so that an agent can plan for it, as it would for a real API's
 documented concurrency limit; ``DOCUMENTED_LIMIT`` reads the number back from that sentence.

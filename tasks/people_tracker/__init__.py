@@ -1,4 +1,4 @@
-"""``people_tracker``: track who moved to which employer, and when (seed 002, experiment 2-10).
+"""``people_tracker``: track who moved to which employer, and when (source 002, experiment 2-10).
 
 ``people`` people (knob) change employers one to ``moves`` times between 2018 and 2025.
 The agent finds them with ``search(query)`` (a results page: titles, URLs, snippets, ads)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.analysis import all_reference, load_steps, load_trials, reference_note, summarize
 from harness.budget import format_budget
-from harness.loop import TrialSettings
+from harness.trial import TrialSettings
 from harness.records import STEPS, TRIALS
 
 if TYPE_CHECKING:
