@@ -3,6 +3,8 @@
 Also ``model=llamacpp_messages`` (a ``llama-server`` you started: it serves ``/v1/messages``)
 and, through ``harness.models.local.LocalMessagesModel``, ``model=local_messages``.
 ``pip install -e ".[anthropic]"``; the SDK is imported when the backend is built, not before.
+What it shares with ``model=openai`` (settings, the client, the preflight, retries and error mapping,
+reading a body) is ``harness.models.http_backend.HTTPBackend``; this module holds the Messages wire format.
 
 - Conversion: ``harness.models.messages_format`` (OpenAI format <-> Messages, lossless for
   what the harness holds: system blocks, tool use with ids, parallel tool use, error results,
@@ -32,41 +34,34 @@ and, through ``harness.models.local.LocalMessagesModel``, ``model=local_messages
 - Tool calls come from ``tool_use`` blocks; with ``parse_text_tool_calls`` also from tool calls
   written in the text (llama-server's small models write a ```json block).
 - A hostile or broken endpoint (tests/hostile_server.py) cannot crash a run: as in
-  ``harness.models.openai_backend``, a body that is not a JSON object is a ``ModelError`` that says why,
-  and a usage figure that is not a count is kept as it came, for the harness to drop and record.
+  ``harness.models.openai_backend`` (``harness.models.http_backend.response_object``), a body that is
+  not a JSON object is a ``ModelError`` that says why, and a usage figure that is not a count is kept as
+  it came, for the harness to drop and record.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 import json
-import time
-from typing import Any
+from typing import Any, Callable
 
 from harness.conversation import escape_surrogates
-from harness.models.base import (
-    Completion,
-    ContextOverflowError,
-    ModelError,
-    PreflightError,
-    Usage,
-    current_request_options,
-)
+from harness.models.base import ModelError, PreflightError, Usage, current_request_options
 from harness.models import endpoint
-from harness.models.endpoint import retry_after
-from harness.models.messages_format import MessagesRequest, reply_message, to_messages
-from harness.models.openai_backend import (
-    OVERFLOW_MARKERS,
+from harness.models.http_backend import (
+    CUT_OFF,
+    ErrorRules,
+    HTTPBackend,
     as_object,
-    httpx_module,
     is_count,
-    quiet_http_logs,
-    response_object,
+    says_overflow,
+    sdk_http_module,
     short,
+    status_of,
 )
-from harness.models.openai_backend import usage_figure as _figure
-from harness.models.retry import RetryPolicy, call_with_retries, policy_from
+from harness.models.http_backend import usage_figure as _figure
+from harness.models.messages_format import MessagesRequest, reply_message, to_messages
+from harness.models.retry import RetryPolicy
 from harness.models.toolparse import parse_text_tool_calls
 
 INSTALL_HINT = 'pip install -e ".[anthropic]"'
@@ -89,11 +84,11 @@ def http_module() -> Any:
     """The HTTP library the installed SDK is built on (``httpx`` or ``httpx2``); tests build mock clients with it."""
     from anthropic import _base_client
 
-    return getattr(_base_client, "httpx2", None) or httpx_module()
+    return sdk_http_module(_base_client)
 
 
 def _status(exc: BaseException) -> int | None:
-    return getattr(exc, "status_code", None) if isinstance(exc, sdk().APIStatusError) else None
+    return status_of(exc, sdk().APIStatusError)
 
 
 def _body_text(exc: BaseException) -> str:
@@ -102,7 +97,7 @@ def _body_text(exc: BaseException) -> str:
 
 def is_context_overflow(exc: BaseException) -> bool:
     """Whether an API error says the prompt is longer than the model's context window."""
-    return _status(exc) in (400, 413, 422, 500) and any(marker in _body_text(exc) for marker in OVERFLOW_MARKERS)
+    return says_overflow(_status(exc), _body_text(exc))
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -219,7 +214,7 @@ BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 """Read when ``base_url`` is unset, as the ``anthropic`` SDK reads it."""
 
 
-class AnthropicModel:
+class AnthropicModel(HTTPBackend):
     """A chat model behind the Anthropic Messages API (or llama-server's ``/v1/messages``).
 
     Parameters:
@@ -245,7 +240,9 @@ class AnthropicModel:
         api_key: the key itself (tests); normally read from ``api_key_env``.
     """
 
-    is_reference = False
+    no_key = NO_KEY
+    call_id_prefix = "toolu"
+    errors = ErrorRules(is_transient=is_transient, is_context_overflow=is_context_overflow, describe=describe)
 
     def __init__(
         self,
@@ -267,61 +264,52 @@ class AnthropicModel:
         http_client: Any = None,
         api_key: str | None = None,
     ) -> None:
-        self.name = name
-        self.base_url = endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL)
-        self.model = model
-        self.api_key_env = api_key_env or None
-        self.context_window = int(context_window)
+        super().__init__(
+            name=name,
+            base_url=endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL),
+            model=model,
+            api_key_env=api_key_env,
+            context_window=context_window,
+            temperature=temperature,
+            timeout=timeout,
+            retry=retry,
+            parse_text_tool_calls=parse_text_tool_calls,
+            extra_body=extra_body,
+            check_endpoint=check_endpoint,
+            http_client=http_client,
+            api_key=api_key,
+        )
         self.max_tokens = int(max_tokens)
-        self.temperature = temperature
-        self.timeout = float(timeout)
-        self.retry = policy_from(retry)
         self.cache_breakpoints = bool(cache_breakpoints)
         self.cache_ttl = cache_ttl
         self.server_context_management = bool(server_context_management)
-        self.parse_text_tool_calls = parse_text_tool_calls
-        self.extra_body = dict(extra_body or {})
-        self.check_endpoint = check_endpoint
-        self.http_client = http_client
-        self._api_key = api_key
-        self._client: Any = None
-        self._ids = itertools.count(1)
-        quiet_http_logs()
 
-    # -- setup ---------------------------------------------------------------------------
-    def api_key(self) -> str:
-        """The API key (a placeholder for keyless servers such as llama-server)."""
-        return endpoint.api_key(self._api_key, self.api_key_env, NO_KEY)
+    # -- the SDK and the endpoint ----------------------------------------------------------
+    def sdk_client_class(self) -> Any:
+        """``anthropic.Anthropic``."""
+        return sdk().Anthropic
 
-    @property
-    def client(self) -> Any:
-        """The SDK client, created on first use with ``max_retries=0`` (tenacity retries)."""
-        if self._client is None:
-            self._client = sdk().Anthropic(
-                base_url=self.base_url,
-                api_key=self.api_key(),
-                max_retries=0,
-                timeout=self.timeout,
-                http_client=self.http_client,
-            )
-        return self._client
+    def sdk_error(self) -> type[BaseException]:
+        """``anthropic.AnthropicError``."""
+        return sdk().AnthropicError
+
+    def sdk_http_module(self) -> Any:
+        """The HTTP library the ``anthropic`` SDK is built on."""
+        return http_module()
 
     def check(self) -> None:
         """Preflight: the SDK is installed, the key's variable is set, and the endpoint answers."""
         sdk()
-        endpoint.check_key_variable(self.name, self._api_key, self.api_key_env)
-        if self.check_endpoint:
-            self.probe()
+        super().check()
 
-    def probe(self, timeout: float = 10.0) -> int:
-        """GET ``{base_url}/v1/models``; any HTTP answer counts as reachable, a 401 as a rejected key."""
-        httpx = http_module()
-        url = f"{self.base_url}/v1/models"
-        key = self.api_key()  # both spellings: the API reads x-api-key, newer SDKs send a bearer token
-        headers = {"x-api-key": key, "Authorization": f"Bearer {key}", "anthropic-version": "2023-06-01"}
-        return endpoint.probe(
-            self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env, timeout
-        )
+    def models_url(self) -> str:
+        """``{base_url}/v1/models``."""
+        return f"{self.base_url}/v1/models"
+
+    def probe_headers(self) -> dict:
+        """The key in both spellings: the API reads x-api-key, newer SDKs send a bearer token."""
+        key = self.api_key()
+        return {"x-api-key": key, "Authorization": f"Bearer {key}", "anthropic-version": "2023-06-01"}
 
     # -- calls ---------------------------------------------------------------------------
     def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:
@@ -369,50 +357,20 @@ class AnthropicModel:
         if request.tools:
             kwargs["tools"] = request.tools
         count = self.client.messages.count_tokens
-        try:
-            response = call_with_retries(
-                lambda: count(**kwargs),
-                policy=self.retry,
-                is_transient=is_transient,
-                retry_after=retry_after,
-                describe=describe,
-            )
-        except ModelError:
-            raise
-        except sdk().AnthropicError as exc:
-            raise ModelError(describe(exc)) from None
+        response = self.send(lambda: count(**kwargs), overflow=False)
         return int(response.input_tokens)
 
-    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
-        """Send one request (with retries) and normalize the reply, its usage and the server's edits."""
-        kwargs = self.request_kwargs(messages, tools)
-        client = self.client
-        anthropic = sdk()
-        create = client.beta.messages.with_raw_response.create
-        started = time.perf_counter()
-        try:
-            response = call_with_retries(
-                lambda: create(**kwargs),
-                policy=self.retry,
-                is_transient=is_transient,
-                retry_after=retry_after,
-                describe=describe,
-            )
-        except ModelError:
-            raise
-        except anthropic.AnthropicError as exc:
-            if is_context_overflow(exc):
-                raise ContextOverflowError(describe(exc)) from None
-            raise ModelError(describe(exc)) from None
-        latency = time.perf_counter() - started
-        data = response_object(response.http_response.text)
-        return Completion(
-            message=self.to_message(data),
-            usage=normalize_usage(data),
-            latency_s=latency,
-            raw=data,
-            context_edits=context_edits(data),
-        )
+    def create(self) -> Callable[..., Any]:
+        """``beta.messages.create`` with the raw response (the body is read here, not by the SDK)."""
+        return self.client.beta.messages.with_raw_response.create
+
+    def usage(self, data: dict) -> Usage:
+        """``normalize_usage``."""
+        return normalize_usage(data)
+
+    def context_edits(self, data: dict) -> list[dict]:
+        """``context_edits``: the server's ``applied_edits`` and ``compaction`` blocks."""
+        return context_edits(data)
 
     def to_message(self, data: dict) -> dict:
         """The assistant message of a response (tool calls from ``tool_use`` blocks or the text)."""
@@ -427,23 +385,16 @@ class AnthropicModel:
             except RecursionError:
                 raise ModelError("the response's blocks are nested too deeply to send back") from None
         for call in message.get("tool_calls") or []:
-            call["id"] = call["id"] or f"toolu_{next(self._ids)}"
+            call["id"] = call["id"] or self.call_id()
         if not message.get("tool_calls") and self.parse_text_tool_calls:
             parsed = parse_text_tool_calls(message["content"])
             if parsed.calls:
                 message["_raw_content"] = message["content"]  # what the model wrote (transcript, cache simulator)
                 message["content"] = parsed.text
-                message["tool_calls"] = [
-                    {
-                        "id": f"toolu_{next(self._ids)}",
-                        "type": "function",
-                        "function": {"name": name, "arguments": arguments},
-                    }
-                    for name, arguments in parsed.calls
-                ]
+                message["tool_calls"] = self.text_tool_calls(parsed.calls)
                 message["_text_tool_calls"] = True
             elif parsed.error:
                 message["_parse_error"] = parsed.error
         if not message.get("tool_calls") and data.get("stop_reason") == "max_tokens" and "_parse_error" not in message:
-            message["_parse_error"] = "the reply was cut off at the max_tokens limit; be shorter"
+            message["_parse_error"] = CUT_OFF
         return message

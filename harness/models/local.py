@@ -46,15 +46,18 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from harness.models.base import Completion, ModelError, PreflightError
 from harness.models.anthropic_backend import AnthropicModel, sdk
-from harness.models.openai_backend import OpenAIModel, http_module, quiet_http_logs
+from harness.models.http_backend import quiet_http_logs
+from harness.models.openai_backend import OpenAIModel, http_module
 
 INSTALL_HINT = 'pip install -e ".[local]"'
 BUILD_HINT = "python -m harness.models.local_build install (the prebuilt server, else a server-only build)"
 SHIM = Path(__file__).with_name("xllamacpp_server.py")
+LOCAL_RETRY = {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5}
+"""Retries against the harness's own server: few and short (it is on this machine)."""
 
 
 @dataclass(frozen=True)
@@ -435,27 +438,68 @@ class LlamaServer:
 
 
 class ManagedServer:
-    """The harness-managed ``llama-server`` lifecycle shared by ``model=local`` and ``model=local_messages``.
+    """The harness-managed ``llama-server`` lifecycle shared by ``model=local`` and ``model=local_messages``,
+    and their one constructor.
 
-    A mixin before the backend class: ``start`` assembles the model (once), starts the server
-    and points the backend at it (``point_at``); ``complete`` starts it on first use;
+    A mixin before the backend class: ``__init__`` builds the backend for the server (no key, no
+    endpoint check, tool calls read from the text too, ``LOCAL_RETRY``) with what ``backend_settings``
+    adds, and keeps the server settings; ``start`` assembles the model (once), starts the server
+    and points the backend at it (``point_at``, under ``api_path``); ``complete`` starts it on first use;
     ``check`` is the preflight (the extra is installed).
+
+    Parameters:
+        name: the label recorded in every row (``None``: the class's ``default_name``).
+        variant: ``0.5b`` (the ``local`` extra) or ``1.5b`` (the ``local-1-5b`` extra).
+        context_window: the harness's window check (tiktoken count) and the server's ``-c``
+            unless ``n_ctx`` is given.
+        max_tokens, temperature, timeout, retry: as for the backend.
+        seed: sent by ``model=local``; the Messages API of ``model=local_messages`` has none to send.
+        threads: llama.cpp threads (default: llama.cpp's choice).
+        parallel: server slots (1: the prefix cache holds the previous request).
+        server_args: extra ``llama-server`` arguments.
+        startup_timeout: seconds to wait for ``/health``.
+        model_path: a GGUF to serve instead of the assembled one.
+        http_client: an ``httpx`` client for the SDK (tests).
     """
 
     server: "LlamaServer | None" = None
+    default_name: ClassVar[str] = "local"
+    api_path: ClassVar[str] = ""
+    """Where the backend's API lives under the server's root URL."""
 
-    def init_server(
+    def __init__(
         self,
-        variant: str,
-        context_window: int,
-        n_ctx: int | None,
-        threads: int | None,
-        parallel: int,
-        server_args: list[str] | None,
-        startup_timeout: float,
-        model_path: str | None,
+        name: str | None = None,
+        variant: str = "0.5b",
+        context_window: int = 8192,
+        n_ctx: int | None = None,
+        max_tokens: int = 512,
+        temperature: float | None = 0.0,
+        seed: int | None = 0,
+        timeout: float = 900.0,
+        retry: dict | None = None,
+        threads: int | None = None,
+        parallel: int = 1,
+        server_args: list[str] | None = None,
+        startup_timeout: float = 600.0,
+        model_path: str | None = None,
+        http_client: Any = None,
     ) -> None:
-        """Keep the server settings (called by the backend's ``__init__``)."""
+        super().__init__(  # type: ignore[call-arg]  # the backend class after this mixin takes them
+            name=name or self.default_name,
+            base_url=f"http://127.0.0.1:0{self.api_path}",
+            model=f"qwen2.5-coder-{variant}-instruct",
+            api_key_env=None,
+            context_window=context_window,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout=timeout,
+            retry=retry or LOCAL_RETRY,
+            parse_text_tool_calls=True,
+            check_endpoint=False,
+            http_client=http_client,
+            **self.backend_settings(seed),
+        )
         self.variant = variant
         self.n_ctx = int(n_ctx or context_window)
         self.threads = threads
@@ -466,6 +510,10 @@ class ManagedServer:
         self.server = None
         self._start_lock = threading.Lock()
 
+    def backend_settings(self, seed: int | None) -> dict[str, Any]:  # pragma: no cover - overridden
+        """What this backend's constructor takes beyond the settings every local model passes."""
+        raise NotImplementedError
+
     def check(self) -> None:
         """Preflight: the extra is installed (the server binary and every chunk package)."""
         server_binary()
@@ -474,9 +522,10 @@ class ManagedServer:
         elif not self.model_path.is_file():
             raise PreflightError(f"model_path {self.model_path} does not exist")
 
-    def point_at(self, url: str) -> None:  # pragma: no cover - overridden
-        """Point the backend's client at the running server's root URL."""
-        raise NotImplementedError
+    def point_at(self, url: str) -> None:
+        """Point the backend's client at the running server's API (``api_path`` under its root URL)."""
+        self.base_url = f"{url}{self.api_path}"
+        self._client = None
 
     def start(self) -> "ManagedServer":
         """Assemble the model (once), start the server, point the client at it."""
@@ -516,116 +565,38 @@ class ManagedServer:
 
 
 class LocalModel(ManagedServer, OpenAIModel):
-    """Qwen2.5-Coder on a harness-managed ``llama-server``; see the module docstring.
+    """Qwen2.5-Coder on a harness-managed ``llama-server``, through its OpenAI-compatible API (under ``/v1``);
+    see the module docstring. Parameters: those of ``ManagedServer``, as for ``OpenAIModel``."""
 
-    Parameters:
-        name: the label recorded in every row.
-        variant: ``0.5b`` (the ``local`` extra) or ``1.5b`` (the ``local-1-5b`` extra).
-        context_window: the harness's window check (tiktoken count) and the server's ``-c``
-            unless ``n_ctx`` is given.
-        max_tokens, temperature, seed, timeout, retry: as for ``OpenAIModel``.
-        threads: llama.cpp threads (default: llama.cpp's choice).
-        parallel: server slots (1: the prefix cache holds the previous request).
-        server_args: extra ``llama-server`` arguments.
-        startup_timeout: seconds to wait for ``/health``.
-        model_path: a GGUF to serve instead of the assembled one.
-    """
+    default_name = "local"
+    api_path = "/v1"
 
-    def __init__(
-        self,
-        name: str = "local",
-        variant: str = "0.5b",
-        context_window: int = 8192,
-        n_ctx: int | None = None,
-        max_tokens: int = 512,
-        temperature: float | None = 0.0,
-        seed: int | None = 0,
-        timeout: float = 900.0,
-        retry: dict | None = None,
-        threads: int | None = None,
-        parallel: int = 1,
-        server_args: list[str] | None = None,
-        startup_timeout: float = 600.0,
-        model_path: str | None = None,
-        http_client: Any = None,
-    ) -> None:
-        super().__init__(
-            name=name,
-            base_url="http://127.0.0.1:0/v1",
-            model=f"qwen2.5-coder-{variant}-instruct",
-            api_key_env=None,
-            context_window=context_window,
-            max_tokens=max_tokens,
-            max_tokens_param="max_tokens",
-            temperature=temperature,
-            seed=seed,
-            timeout=timeout,
-            retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
-            parse_text_tool_calls=True,
-            check_endpoint=False,
-            http_client=http_client,
-        )
-        self.init_server(variant, context_window, n_ctx, threads, parallel, server_args, startup_timeout, model_path)
-
-    def point_at(self, url: str) -> None:
-        """The OpenAI-compatible API lives under ``/v1``."""
-        self.base_url = f"{url}/v1"
-        self._client = None
+    def backend_settings(self, seed: int | None) -> dict[str, Any]:
+        """``max_tokens`` sent as such, and the seed."""
+        return {"max_tokens_param": "max_tokens", "seed": seed}
 
 
 class LocalMessagesModel(ManagedServer, AnthropicModel):
     """``model=local_messages``: the same harness-managed ``llama-server`` as ``model=local``, spoken to
     through its Anthropic Messages API (``/v1/messages``) by the ``anthropic`` SDK.
 
-    Parameters are those of ``LocalModel``; the server's cached tokens come back as
+    Parameters are those of ``LocalModel`` (``ManagedServer``'s); the server's cached tokens come back as
     ``cache_read_input_tokens``. No ``cache_control`` breakpoints (llama.cpp caches the slot's
-    prefix by itself) and no server-side context management (llama-server does not apply it).
+    prefix by itself), no server-side context management (llama-server does not apply it) and no seed
+    (the Messages API has none). The API lives under the server's root (the SDK adds ``/v1/messages``).
     """
 
-    def __init__(
-        self,
-        name: str = "local_messages",
-        variant: str = "0.5b",
-        context_window: int = 8192,
-        n_ctx: int | None = None,
-        max_tokens: int = 512,
-        temperature: float | None = 0.0,
-        timeout: float = 900.0,
-        retry: dict | None = None,
-        threads: int | None = None,
-        parallel: int = 1,
-        server_args: list[str] | None = None,
-        startup_timeout: float = 600.0,
-        model_path: str | None = None,
-        http_client: Any = None,
-    ) -> None:
-        super().__init__(
-            name=name,
-            base_url="http://127.0.0.1:0",
-            model=f"qwen2.5-coder-{variant}-instruct",
-            api_key_env=None,
-            context_window=context_window,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            timeout=timeout,
-            retry=retry or {"attempts": 3, "initial_wait": 1.0, "max_wait": 10.0, "jitter": 0.5},
-            cache_breakpoints=False,
-            server_context_management=False,
-            parse_text_tool_calls=True,
-            check_endpoint=False,
-            http_client=http_client,
-        )
-        self.init_server(variant, context_window, n_ctx, threads, parallel, server_args, startup_timeout, model_path)
+    default_name = "local_messages"
+    api_path = ""
+
+    def backend_settings(self, seed: int | None) -> dict[str, Any]:
+        """No breakpoints, no server-side context management; the seed is not sent."""
+        return {"cache_breakpoints": False, "server_context_management": False}
 
     def check(self) -> None:
         """Preflight: the ``anthropic`` extra and the ``local`` extra are installed."""
         sdk()
         super().check()
-
-    def point_at(self, url: str) -> None:
-        """The Messages API lives under the server's root (the SDK adds ``/v1/messages``)."""
-        self.base_url = url
-        self._client = None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,9 @@
 """``model=openai``: any OpenAI-compatible Chat Completions endpoint, through the ``openai`` client.
 
 OpenAI, DeepSeek, Kimi, vLLM, a llama.cpp server, Ollama: only ``base_url``, ``model`` and
-the name of the environment variable holding the key change (see configs/model/).
+the name of the environment variable holding the key change (see configs/model/). What it shares with
+``model=anthropic`` (settings, the client, the preflight, retries and error mapping, reading a body) is
+``harness.models.http_backend.HTTPBackend``; this module holds the Chat Completions wire format.
 
 - Retries: transient errors (429, timeouts, connection errors, 408/409, 5xx) are retried by
   ``harness.models.retry`` (tenacity, exponential backoff with jitter, ``Retry-After``
@@ -24,33 +26,29 @@ the name of the environment variable holding the key change (see configs/model/)
 
 from __future__ import annotations
 
-import itertools
 import json
-import logging
-import math
-import time
-from typing import Any
+from typing import Any, Callable
 
 import openai
 
 from harness.models import endpoint
-from harness.models.base import Completion, ContextOverflowError, ModelError, Usage
-from harness.models.endpoint import retry_after
-from harness.models.retry import RetryPolicy, call_with_retries, policy_from
+from harness.models.base import ModelError, Usage
+from harness.models.http_backend import (
+    CUT_OFF,
+    ErrorRules,
+    HTTPBackend,
+    as_object,
+    is_count,
+    says_overflow,
+    sdk_http_module,
+    short,
+    status_of,
+    usage_figure,
+)
+from harness.models.http_backend import quiet_http_logs as quiet_http_logs  # imported from here by local_build
+from harness.models.retry import RetryPolicy
 from harness.models.toolparse import parse_text_tool_calls
 
-OVERFLOW_MARKERS = (
-    "context_length_exceeded",
-    "maximum context length",
-    "context length",
-    "context window",
-    "exceed_context_size",
-    "exceeds the available context size",
-    "prompt is too long",
-    "input is too long",
-    "too many tokens",
-    "reduce the length of the messages",
-)
 TRANSIENT_STATUS = {408, 409, 425, 429}
 NO_KEY = "sk-no-key-required"
 
@@ -59,24 +57,11 @@ def http_module() -> Any:
     """The HTTP library the installed ``openai`` client is built on (``httpx`` or ``httpx2``)."""
     from openai import _base_client
 
-    return getattr(_base_client, "httpx2", None) or httpx_module()
-
-
-def httpx_module() -> Any:
-    """The ``httpx`` package: what SDK versions without ``httpx2`` are built on (the module their client imports)."""
-    import httpx
-
-    return httpx
-
-
-def quiet_http_logs() -> None:
-    """Hydra logs at INFO; one line per HTTP request from the client libraries is noise."""
-    for name in ("httpx", "httpx2", "httpcore", "openai"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    return sdk_http_module(_base_client)
 
 
 def _status(exc: BaseException) -> int | None:
-    return getattr(exc, "status_code", None) if isinstance(exc, openai.APIStatusError) else None
+    return status_of(exc, openai.APIStatusError)
 
 
 def _body_text(exc: BaseException) -> str:
@@ -86,7 +71,7 @@ def _body_text(exc: BaseException) -> str:
 
 def is_context_overflow(exc: BaseException) -> bool:
     """Whether an API error says the request exceeds the model's context window."""
-    return _status(exc) in (400, 413, 422, 500) and any(marker in _body_text(exc) for marker in OVERFLOW_MARKERS)
+    return says_overflow(_status(exc), _body_text(exc))
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -106,25 +91,6 @@ def describe(exc: BaseException) -> str:
     status = _status(exc)
     message = getattr(exc, "message", None) or str(exc)
     return f"{type(exc).__name__}{f' ({status})' if status else ''}: {message}".replace("\n", " ")[:500]
-
-
-def usage_figure(value: Any) -> Any:
-    """A reported usage figure: an int as it is, a float that holds a whole number as that int, and anything
-    else (a string, a fraction, NaN, infinity, ``true``, an object) as it came, so that the harness drops it
-    and records why (``harness.accounting.reject_invalid_usage``) instead of reading, say, ``true`` as 1."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    return value
-
-
-def is_count(value: Any) -> bool:
-    """Whether a usage figure is a token count that arithmetic may use (an int >= 0, not a bool)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def as_object(value: Any) -> dict:
-    """``value`` when it is a JSON object (a dict), else an empty one: fields of a reply read without raising."""
-    return value if isinstance(value, dict) else {}
 
 
 def normalize_usage(data: dict) -> Usage:
@@ -168,7 +134,7 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 """Read when ``base_url`` is unset, as the ``openai`` SDK reads it."""
 
 
-class OpenAIModel:
+class OpenAIModel(HTTPBackend):
     """A chat model behind an OpenAI-compatible endpoint.
 
     Parameters:
@@ -192,7 +158,9 @@ class OpenAIModel:
         api_key: the key itself (tests); normally read from ``api_key_env``.
     """
 
-    is_reference = False
+    no_key = NO_KEY
+    call_id_prefix = "call"
+    errors = ErrorRules(is_transient=is_transient, is_context_overflow=is_context_overflow, describe=describe)
 
     def __init__(
         self,
@@ -213,58 +181,45 @@ class OpenAIModel:
         http_client: Any = None,
         api_key: str | None = None,
     ) -> None:
-        self.name = name
-        self.base_url = endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL)
-        self.model = model
-        self.api_key_env = api_key_env or None
-        self.context_window = int(context_window)
+        super().__init__(
+            name=name,
+            base_url=endpoint.base_url(base_url, BASE_URL_ENV, DEFAULT_BASE_URL),
+            model=model,
+            api_key_env=api_key_env,
+            context_window=context_window,
+            temperature=temperature,
+            timeout=timeout,
+            retry=retry,
+            parse_text_tool_calls=parse_text_tool_calls,
+            extra_body=extra_body,
+            check_endpoint=check_endpoint,
+            http_client=http_client,
+            api_key=api_key,
+        )
         self.max_tokens = int(max_tokens) if max_tokens else None
         self.max_tokens_param = max_tokens_param
-        self.temperature = temperature
         self.seed = seed
-        self.timeout = float(timeout)
-        self.retry = policy_from(retry)
-        self.parse_text_tool_calls = parse_text_tool_calls
-        self.extra_body = dict(extra_body or {})
-        self.check_endpoint = check_endpoint
-        self.http_client = http_client
-        self._api_key = api_key
-        self._client: Any = None
-        self._ids = itertools.count(1)
-        quiet_http_logs()
 
-    # -- setup ---------------------------------------------------------------------------
-    def api_key(self) -> str:
-        """The API key (``sk-no-key-required`` for keyless servers)."""
-        return endpoint.api_key(self._api_key, self.api_key_env, NO_KEY)
+    # -- the SDK and the endpoint ----------------------------------------------------------
+    def sdk_client_class(self) -> Any:
+        """``openai.OpenAI``."""
+        return openai.OpenAI
 
-    @property
-    def client(self) -> Any:
-        """The ``openai`` client, created on first use with ``max_retries=0`` (tenacity retries)."""
-        if self._client is None:
-            self._client = openai.OpenAI(
-                base_url=self.base_url,
-                api_key=self.api_key(),
-                max_retries=0,
-                timeout=self.timeout,
-                http_client=self.http_client,
-            )
-        return self._client
+    def sdk_error(self) -> type[BaseException]:
+        """``openai.OpenAIError``."""
+        return openai.OpenAIError
 
-    def check(self) -> None:
-        """Preflight: the key's environment variable is set and ``base_url`` answers."""
-        endpoint.check_key_variable(self.name, self._api_key, self.api_key_env)
-        if self.check_endpoint:
-            self.probe()
+    def sdk_http_module(self) -> Any:
+        """The HTTP library the ``openai`` client is built on."""
+        return http_module()
 
-    def probe(self, timeout: float = 10.0) -> int:
-        """GET ``{base_url}/models``; any HTTP answer counts as reachable, a 401 as a rejected key."""
-        httpx = http_module()
-        url = f"{self.base_url}/models"
-        headers = {"Authorization": f"Bearer {self.api_key()}"}
-        return endpoint.probe(
-            self.name, self.base_url, url, headers, httpx, self.http_client, self.api_key_env, timeout
-        )
+    def models_url(self) -> str:
+        """``{base_url}/models``."""
+        return f"{self.base_url}/models"
+
+    def probe_headers(self) -> dict:
+        """The key as a bearer token."""
+        return {"Authorization": f"Bearer {self.api_key()}"}
 
     # -- calls ---------------------------------------------------------------------------
     def request_kwargs(self, messages: list[dict], tools: list[dict]) -> dict:
@@ -285,28 +240,13 @@ class OpenAIModel:
             kwargs.setdefault("extra_body", {}).update(self.extra_body)
         return kwargs
 
-    def complete(self, messages: list[dict], tools: list[dict]) -> Completion:
-        """Send one request (with retries) and normalize the reply and its usage."""
-        kwargs = self.request_kwargs(messages, tools)
-        create = self.client.chat.completions.with_raw_response.create  # the body is read here, not by the SDK
-        started = time.perf_counter()
-        try:
-            response = call_with_retries(
-                lambda: create(**kwargs),
-                policy=self.retry,
-                is_transient=is_transient,
-                retry_after=retry_after,
-                describe=describe,
-            )
-        except ModelError:
-            raise
-        except openai.OpenAIError as exc:
-            if is_context_overflow(exc):
-                raise ContextOverflowError(describe(exc)) from None
-            raise ModelError(describe(exc)) from None
-        latency = time.perf_counter() - started
-        data = response_object(response.http_response.text)
-        return Completion(message=self.to_message(data), usage=normalize_usage(data), latency_s=latency, raw=data)
+    def create(self) -> Callable[..., Any]:
+        """``chat.completions.create`` with the raw response (the body is read here, not by the SDK)."""
+        return self.client.chat.completions.with_raw_response.create
+
+    def usage(self, data: dict) -> Usage:
+        """``normalize_usage``."""
+        return normalize_usage(data)
 
     def to_message(self, data: dict) -> dict:
         """The assistant message of a response (tool calls from ``tool_calls`` or the text)."""
@@ -328,7 +268,7 @@ class OpenAIModel:
             function = call["function"]
             calls.append(
                 {
-                    "id": call.get("id") or f"call_{next(self._ids)}",
+                    "id": call.get("id") or self.call_id(),
                     "type": "function",
                     "function": {
                         "name": function.get("name") or "",
@@ -339,52 +279,20 @@ class OpenAIModel:
         if not calls and self.parse_text_tool_calls and "_parse_error" not in message:
             parsed = parse_text_tool_calls(content)
             if parsed.calls:
-                calls = [
-                    {
-                        "id": f"call_{next(self._ids)}",
-                        "type": "function",
-                        "function": {"name": name, "arguments": arguments},
-                    }
-                    for name, arguments in parsed.calls
-                ]
+                calls = self.text_tool_calls(parsed.calls)
                 message["content"] = parsed.text
                 message["_text_tool_calls"] = True
                 message["_raw_content"] = content  # what the model wrote (transcript, cache simulator)
             elif parsed.error:
                 message["_parse_error"] = parsed.error
         if not calls and choices[0].get("finish_reason") == "length" and "_parse_error" not in message:
-            message["_parse_error"] = "the reply was cut off at the max_tokens limit; be shorter"
+            message["_parse_error"] = CUT_OFF
         if calls:
             message["tool_calls"] = calls
         reasoning = raw.get("reasoning_content")
         if reasoning:
             message["_reasoning"] = reasoning
         return message
-
-
-def short(value: Any, limit: int = 200) -> str:
-    """The start of a value for an error message."""
-    return str(value)[:limit]
-
-
-def response_object(text: str) -> dict:
-    """A response body as a JSON object; a ``ModelError`` that says why when it is not one.
-
-    A 200 that carries an ``error`` object instead of a reply (some proxies answer so) names the error.
-    """
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise ModelError(f"the response is nested too deeply to read ({len(text):,} characters)") from None
-    except ValueError as exc:  # not JSON (HTML, an event stream, cut off, empty), or an integer of > 4300 digits
-        raise ModelError(f"the response is not JSON ({short(exc, 120)}): {text[:200]!r}") from None
-    if not isinstance(data, dict):
-        raise ModelError(f"the response is not a JSON object: {short(data)}")
-    error = data.get("error")
-    if error and not data.get("choices") and not data.get("content"):
-        message = error.get("message") if isinstance(error, dict) else error
-        raise ModelError(f"the response is an error: {short(message, 300)}")
-    return data
 
 
 def text_of(content: Any) -> str:

@@ -199,6 +199,35 @@ def _calls(line: str, names: set[str]) -> bool:
     return bool(re.search(r"(?<![\w])(?:\w+\.)?(" + "|".join(map(re.escape, sorted(names))) + r")\(", code))
 
 
+def empty_knowledge() -> dict:
+    """What the policy knows before it reads a message: the one set of keys that ``_knowledge`` (the context)
+    and ``summarize`` (a history's text) fill in as they read."""
+    return {
+        "listed": False,
+        "def_grep": None,
+        "candidates": None,
+        "checked": {},
+        "target": None,
+        "use_grep": None,
+        "to_verify": None,
+        "verified": {},
+        "sites": set(),
+        "lines": {},
+        "found": None,
+        "aliases": set(),
+        "pointed": {},
+        "unclear": set(),
+        "scope": "",
+        "use_hits": None,
+        "alias_hits": {},
+        "alias_paths": {},
+        "greps": {},
+        "rules": [],
+        "evidence": {},
+        "rechecked": set(),
+    }
+
+
 def _likelihood(path: str, line: str) -> tuple[int, int, str]:
     """How a searcher orders the callback definitions it found (most likely first): the task names the payment
     gateway, and an old or versioned twin (``_v1``, ``legacy``) is the deprecated one more often than not."""
@@ -229,30 +258,7 @@ class CallbackSearchPolicy:
         return CallbackSubPolicy()
 
     def _knowledge(self, messages: list[dict]) -> dict:
-        k: dict = {
-            "listed": False,
-            "def_grep": None,
-            "candidates": None,
-            "checked": {},
-            "target": None,
-            "use_grep": None,
-            "to_verify": None,
-            "verified": {},
-            "sites": set(),
-            "lines": {},
-            "found": None,
-            "aliases": set(),
-            "pointed": {},
-            "unclear": set(),
-            "scope": "",
-            "use_hits": None,
-            "alias_hits": {},
-            "alias_paths": {},
-            "greps": {},
-            "rules": [],
-            "evidence": {},
-            "rechecked": set(),
-        }
+        k = empty_knowledge()
         for message in messages:
             role, text = message.get("role"), str(message.get("content") or "")
             if role == "tool":
@@ -672,30 +678,7 @@ class CallbackSearchPolicy:
 
     def summarize(self, history_text: str) -> str:
         """Target and confirmed call sites; not which files were already checked."""
-        k: dict = {
-            "listed": False,
-            "def_grep": None,
-            "candidates": None,
-            "checked": {},
-            "target": None,
-            "use_grep": None,
-            "to_verify": None,
-            "verified": {},
-            "sites": set(),
-            "lines": {},
-            "found": None,
-            "aliases": set(),
-            "pointed": {},
-            "unclear": set(),
-            "scope": "",
-            "use_hits": None,
-            "alias_hits": {},
-            "alias_paths": {},
-            "greps": {},
-            "rules": [],
-            "evidence": {},
-            "rechecked": set(),
-        }
+        k = empty_knowledge()
         for block in history_text.split("\n["):
             if block.startswith("tool ") and "]: " in block:
                 self._read_tool(block.split("]: ", 1)[1], k)
