@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 
 class KnobError(ValueError):
@@ -144,3 +144,30 @@ class TaskFamily(ABC):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise KnobError(f"task knob {name}={value!r} is out of range (valid: {low}..{high})")
         return value
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """A task family's one registration: its module declares ``FAMILY = FamilySpec(...)`` and ``tasks.registry``
+    finds it.
+
+    ``task`` is the ``TaskFamily`` (its knobs are a config's keys), ``instance`` the ``TaskInstance`` it
+    generates (prompts, tools and ``call``: the world seen through its tools), ``grader`` the function its
+    ``grade`` delegates to. ``policy`` names the reference policy of ``model=scripted`` as an import path,
+    ``"reference_agent.policies.<module>:<Class>"``, a string because ``tasks`` never imports the reference
+    agent; the class is called with the instance attributes named in ``policy_args`` as keyword arguments.
+    ``policy=None``: the reference agent's default policy (``reference_agent/policies/default.py``) runs it.
+    """
+
+    name: str
+    task: type[TaskFamily]
+    instance: type[TaskInstance]
+    grader: Callable[..., Grade]
+    policy: str | None = None
+    policy_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.name != self.task.name:
+            raise ValueError(f"family spec {self.name!r} names task class {self.task.__name__} ({self.task.name!r})")
+        if self.policy is not None and ":" not in self.policy:
+            raise ValueError(f"family spec {self.name!r}: policy {self.policy!r} is not 'package.module:Class'")

@@ -21,7 +21,8 @@ from __future__ import annotations
 import random
 import re
 
-from tasks.base import Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.base import FamilySpec, Grade, KnobError, TaskFamily, TaskInstance, ToolResult, tool_schema
+from tasks.kit.grading import exact_grade
 
 TOPICS = [
     "facility maintenance",
@@ -173,9 +174,7 @@ class NeedleInstance(TaskInstance):
 
     def grade(self, answer: dict) -> Grade:
         """The exact code."""
-        given = str(answer.get("code", "")).strip() if isinstance(answer, dict) else ""
-        right = given == self.code
-        return Grade(right, 1.0 if right else 0.0, {"expected": self.code, "given": given})
+        return exact_grade(answer, "code", self.code)
 
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """Where the fact sat: its document, the document count and its relative place (0 = first, 1 = last)."""
@@ -192,3 +191,13 @@ class NeedleInstance(TaskInstance):
     def data_fingerprint(self) -> list:
         """The documents and the answer."""
         return [self.vault, self.code, self.documents]
+
+
+FAMILY = FamilySpec(
+    Needle.name,
+    Needle,
+    NeedleInstance,
+    exact_grade,
+    policy="reference_agent.policies.needle:NeedlePolicy",  # one search, then the answer from what is visible
+)
+"""The family's registration (``tasks.registry``)."""

@@ -62,8 +62,9 @@ FUZZ = dict(
 
 
 def small_instance(family: str) -> TaskInstance:
-    """The seed-0 instance of ``family`` at its ``SMALL`` size, built as the runner builds a family."""
-    return build({**CONFIGS[family], **SMALL[family]}, f"task family {family}").generate(0)
+    """The seed-0 instance of ``family`` at its ``SMALL`` size (a family not in ``SMALL``: its config's size),
+    built as the runner builds a family."""
+    return build({**CONFIGS[family], **SMALL.get(family, {})}, f"task family {family}").generate(0)
 
 
 def play_reference(instance: TaskInstance, max_steps: int = 200) -> tuple[list[tuple[str, dict]], dict, list[str]]:

@@ -2,32 +2,22 @@
 
 One module per family (``code_review`` has two helpers beside its own: ``code_review_patterns``,
 the bug patterns a reviewer spots, and ``code_review_ledger``, its ledger). A policy acts only
-on the messages it is given (``Policy``). ``reference_policy(instance)`` gives a fresh policy
-for one trial: the family's from ``FACTORIES`` (keyed by ``TaskInstance.family``), else the
-instance's own ``reference_policy()`` (a family from a plugin may ship one).
+on the messages it is given (``Policy``). A family names its policy in its registration
+(``FamilySpec.policy`` in ``tasks``, an import path: ``tasks`` never imports this package), and
+``FACTORIES`` (family name -> factory) is built from those registrations. ``reference_policy(instance)``
+gives a fresh policy for one trial: the family's from ``FACTORIES`` (keyed by ``TaskInstance.family``),
+else the instance's own ``reference_policy()`` (a family from a plugin may ship one), else the default
+policy (``default.EmptyAnswerPolicy``: it submits an empty answer, so its numbers mean little).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, Protocol
 
-from reference_agent.policies.brand_report import BrandPolicy
-from reference_agent.policies.call_budget import CallBudgetPolicy
-from reference_agent.policies.callback_search import CallbackSearchPolicy
-from reference_agent.policies.code_review import ReviewPolicy
-from reference_agent.policies.failure_memory import FailureMemoryPolicy
-from reference_agent.policies.invoice_audit import InvoicePolicy
-from reference_agent.policies.needle import NeedlePolicy
-from reference_agent.policies.people_tracker import TrackerPolicy
-from tasks.base import TaskInstance
-from tasks.brand_report import BrandReport
-from tasks.call_budget import CallBudget
-from tasks.callback_search import CallbackSearch
-from tasks.code_review import CodeReview
-from tasks.failure_memory import FailureMemory
-from tasks.invoice_audit import InvoiceAudit
-from tasks.needle import Needle
-from tasks.people_tracker import PeopleTracker
+from reference_agent.policies.default import EmptyAnswerPolicy
+from tasks.base import FamilySpec, TaskInstance
+from tasks.registry import registered_families
 
 
 class Policy(Protocol):
@@ -44,25 +34,32 @@ class Policy(Protocol):
         """Summarize a rendered history in the seed's four-part template."""
 
 
+def load_policy_class(path: str) -> Callable[..., Policy]:
+    """The class an import path ``package.module:Class`` names."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def policy_factory(spec: FamilySpec) -> Callable[[Any], Policy]:
+    """A factory of fresh policies for ``spec``'s family: its policy class, called with the instance attributes
+    that ``spec.policy_args`` names (``spec.policy`` must be set)."""
+    assert spec.policy is not None, spec.name
+    policy_class = load_policy_class(spec.policy)
+    return lambda instance: policy_class(**{arg: getattr(instance, arg) for arg in spec.policy_args})
+
+
 FACTORIES: dict[str, Callable[[Any], Policy]] = {
-    BrandReport.name: lambda instance: BrandPolicy(notes_window=instance.notes_window),  # the page-by-page analyst
-    CallBudget.name: lambda instance: CallBudgetPolicy(),  # the counting negotiator
-    CallbackSearch.name: lambda instance: CallbackSearchPolicy(),  # search phase, verify phase, submit
-    CodeReview.name: lambda instance: ReviewPolicy(),  # the careful reviewer
-    FailureMemory.name: lambda instance: FailureMemoryPolicy(),  # tries the API first, then the exports
-    InvoiceAudit.name: lambda instance: InvoicePolicy(),  # the page-by-page auditor
-    Needle.name: lambda instance: NeedlePolicy(),  # one search, then the answer from what is visible
-    PeopleTracker.name: lambda instance: TrackerPolicy(),  # the careful researcher
+    name: policy_factory(spec) for name, spec in registered_families().items() if spec.policy is not None
 }
-"""Family name -> a fresh reference policy for one trial of an instance of it."""
+"""Family name -> a fresh reference policy for one trial of an instance of it (from the families' registrations)."""
 
 
 def reference_policy(instance: TaskInstance) -> Policy:
-    """A fresh reference policy for one trial of ``instance``; ``LookupError`` when its family has none."""
+    """A fresh reference policy for one trial of ``instance``: its family's, the instance's own, or the default."""
     factory = FACTORIES.get(instance.family)
     if factory is not None:
         return factory(instance)
     own = getattr(instance, "reference_policy", None)
     if callable(own):
         return own()
-    raise LookupError(f"the {instance.family} family has no reference policy (reference_agent.policies.FACTORIES)")
+    return EmptyAnswerPolicy()

@@ -54,7 +54,8 @@ Layout: ``world.py`` merchants, scripts and the transcript's format, ``tools.py`
 
 from __future__ import annotations
 
-from tasks.base import TaskFamily
+from tasks.base import FamilySpec, TaskFamily
+from tasks.call_budget.grade import grade_accepted
 from tasks.call_budget.tools import CallBudgetInstance
 from tasks.call_budget.world import (
     ACC,
@@ -72,6 +73,7 @@ from tasks.call_budget.world import (
 )
 
 __all__ = [
+    "FAMILY",
     "ACC",
     "CB",
     "CLOSABLE",
@@ -101,3 +103,13 @@ class CallBudget(TaskFamily):
     def generate(self, seed: int) -> CallBudgetInstance:
         """Names, phone numbers, scripts and counter-offer rates for ``seed``."""
         return CallBudgetInstance(self.merchants, self.noise, seed, generate_merchants(self.merchants, seed))
+
+
+FAMILY = FamilySpec(
+    CallBudget.name,
+    CallBudget,
+    CallBudgetInstance,
+    grade_accepted,
+    policy="reference_agent.policies.call_budget:CallBudgetPolicy",  # the counting negotiator
+)
+"""The family's registration (``tasks.registry``)."""

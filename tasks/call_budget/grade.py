@@ -6,6 +6,7 @@ from collections import Counter
 
 from tasks.base import Grade
 from tasks.call_budget.world import MAX_CALLS
+from tasks.kit.grading import set_scores
 
 
 def grade_accepted(answer: object, truth: set[str], closed: set[str], violations: list[str]) -> Grade:
@@ -13,10 +14,7 @@ def grade_accepted(answer: object, truth: set[str], closed: set[str], violations
     merchant counts only if its deal was closed) minus 0.25 per violation, floored at 0."""
     raw = answer.get("accepted") if isinstance(answer, dict) else None
     given = {str(x).strip().upper() for x in raw} if isinstance(raw, list) else set()
-    hits = len(given & truth & closed)
-    precision = hits / len(given) if given else 0.0
-    recall = hits / len(truth) if truth else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    f1 = set_scores(given, truth, hits=len(given & truth & closed)).f1
     score = max(0.0, f1 - 0.25 * len(violations))
     success = given == truth and truth <= closed and not violations
     return Grade(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tasks.base import Grade
+from tasks.kit.grading import set_scores
 
 
 def grade_answer(target: dict, sites: list[dict], answer: dict) -> Grade:
@@ -20,10 +21,7 @@ def grade_answer(target: dict, sites: list[dict], answer: dict) -> Grade:
             if isinstance(site, dict):
                 given.add((str(site.get("file", "")).strip(), str(site.get("function", "")).strip()))
     truth = {(s["file"], s["function"]) for s in sites}
-    hits = len(given & truth) if target_ok else 0
-    precision = hits / len(given) if given else 0.0
-    recall = hits / len(truth) if truth else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    f1 = set_scores(given, truth, hits=len(given & truth) if target_ok else 0).f1
     score = 0.4 * target_ok + 0.6 * f1
     return Grade(
         target_ok and given == truth,

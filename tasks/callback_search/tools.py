@@ -8,7 +8,7 @@ large read) and its prompt says it (``kit.limits``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.callback_search.formats import file_result, grep_result
@@ -16,8 +16,13 @@ from tasks.callback_search.grade import grade_answer, search_metrics
 from tasks.kit.limits import limit_sentence
 from tasks.kit.repo import grep_lines
 
-if TYPE_CHECKING:
-    from tasks.callback_search.world import CallbackSearch
+
+class SearchKnobs(Protocol):
+    """What an instance reads from its family (``family.CallbackSearch``): its size, grep cap and per-turn limit."""
+
+    files: int
+    grep_cap: int
+    max_calls_per_turn: int
 
 
 class CallbackSearchInstance(TaskInstance):
@@ -27,7 +32,7 @@ class CallbackSearchInstance(TaskInstance):
 
     def __init__(
         self,
-        family: CallbackSearch,
+        family: SearchKnobs,
         seed: int,
         files: dict[str, str],
         target_path: str,

@@ -15,9 +15,7 @@ facade module ``FACADE`` re-exports the target, one calls it as a module attribu
 from __future__ import annotations
 
 import random
-
-from tasks.base import TaskFamily
-from tasks.callback_search.tools import CallbackSearchInstance
+from dataclasses import dataclass
 
 PACKAGES = {
     "payment": [
@@ -122,77 +120,69 @@ CALLER_SPECS = [
 ]
 
 
-class CallbackSearch(TaskFamily):
-    """Family generator. Knobs: ``files`` (files in the codebase), ``functions_per_file``
-    (generated functions per module), ``grep_cap`` (lines a grep shows) and ``max_calls_per_turn``
-    (the code host's documented limit on concurrent tool calls per turn)."""
+@dataclass(frozen=True)
+class Codebase:
+    """A generated codebase: every file (by path), the target handler and its call sites (the answer)."""
 
-    name = "callback_search"
+    files: dict[str, str]
+    target_path: str
+    target_name: str
+    sites: list[dict]
 
-    def __init__(
-        self, files: int = 120, functions_per_file: int = 26, grep_cap: int = 60, max_calls_per_turn: int = 2
-    ) -> None:
-        self.files = self.check_knob("files", files, 20, 2000)
-        self.functions_per_file = self.check_knob("functions_per_file", functions_per_file, 2, 100)
-        self.grep_cap = self.check_knob("grep_cap", grep_cap, 5, 1000)
-        self.max_calls_per_turn = self.check_knob("max_calls_per_turn", max_calls_per_turn, 1, 64)
 
-    def generate(self, seed: int) -> "CallbackSearchInstance":
-        """The codebase for ``seed``: source modules with the target, its decoys and its call sites, tests, docs."""
-        rng = random.Random(f"callback_search:{seed}")
-        target_name = rng.choice(TARGET_NAMES)
-        target_path = f"src/payment/{rng.choice(TARGET_FILES)}.py"
-        legacy_name, legacy_path = target_name + "_v1", "src/payment/legacy_gateway.py"
-        n_docs, n_tests = 3, max(2, self.files // 12)
-        paths, planted, callers = self._module_paths(rng, target_path, legacy_path, self.files - n_docs - n_tests)
-        modules = {path: self._module_functions(rng, path) for path in paths}
-        _plant_callbacks(rng, modules, target_name, target_path, legacy_name, legacy_path)
-        module = target_path[4:-3].replace("/", ".")
-        imports, sites = _plant_call_sites(rng, modules, callers, module, target_name, rng.choice(ALIASES))
-        _plant_mention(rng, modules, [p for p in paths if p not in planted], target_name)
-        files = {path: _render_module(path, modules[path], imports.get(path, [])) for path in paths}
-        files.update(_test_files(rng, n_tests, module, target_name, legacy_name))
-        files.update(_doc_files(target_name, target_path, legacy_name, legacy_path))
-        return CallbackSearchInstance(
-            self,
-            seed,
-            dict(sorted(files.items())),
-            target_path,
-            target_name,
-            sorted(sites, key=lambda s: (s["file"], s["function"])),
-        )
+def generate_codebase(seed: int, files: int, functions_per_file: int) -> Codebase:
+    """The codebase for ``seed``: source modules with the target, its decoys and its call sites, tests, docs
+    (knobs already validated by the family)."""
+    rng = random.Random(f"callback_search:{seed}")
+    target_name = rng.choice(TARGET_NAMES)
+    target_path = f"src/payment/{rng.choice(TARGET_FILES)}.py"
+    legacy_name, legacy_path = target_name + "_v1", "src/payment/legacy_gateway.py"
+    n_docs, n_tests = 3, max(2, files // 12)
+    paths, planted, callers = _module_paths(rng, target_path, legacy_path, files - n_docs - n_tests)
+    modules = {path: _module_functions(rng, path, functions_per_file) for path in paths}
+    _plant_callbacks(rng, modules, target_name, target_path, legacy_name, legacy_path)
+    module = target_path[4:-3].replace("/", ".")
+    imports, sites = _plant_call_sites(rng, modules, callers, module, target_name, rng.choice(ALIASES))
+    _plant_mention(rng, modules, [p for p in paths if p not in planted], target_name)
+    texts = {path: _render_module(path, modules[path], imports.get(path, [])) for path in paths}
+    texts.update(_test_files(rng, n_tests, module, target_name, legacy_name))
+    texts.update(_doc_files(target_name, target_path, legacy_name, legacy_path))
+    return Codebase(
+        dict(sorted(texts.items())),
+        target_path,
+        target_name,
+        sorted(sites, key=lambda s: (s["file"], s["function"])),
+    )
 
-    @staticmethod
-    def _module_paths(
-        rng: random.Random, target_path: str, legacy_path: str, n_src: int
-    ) -> tuple[list[str], list[str], list[tuple]]:
-        """Source module paths (the planted ones first, then generated names), the planted ones, and the callers."""
-        planted = [target_path, legacy_path, FACADE, "src/notify/handlers.py", "src/notify/sms.py"]
-        planted += [f"src/{p}/{m}.py" for p, m, *_ in CALLBACK_DISTRACTORS]
-        callers = rng.sample(CALLER_SPECS, rng.randint(2, 4))
-        planted += [f"src/{p}/{m}.py" for p, m, *_ in callers]
-        paths: list[str] = list(dict.fromkeys(planted))
-        pool = [
-            f"src/{p}/{m}{suffix}.py"
-            for suffix in ("", "_v2", "_utils", "_service", "_models", "_tasks")
-            for p, ms in PACKAGES.items()
-            for m in ms
-        ]
-        rng.shuffle(pool)
-        for path in pool:
-            if len(paths) >= n_src:
-                break
-            if path not in paths:
-                paths.append(path)
-        return paths, planted, callers
 
-    def _module_functions(self, rng: random.Random, path: str) -> list[str]:
-        """The ordinary generated functions of one module."""
-        package = path.split("/")[1]
-        return [
-            _function(rng, package, f"{rng.choice(VERBS)}_{rng.choice(NOUNS[package])}")
-            for _ in range(self.functions_per_file)
-        ]
+def _module_paths(
+    rng: random.Random, target_path: str, legacy_path: str, n_src: int
+) -> tuple[list[str], list[str], list[tuple]]:
+    """Source module paths (the planted ones first, then generated names), the planted ones, and the callers."""
+    planted = [target_path, legacy_path, FACADE, "src/notify/handlers.py", "src/notify/sms.py"]
+    planted += [f"src/{p}/{m}.py" for p, m, *_ in CALLBACK_DISTRACTORS]
+    callers = rng.sample(CALLER_SPECS, rng.randint(2, 4))
+    planted += [f"src/{p}/{m}.py" for p, m, *_ in callers]
+    paths: list[str] = list(dict.fromkeys(planted))
+    pool = [
+        f"src/{p}/{m}{suffix}.py"
+        for suffix in ("", "_v2", "_utils", "_service", "_models", "_tasks")
+        for p, ms in PACKAGES.items()
+        for m in ms
+    ]
+    rng.shuffle(pool)
+    for path in pool:
+        if len(paths) >= n_src:
+            break
+        if path not in paths:
+            paths.append(path)
+    return paths, planted, callers
+
+
+def _module_functions(rng: random.Random, path: str, count: int) -> list[str]:
+    """The ``count`` ordinary generated functions of one module."""
+    package = path.split("/")[1]
+    return [_function(rng, package, f"{rng.choice(VERBS)}_{rng.choice(NOUNS[package])}") for _ in range(count)]
 
 
 def _insert(rng: random.Random, modules: dict[str, list[str]], path: str, text: str) -> None:

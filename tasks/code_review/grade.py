@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from tasks.base import Grade
 from tasks.code_review.formats import LISTING_HEADER, LISTING_LINE, VERDICT
+from tasks.kit.grading import set_grade
 from tasks.kit.messages import texts, tool_texts
 
 if TYPE_CHECKING:
@@ -21,21 +22,7 @@ def grade_findings(bugs: list[Bug], answer: dict) -> Grade:
             if isinstance(item, dict) and isinstance(item.get("file"), str) and isinstance(item.get("function"), str):
                 given.add((item["file"].strip().lstrip("./"), item["function"].strip()))
     truth = {(b.file, b.function) for b in bugs}
-    hits = len(given & truth)
-    precision = hits / len(given) if given else 0.0
-    recall = hits / len(truth) if truth else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Grade(
-        given == truth,
-        round(f1, 4),
-        {
-            "expected": len(truth),
-            "given": len(given),
-            "correct": hits,
-            "missed": sorted(f"{f}::{fn}" for f, fn in truth - given),
-            "wrong": sorted(f"{f}::{fn}" for f, fn in given - truth),
-        },
-    )
+    return set_grade(given, truth, label="::".join)
 
 
 def missing_reviews(messages: list[dict], out_of_scope: tuple[str, ...]) -> str | None:

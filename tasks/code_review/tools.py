@@ -8,7 +8,7 @@ per-turn limit (``max_calls_per_turn``, default 4) and its prompt says it (``kit
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tasks.base import Grade, TaskInstance, ToolResult, tool_schema
 from tasks.code_review import grade as grading
@@ -17,7 +17,14 @@ from tasks.kit.limits import limit_sentence
 from tasks.kit.repo import grep_lines
 
 if TYPE_CHECKING:
-    from tasks.code_review.world import Bug, CodeReview
+    from tasks.code_review.world import Bug
+
+
+class ReviewKnobs(Protocol):
+    """What an instance reads from its family (``family.CodeReview``): the repository's size and the per-turn limit."""
+
+    files: int
+    max_calls_per_turn: int
 
 
 class CodeReviewInstance(TaskInstance):
@@ -27,7 +34,7 @@ class CodeReviewInstance(TaskInstance):
 
     def __init__(
         self,
-        family: CodeReview,
+        family: ReviewKnobs,
         seed: int,
         files: dict[str, str],
         bugs: list[Bug],

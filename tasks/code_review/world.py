@@ -19,8 +19,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from tasks.base import TaskFamily
-from tasks.code_review.tools import CodeReviewInstance
 
 KINDS = [
     "wrong_arg_order",
@@ -216,58 +214,58 @@ class Bug:
     kind: str
 
 
-class CodeReview(TaskFamily):
-    """Family generator. Knobs: ``files`` (modules in the repository), ``bugs`` (planted bugs),
-    ``max_calls_per_turn`` (the code host's documented limit on concurrent tool calls per turn),
-    ``other_teams`` (domains the prompt puts out of scope, each with one planted bug that must not be reported)."""
+@dataclass(frozen=True)
+class Repository:
+    """A generated repository: its files (by path), the planted bugs in scope, the out-of-scope folders
+    (``app/<domain>/``) and the planted bugs in them (which the answer must not include)."""
 
-    name = "code_review"
+    files: dict[str, str]
+    bugs: list[Bug]
+    out_of_scope: tuple[str, ...]
+    other_bugs: list[Bug]
 
-    def __init__(self, files: int = 44, bugs: int = 6, max_calls_per_turn: int = 4, other_teams: int = 1) -> None:
-        self.files = self.check_knob("files", files, len(HELPERS) + 2, MAX_FILES)
-        self.bugs = self.check_knob("bugs", bugs, 1, files - len(HELPERS) - other_teams)
-        self.other_teams = self.check_knob("other_teams", other_teams, 0, 3)
-        self.max_calls_per_turn = self.check_knob("max_calls_per_turn", max_calls_per_turn, 1, 64)
 
-    def generate(self, seed: int) -> "CodeReviewInstance":
-        """Generate the repository for ``seed``."""
-        rng = random.Random(f"code_review:{seed}")
-        combos = [f"app/{d}/{m}.py" for d in DOMAINS for m in MODULES]
-        domain_paths = sorted(rng.sample(combos, self.files - len(HELPERS)))
-        excluded = self._other_teams(rng, domain_paths)
-        in_scope = [p for p in domain_paths if not p.startswith(excluded)]
-        bug_paths = rng.sample(in_scope, self.bugs)
-        bug_paths += [rng.choice([p for p in domain_paths if p.startswith(prefix)]) for prefix in excluded]
-        others = KINDS[1:]
-        rng.shuffle(others)
-        kinds = [KINDS[0]] + others
-        planned = {path: kinds[i % len(kinds)] for i, path in enumerate(bug_paths)}
-        files: dict[str, str] = {}
-        for path in HELPERS:
-            files[path] = _helper_module(path)
-        bugs: list[Bug] = []
-        for path in domain_paths:
-            text, bug = _domain_module(rng, path, planned.get(path))
-            files[path] = text
-            if bug:
-                bugs.append(Bug(path, bug, planned[path]))
-        answer = [b for b in bugs if not b.file.startswith(excluded)]
-        return CodeReviewInstance(
-            self, seed, dict(sorted(files.items())), answer, excluded, [b for b in bugs if b.file.startswith(excluded)]
-        )
+def generate_repository(seed: int, files: int, bugs: int, other_teams: int) -> Repository:
+    """The repository for ``seed``: ``files`` modules, ``bugs`` planted bugs in scope, ``other_teams`` domains
+    out of scope with one planted bug each (knobs already validated by the family)."""
+    rng = random.Random(f"code_review:{seed}")
+    combos = [f"app/{d}/{m}.py" for d in DOMAINS for m in MODULES]
+    domain_paths = sorted(rng.sample(combos, files - len(HELPERS)))
+    excluded = _other_teams(rng, domain_paths, other_teams, bugs)
+    in_scope = [p for p in domain_paths if not p.startswith(excluded)]
+    bug_paths = rng.sample(in_scope, bugs)
+    bug_paths += [rng.choice([p for p in domain_paths if p.startswith(prefix)]) for prefix in excluded]
+    others = KINDS[1:]
+    rng.shuffle(others)
+    kinds = [KINDS[0]] + others
+    planned = {path: kinds[i % len(kinds)] for i, path in enumerate(bug_paths)}
+    texts: dict[str, str] = {}
+    for path in HELPERS:
+        texts[path] = _helper_module(path)
+    planted: list[Bug] = []
+    for path in domain_paths:
+        text, bug = _domain_module(rng, path, planned.get(path))
+        texts[path] = text
+        if bug:
+            planted.append(Bug(path, bug, planned[path]))
+    answer = [b for b in planted if not b.file.startswith(excluded)]
+    return Repository(
+        dict(sorted(texts.items())), answer, excluded, [b for b in planted if b.file.startswith(excluded)]
+    )
 
-    def _other_teams(self, rng: random.Random, domain_paths: list[str]) -> tuple[str, ...]:
-        """The folders (``app/<domain>/``) of ``other_teams`` domains, leaving room for the in-scope bugs."""
-        domains = sorted({p.split("/")[1] for p in domain_paths})
-        rng.shuffle(domains)
-        chosen: list[str] = []
-        for domain in domains:
-            if len(chosen) == self.other_teams:
-                break
-            prefixes = tuple(f"app/{d}/" for d in [*chosen, domain])
-            if sum(not p.startswith(prefixes) for p in domain_paths) >= self.bugs:
-                chosen.append(domain)
-        return tuple(sorted(f"app/{d}/" for d in chosen))
+
+def _other_teams(rng: random.Random, domain_paths: list[str], other_teams: int, bugs: int) -> tuple[str, ...]:
+    """The folders (``app/<domain>/``) of ``other_teams`` domains, leaving room for the ``bugs`` in-scope bugs."""
+    domains = sorted({p.split("/")[1] for p in domain_paths})
+    rng.shuffle(domains)
+    chosen: list[str] = []
+    for domain in domains:
+        if len(chosen) == other_teams:
+            break
+        prefixes = tuple(f"app/{d}/" for d in [*chosen, domain])
+        if sum(not p.startswith(prefixes) for p in domain_paths) >= bugs:
+            chosen.append(domain)
+    return tuple(sorted(f"app/{d}/" for d in chosen))
 
 
 def _helper_module(path: str) -> str:

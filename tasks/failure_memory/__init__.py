@@ -54,7 +54,8 @@ Rules of every template: tasks/README.md.
 
 from __future__ import annotations
 
-from tasks.base import TaskFamily
+from tasks.base import FamilySpec, TaskFamily
+from tasks.failure_memory.grade import grade_escalation
 from tasks.failure_memory.tools import FailureMemoryInstance
 from tasks.failure_memory.world import (
     CALLS_PER_TURN,
@@ -68,6 +69,7 @@ from tasks.failure_memory.world import (
 )
 
 __all__ = [
+    "FAMILY",
     "CALLS_PER_TURN",
     "DATASETS",
     "EXPORT_HEADER",
@@ -96,3 +98,13 @@ class FailureMemory(TaskFamily):
     def generate(self, seed: int) -> FailureMemoryInstance:
         """Account, quarters, tickets and the quarterly refund exports for ``seed``."""
         return FailureMemoryInstance(self.tickets, self.page_rows, seed, generate_world(self, seed))
+
+
+FAMILY = FamilySpec(
+    FailureMemory.name,
+    FailureMemory,
+    FailureMemoryInstance,
+    grade_escalation,
+    policy="reference_agent.policies.failure_memory:FailureMemoryPolicy",  # tries the API first, then the exports
+)
+"""The family's registration (``tasks.registry``)."""

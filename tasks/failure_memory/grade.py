@@ -1,11 +1,12 @@
-"""The grader of ``failure_memory``: four fields in exact cents and strings, and the repeated failed calls."""
+"""The grader of ``failure_memory``: four fields in exact cents (``kit.grading.cents``) and strings, and the
+repeated failed calls."""
 
 from __future__ import annotations
 
 import json
-from decimal import ROUND_HALF_UP, Decimal, DecimalException
 
 from tasks.base import Grade
+from tasks.kit.grading import same_money
 
 
 def grade_escalation(answer: object, expected: dict, repeats: int) -> Grade:
@@ -16,7 +17,7 @@ def grade_escalation(answer: object, expected: dict, repeats: int) -> Grade:
     for key, value in expected.items():
         given = answer.get(key)
         if isinstance(value, float):
-            right[key] = cents(given) == cents(value)
+            right[key] = same_money(given, value)
         else:
             right[key] = isinstance(given, str) and given.strip() == value
     score = sum(right.values()) / len(right) * 0.5**repeats
@@ -25,24 +26,6 @@ def grade_escalation(answer: object, expected: dict, repeats: int) -> Grade:
         round(score, 4),
         {"fields": right, "expected": expected, "repeated_failed_calls": repeats},
     )
-
-
-def cents(amount: object) -> int | None:
-    """``amount`` in whole cents (half a cent rounds up), ``None`` when it is not a finite number or too
-    large to count in cents exactly (``Decimal``'s 28 digits: ``1e30`` dollars is no refund total).
-
-    Money is compared in exact cents: a float difference of one cent can come out just
-    under ``0.01`` and pass a tolerance test.
-    """
-    if isinstance(amount, bool) or not isinstance(amount, (int, float, str)):
-        return None
-    try:
-        value = Decimal(str(amount).strip())
-        if not value.is_finite():
-            return None
-        return int((value * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    except DecimalException:  # not a number; or too many digits to quantize (InvalidOperation), or Overflow
-        return None
 
 
 def canonical_args(args: dict) -> str:

@@ -7,6 +7,7 @@
 * ``args``: ``digits``, the integer a string argument spells, never an exception.
 * ``repo``: ``grep`` over a generated repository (``code_review``, ``callback_search``).
 * ``messages``: the visible texts of a request, by role (``code_review``'s stop-hook check).
+* ``grading``: set precision/recall/F1 and the exact-set grade, exact money in cents, one exact answer field.
 
 The reference agent's own pieces (ledger, incremental readers, cursor reading) are in
 ``reference_agent/kit/``.

@@ -32,11 +32,13 @@ tools, rendering), ``grade.py``. Rules of every template: tasks/README.md.
 
 from __future__ import annotations
 
-from tasks.base import TaskFamily
+from tasks.base import FamilySpec, TaskFamily
+from tasks.people_tracker.grade import grade_moves
 from tasks.people_tracker.tools import PeopleTrackerInstance
 from tasks.people_tracker.world import BROWSER_CALLS, DENIAL, MOVE_TEMPLATES, SPOKE, Move, Page, generate_world
 
 __all__ = [
+    "FAMILY",
     "BROWSER_CALLS",
     "DENIAL",
     "MOVE_TEMPLATES",
@@ -65,3 +67,13 @@ class PeopleTracker(TaskFamily):
         """Generate the people, their moves and the web pages for ``seed``."""
         names, moves, pages = generate_world(self, seed)
         return PeopleTrackerInstance(self.people, seed, names, moves, pages)
+
+
+FAMILY = FamilySpec(
+    PeopleTracker.name,
+    PeopleTracker,
+    PeopleTrackerInstance,
+    grade_moves,
+    policy="reference_agent.policies.people_tracker:TrackerPolicy",  # the careful researcher
+)
+"""The family's registration (``tasks.registry``)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tasks.base import Grade
+from tasks.kit.grading import set_grade
 from tasks.people_tracker.world import Move
 
 
@@ -26,18 +27,4 @@ def grade_moves(answer: object, moves: list[Move]) -> Grade:
     """Exact set of (person, month, company joined) for success; F1 for the score."""
     given = submitted_moves(answer)
     truth = {(normalized(m.person), m.month, normalized(m.to)) for m in moves}
-    hits = len(given & truth)
-    precision = hits / len(given) if given else 0.0
-    recall = hits / len(truth) if truth else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Grade(
-        given == truth,
-        round(f1, 4),
-        {
-            "expected": len(truth),
-            "given": len(given),
-            "correct": hits,
-            "missed": sorted(" | ".join(t) for t in truth - given),
-            "wrong": sorted(" | ".join(t) for t in given - truth),
-        },
-    )
+    return set_grade(given, truth, label=" | ".join)
