@@ -3,10 +3,11 @@
 A sub-agent runs the one agent loop (harness/agent_loop.py) as the main agent does: system
 prompt, the delegated task, the task's tools (plus its strategy's tools) and, as its final
 tool, ``report(conclusion)``. Its strategy (``isolate`` passes a fresh copy of its ``base``;
-without one the sub-agent is unmanaged: ``none``) projects its history under its own budget
-(``isolate``'s ``subagent_budget``; by default the trial's budget) and chooses its tools, the
-projection is validated, the task's per-turn limit holds, and the strategy's server options
-travel with its calls. A sub-agent cannot delegate again.
+without one the sub-agent is unmanaged: ``harness.contracts.FullHistory``, the whole history as
+``none`` sends it) projects its history under its own budget (``isolate``'s ``subagent_budget``;
+by default the trial's budget) and chooses its tools, the projection is validated, the task's
+per-turn limit holds, and the strategy's server options travel with its calls. A sub-agent
+cannot delegate again.
 
 Its model calls go through the trial's ``CallRecorder`` as ``kind=subagent`` steps (with
 ``subagent``, ``substep``, ``over_budget`` and ``budget_ratio``), its tool calls join the
@@ -23,10 +24,9 @@ from typing import Any
 
 from harness.accounting import BudgetTracker
 from harness.agent_loop import AgentLoop, CallResult, Prepared, Session
-from harness.models.base import ModelError, session_for, takes_trial
+from harness.contracts import FullHistory, ToolError, tool_name
+from harness.models.base import ModelError, subagent_session
 from harness.trial_context import TrialContext
-from strategies.base import ToolError, tool_name
-from strategies.none import NoManagement
 
 SUBAGENT_SYSTEM = (
     "You are a sub-agent. You have a fresh context and the tools of the task environment. Do the sub-task below "
@@ -43,17 +43,6 @@ REPORT_TOOL = {
     },
 }
 NO_CONCLUSION = "[sub-agent reported no conclusion]"
-
-
-def subagent_session(model: Any, instance: Any, task: str, trial: int = 0, run: int = 1) -> Any:
-    """The model session of a sub-agent: ``model.for_subtask`` if the model has it, else a normal session.
-
-    ``trial`` and ``run`` (the sub-agent's number in the trial) seed a model's variation.
-    """
-    factory = getattr(model, "for_subtask", None)
-    if callable(factory):
-        return factory(instance, task, trial, run) if takes_trial(factory) else factory(instance, task)
-    return session_for(model, instance, trial)
 
 
 class Subagent(AgentLoop):
@@ -189,7 +178,7 @@ class SubagentRunner:
         return conclusion
 
     def conclude(self, run_id: int, task: str, session: Session, strategy: Any, max_steps: int) -> str:
-        """Run sub-agent ``run_id`` (unmanaged, ``none``, without a strategy) and return its conclusion."""
+        """Run sub-agent ``run_id`` (unmanaged, ``FullHistory``, without a strategy) and return its conclusion."""
         ctx = self.context(run_id, self.budget().budget)
         try:
             subagent = Subagent(
@@ -197,7 +186,7 @@ class SubagentRunner:
                 run_id=run_id,
                 task=task,
                 session=session,
-                strategy=strategy if strategy is not None else NoManagement(),
+                strategy=strategy if strategy is not None else FullHistory(),
                 ctx=ctx,
                 max_steps=max_steps,
             )

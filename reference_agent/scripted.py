@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.models.base import Completion, ModelError, Usage
 from harness.summarizer import is_summary_request
-from reference_agent.policies import Policy, reference_policy
+from reference_agent.policies import reference_policy
 from reference_agent.policy_kit import StrategyToolUse
 from reference_agent.profiles import AgentProfile, ProfiledPolicy, make_profile
 
@@ -63,12 +63,12 @@ class ScriptedModel:
 
     def for_trial(self, instance: Any, trial: int = 0) -> "ScriptedSession":
         """A session following ``instance``'s reference policy under the profile (seeded by seed and trial)."""
-        policy = ProfiledPolicy(_family_policy(instance), self.profile, instance.id, trial)
+        policy = ProfiledPolicy(reference_policy(instance), self.profile, instance.id, trial)
         return ScriptedSession(self, StrategyToolUse(policy))
 
     def for_subtask(self, instance: Any, task: str, trial: int = 0, run: int = 1) -> "ScriptedSession":
         """A sub-agent session: the family policy's ``subagent_policy(task)``, if it has one."""
-        base = _family_policy(instance)
+        base = reference_policy(instance)
         factory = getattr(base, "subagent_policy", None)
         if not callable(factory):
             raise ModelError(f"the {instance.family} reference policy cannot act as a sub-agent")
@@ -79,12 +79,6 @@ class ScriptedModel:
         raise ModelError("the scripted model needs a task: use for_trial(instance)")
 
 
-def _family_policy(instance: Any) -> Policy:
-    """A fresh reference policy for ``instance`` (``ModelError`` when its family has none)."""
-    try:
-        return reference_policy(instance)
-    except LookupError as exc:
-        raise ModelError(str(exc)) from None
 
 
 class ScriptedSession:

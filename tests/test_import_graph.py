@@ -1,9 +1,11 @@
-"""The project's import graph has no cycle through harness/, and imports sit at the top of modules.
+"""The project's imports run one way, down the layers of ``LAYERS``, and sit at the top of modules.
 
 Every module of the project's packages is parsed (ast, nothing is imported), and each import of a
-project module, at the top or inside a function, is an edge. A cycle through a harness module
-fails: ``python -m harness`` then imports no module that imports it back. An import inside a
-function is kept only for a heavy optional dependency and says why in a comment on its line.
+project module, at the top, inside a function or under ``TYPE_CHECKING``, is an edge. No edge may
+run up a layer, the top-level packages import each other without a cycle, and no module imports
+itself back through others: ``python -m harness`` then loads each module once, in one order. An
+import inside a function is kept only for a heavy optional dependency and says why in a comment on
+its line. harness/README.md draws the same layers.
 """
 
 from __future__ import annotations
@@ -13,7 +15,53 @@ from pathlib import Path
 
 from tests.test_cli import ROOT, harness
 
-PACKAGES = ("harness", "strategies", "tasks", "reference_agent")
+PACKAGES = ("harness", "strategies", "tasks", "reference_agent", "benchmarks")
+
+CONTRACTS, COMPONENTS, TRIAL, RUNS_AS_DATA, RUNNER, FRONT_END, CONSUMERS = range(1, 8)
+LAYERS: dict[str, int] = {
+    # 1. contracts: the strategy contract and the message, budget and error helpers every layer reads
+    "harness.contracts": CONTRACTS,
+    "harness.conversation": CONTRACTS,
+    "harness.budget": CONTRACTS,
+    "harness.errors": CONTRACTS,
+    # 2. components: what a config names (strategies, task families, model backends)
+    "strategies": COMPONENTS,
+    "tasks": COMPONENTS,
+    "harness.models": COMPONENTS,
+    # 3. one trial: the agent loop, sub-agents, accounting, records (the rest of harness/)
+    "harness": TRIAL,
+    # 4. runs as data: identity, analysis, the end-of-run table, plots, a run's outputs (the runner writes them)
+    "harness.identity": RUNS_AS_DATA,
+    "harness.analysis": RUNS_AS_DATA,
+    "harness.lazy": RUNS_AS_DATA,
+    "harness.plots": RUNS_AS_DATA,
+    "harness.report": RUNS_AS_DATA,
+    "harness.run_outputs": RUNS_AS_DATA,
+    # 5. the runner: a config composed, checked, planned and run
+    "harness.runner": RUNNER,
+    "harness.config": RUNNER,
+    "harness.plugins": RUNNER,
+    "harness.workers": RUNNER,
+    "harness.run_lock": RUNNER,
+    "harness.dryrun": RUNNER,
+    "harness.retry_errors": RUNNER,
+    # 6. the front end: the command line, the HTML view, imports and exports, the inspect_ai bridge
+    "harness.__main__": FRONT_END,
+    "harness.cli": FRONT_END,
+    "harness.commands": FRONT_END,
+    "harness.view": FRONT_END,
+    "harness.view_data": FRONT_END,
+    "harness.view_svg": FRONT_END,
+    "harness.importer": FRONT_END,
+    "harness.import_mapping": FRONT_END,
+    "harness.integrations": FRONT_END,
+    # 7. what uses the whole: the reference agent (a model built on tasks and strategies) and the benchmarks
+    "reference_agent": CONSUMERS,
+    "benchmarks": CONSUMERS,
+}
+"""Module-name prefix -> its layer, bottom (1) to top (7); a module's layer is its longest matching prefix
+(``harness.models.base``: ``harness.models``, 2; ``harness.trial``: ``harness``, 3). A module may import its own
+layer and those below it, never one above: the loop never imports the runner, the strategies only the contracts."""
 
 
 def module_name(path: Path) -> str:
@@ -82,6 +130,37 @@ def import_graph() -> dict[str, set[str]]:
     return {name: {target for _, target, _ in imports_of(path, modules)} for name, path in modules.items()}
 
 
+def layer_of(module: str) -> int | None:
+    """The layer of ``module``: its longest prefix in ``LAYERS`` (a whole dotted part); None outside the table."""
+    name = module
+    while name:
+        if name in LAYERS:
+            return LAYERS[name]
+        name = name.rpartition(".")[0]
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``"importer -> imported (layer a -> b)"`` for every edge of ``graph`` that runs up a layer, sorted."""
+    found = []
+    for module, targets in graph.items():
+        source = layer_of(module)
+        for target in targets:
+            destination = layer_of(target)
+            if source is not None and destination is not None and destination > source:
+                found.append(f"{module} -> {target} (layer {source} -> {destination})")
+    return sorted(found)
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The top-level packages' graph: an edge wherever a module imports a module of another package."""
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        top = module.split(".")[0]
+        packages.setdefault(top, set()).update(t.split(".")[0] for t in targets if t.split(".")[0] != top)
+    return packages
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components of ``graph`` with more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
@@ -137,9 +216,57 @@ def test_the_graph_sees_imports_inside_functions():
     )
 
 
-def test_no_import_cycle_runs_through_harness():
-    through_harness = [c for c in cycles(import_graph()) if any(m.split(".")[0] == "harness" for m in c)]
-    assert not through_harness, f"import cycles: {through_harness}"
+def test_every_module_has_a_layer_and_every_layer_entry_names_modules():
+    modules = project_modules()
+    assert not [m for m in modules if layer_of(m) is None]
+    stale = [p for p in LAYERS if not any(m == p or m.startswith(f"{p}.") for m in modules)]
+    assert not stale, f"LAYERS names no module: {stale}"
+
+
+def test_the_longest_prefix_decides_the_layer():
+    assert layer_of("harness.models.wrappers") == COMPONENTS
+    assert layer_of("harness.agent_loop") == TRIAL
+    assert layer_of("harness.integrations.inspect") == FRONT_END
+    assert layer_of("harness.contracts") == CONTRACTS
+    assert layer_of("harness.contractsx") == TRIAL
+    assert layer_of("numpy") is None
+
+
+def test_no_import_runs_up_a_layer():
+    assert upward_imports(import_graph()) == []
+
+
+def test_an_added_upward_import_is_reported():
+    graph = import_graph()
+    graph["harness.conversation"].add("harness.runner")
+    graph["strategies.headtail"].add("harness.runner")
+    assert upward_imports(graph) == [
+        f"harness.conversation -> harness.runner (layer {CONTRACTS} -> {RUNNER})",
+        f"strategies.headtail -> harness.runner (layer {COMPONENTS} -> {RUNNER})",
+    ]
+
+
+def test_the_top_level_packages_import_each_other_without_a_cycle():
+    packages = package_graph(import_graph())
+    assert "strategies" not in packages["harness"], "harness reads the strategy contract from harness.contracts"
+    assert cycles(packages) == []
+
+
+def test_an_added_package_cycle_is_found():
+    graph = import_graph()
+    graph["harness.runner"].add("strategies.headtail")
+    assert ["harness", "strategies"] in cycles(package_graph(graph))
+
+
+def test_no_module_imports_itself_back():
+    found = cycles(import_graph())
+    assert not found, f"import cycles: {found}"
+
+
+def test_an_added_module_cycle_is_found():
+    graph = import_graph()
+    graph["harness.conversation"].add("harness.agent_loop")
+    assert any({"harness.conversation", "harness.agent_loop"} <= set(c) for c in cycles(graph))
 
 
 def test_imports_inside_functions_are_only_the_commented_optional_ones():

@@ -68,17 +68,17 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import anyio
 from inspect_ai.model import ChatMessage, ChatMessageUser, CompactionStrategy, Model
 from inspect_ai.tool import ToolDef, ToolError as InspectToolError, ToolInfo, ToolParams
 
+from harness.contracts import ToolError
 from harness.conversation import InvalidConversation, validate_projection
 from harness.integrations.inspect_messages import MessageHistory, from_dict, to_dicts, tool_dicts
 from harness.summarizer import summary_request
 from harness.tokens import REPLY_PRIMER, CountsTokens, TokenCounter
-from strategies.base import ToolError
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class StrategyProjectionError(RuntimeError):
 
 
 class InspectStrategyContext(CountsTokens):
-    """The ``StrategyContext`` (strategies/base.py) of a strategy running inside inspect_ai."""
+    """The ``StrategyContext`` (harness/contracts.py) of a strategy running inside inspect_ai."""
 
     def __init__(self, budget: int, store: Path, counter: TokenCounter, owner: "CtxbenchCompaction") -> None:
         self.budget = budget
@@ -299,7 +299,7 @@ def calls_summarizer(strategy: Any) -> bool:
     while strategy is not None and id(strategy) not in seen:
         seen.add(id(strategy))
         for cls in type(strategy).__mro__:
-            if cls.__module__ in ("builtins", "strategies.base", "abc", "typing"):
+            if cls.__module__ in ("builtins", "harness.contracts", "strategies.base", "abc", "typing"):
                 continue
             try:
                 if "summarize(" in python_inspect.getsource(cls):
@@ -360,7 +360,7 @@ def use_ctxbench_tokens(model: Model, counter: TokenCounter | None = None) -> Mo
     async def count_text_tokens(text: str) -> int:
         return counter.text(text)
 
-    async def count_tool_tokens(tools: list[ToolInfo]) -> int:
+    async def count_tool_tokens(tools: Sequence[ToolInfo]) -> int:
         return counter.tools(tool_dicts(list(tools))) + REPLY_PRIMER
 
     setattr(model, CTXBENCH_TOKENS, True)

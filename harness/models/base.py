@@ -104,6 +104,17 @@ def session_for(model: Any, instance: Any, trial: int = 0) -> Any:
     return factory(instance, trial) if takes_trial(factory) else factory(instance)
 
 
+def subagent_session(model: Any, instance: Any, task: str, trial: int = 0, run: int = 1) -> Any:
+    """The model session of a sub-agent: ``model.for_subtask`` if the model has it, else a normal session.
+
+    ``trial`` and ``run`` (the sub-agent's number in the trial) seed a model's variation.
+    """
+    factory = getattr(model, "for_subtask", None)
+    if callable(factory):
+        return factory(instance, task, trial, run) if takes_trial(factory) else factory(instance, task)
+    return session_for(model, instance, trial)
+
+
 def takes_trial(factory: Any) -> bool:
     """Whether ``factory`` accepts a ``trial`` argument after the instance."""
     try:

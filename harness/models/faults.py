@@ -20,9 +20,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from harness.models.base import Completion, Usage, session_for
+from harness.models.base import Completion, Usage, session_for, subagent_session
 from harness.models.retry import call_with_retries, policy_from
-from harness.subagent import subagent_session
 
 GARBAGE = '```json\n{"name": "get_'  # a tool call cut off mid-way, as a flaky stream delivers it
 GARBAGE_ERROR = "the reply was cut off: it holds an unfinished tool call and no complete one"

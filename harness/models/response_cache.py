@@ -39,8 +39,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from harness.models.base import Completion, Usage, current_request_options, session_for
-from harness.subagent import subagent_session
+from harness.models.base import Completion, Usage, current_request_options, session_for, subagent_session
 
 DEFAULT_PATH = Path("results") / "cache" / "responses.sqlite"
 TRANSPORT_KEYS = ("retry", "timeout", "api_key_env", "max_concurrency", "cache_profile", "startup_timeout")

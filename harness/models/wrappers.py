@@ -12,9 +12,8 @@ import threading
 import time
 from typing import Any
 
-from harness.models.base import Completion, session_for
+from harness.models.base import Completion, session_for, subagent_session
 from harness.models.retry import RateGate, gate_scope
-from harness.subagent import subagent_session
 
 
 class Delayed:
