@@ -19,26 +19,25 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from harness.accounting import BudgetTracker, CallRecorder
+from harness.contracts import FullStrategy, ToolError, full_strategy, tool_name
 from harness.conversation import (
     InvalidConversation,
-    check_tool_order,
-    check_tool_subset,
     escape_text,
     iter_calls,
     parse_arguments,
     reply_problem,
-    strip_private,
     validate_projection,
 )
 from harness.models.base import Completion, ContextOverflowError, ModelError, request_options
 from harness.models.toolparse import parse_error_message
-from harness.tokens import REPLY_PRIMER, TokenCounter
+from harness.request_meter import Prepared, RequestMeter
+from harness.tokens import TokenCounter
+from harness.tool_offer import ToolOffer
 from harness.trial_context import TrialContext
-from strategies.base import FullStrategy, ToolError, full_strategy, tool_name
 from tasks.base import Grade, ToolResult, rate_limited_message
 
 OUTCOMES = ("submitted", "step_limit", "context_overflow", "model_error", "strategy_error")
@@ -73,18 +72,6 @@ class TaskEnvironment(Protocol):
 
     def trial_metrics(self, tool_log: list[dict]) -> dict[str, Any]:
         """Extra per-trial metrics from the tool log."""
-
-
-@dataclass
-class Prepared:
-    """One step's request as sent: the projection, its refs, the stripped messages and its token count."""
-
-    request: list[dict] = field(default_factory=list)
-    message_tokens: int = 0
-    refs: list[str] = field(default_factory=list)
-    sent: list[dict] = field(default_factory=list)
-    tokens: int = 0
-    budget_fields: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,25 +118,14 @@ class AgentLoop(LogHooks, ABC):
     ) -> None:
         self.instance, self.agent, self.counter, self.recorder = instance, session, counter, recorder
         self.strategy: FullStrategy = full_strategy(strategy)
-        self.ctx, self.budget, self.max_steps, self.history = ctx, budget, max_steps, history
-        self.final_tool = final_tool
-        self.final_name = tool_name(final_tool)
+        self.ctx, self.max_steps, self.history = ctx, max_steps, history
+        self.offer = ToolOffer(final_tool)  # what tools a step offers
+        self.meter = RequestMeter(counter, budget, self.ref)  # what a request counts, and the totals of them
         self.history_tokens = 0
-        self.tools: list[dict] = []
-        self.all_tools: list[dict] = []
-        self.strategy_tool_names: set[str] = set()
         self.outcome: str | None = None
         self.error: str | None = None
         self.steps = 0
-        self.rate_limited = 0
-        self.peak_context = 0
-        self.previous = Prepared()
-        self._stripped: dict[int, tuple[dict, dict]] = {}
-        self.rewrites_system = self.strategy.rewrites_system  # deliberate experiments only
-        self.reordered = False  # order_tools chose this step's order
-        self.exposed = False  # expose_tools chose this step's tools
-        self.tool_schema_tokens = 0  # tool-schema tokens sent over the agent's requests
-        self.tool_schema_tokens_saved = 0  # tool-schema tokens not sent because expose_tools hid them
+        self.rate_limited = 0  # task calls over the task's per-turn limit (answered with an error)
         self.unoffered_calls = 0  # calls to a tool of the run that was not offered at that step
         self.tool_exceptions = 0  # task tool calls that raised (answered with an error, the run went on)
 
@@ -182,12 +158,15 @@ class AgentLoop(LogHooks, ABC):
         while self.outcome is None and self.steps < self.max_steps:
             self.step()
 
+    @property
+    def final_name(self) -> str:
+        """The name of the tool that ends the run (``submit``; a sub-agent's ``report``)."""
+        return self.offer.final_name
+
     def offer_tools(self) -> None:
         """Bind the strategy and offer the task's tools, the strategy's and the final tool."""
-        extra_tools = self.bind_strategy()
-        self.strategy_tool_names = {tool_name(t) for t in extra_tools}
-        self.all_tools = self.tools = list(self.instance.tools) + extra_tools + [self.final_tool]
-        self.ctx.tools = self.tools
+        self.offer.open(self.instance.tools, self.bind_strategy())
+        self.ctx.tools = self.offer.tools
 
     def bind_strategy(self) -> list[dict]:
         """Bind the strategy to the context and return its extra tools (a failure ends the run)."""
@@ -207,19 +186,23 @@ class AgentLoop(LogHooks, ABC):
         self.steps += 1
         self.begin_step()
         prepared = self.prepare()
-        if prepared is None or not self.fits_window(prepared):
+        if prepared is None:
+            return
+        overflow = self.meter.overflow(prepared, self.agent.context_window)
+        if overflow is not None:
+            self.end("context_overflow", overflow)
             return
         completion = self.call_model(prepared)
         if completion is None or not self.observe_server_edits(completion):
             return
         reply = self.append_reply(completion)
-        completion = replace(completion, message=self.stripped(reply))  # counted as the history keeps it
+        completion = replace(completion, message=self.meter.stripped(reply))  # counted as the history keeps it
         calls = list(iter_calls(reply))
         self.recorder.record(
             self.call_kind,
             self.record_step(),
             prepared.request,
-            self.tools,
+            self.offer.tools,
             completion,
             prepared.tokens,
             self.step_fields(prepared, calls),
@@ -240,9 +223,11 @@ class AgentLoop(LogHooks, ABC):
         """The strategy's projection, validated, counted and logged; ``None`` ends the run."""
         try:
             request = self.strategy.prepare(list(self.history))
-            known = self.known_prefix(request)
-            validate_projection(request, self.history[0], allow_system_rewrite=self.rewrites_system, start=known)
-            self.tools = self.step_tools()
+            known = self.meter.known_prefix(request)
+            validate_projection(
+                request, self.history[0], allow_system_rewrite=self.strategy.rewrites_system, start=known
+            )
+            self.offer.choose(self.strategy)
         except InvalidConversation as exc:
             self.end("strategy_error", f"invalid projection at step {self.steps}: {exc}")
             return None
@@ -255,97 +240,15 @@ class AgentLoop(LogHooks, ABC):
         except Exception as exc:
             self.end("strategy_error", f"strategy raised at step {self.steps}: {type(exc).__name__}: {exc}")
             return None
-        prepared = self.measure(request, known)
-        self.peak_context = max(self.peak_context, prepared.tokens)
-        prepared.budget_fields = self.budget.observe(prepared.tokens)
-        self.count_tool_schemas()
+        prepared = self.meter.measure(request, known, self.offer)
         self.log_request(prepared)
-        return prepared
-
-    def step_tools(self) -> list[dict]:
-        """This step's tool schemas: the strategy's order (``order_tools``) and choice (``expose_tools``), checked.
-
-        The schemas precede the messages in the cached prefix, so both hooks are for measured
-        experiments. An unchanged choice keeps the previous list object (the memoized counts stay valid).
-        """
-        tools = self.all_tools
-        ordered = self.strategy.order_tools(list(tools))
-        self.reordered = ordered is not None
-        if ordered is not None:
-            tools = list(ordered)
-            check_tool_order(tools, self.all_tools)
-        exposed = self.strategy.expose_tools(list(tools))
-        self.exposed = exposed is not None
-        if exposed is not None:
-            exposed = list(exposed)
-            check_tool_subset(exposed, tools, self.final_name)
-            tools = self.tools if exposed == self.tools else exposed
-        return tools
-
-    def tool_fields(self) -> dict:
-        """The request event's record of this step's tools: ``tool_order`` and ``tools_offered`` when chosen."""
-        names = [tool_name(t) for t in self.tools]
-        fields = {"tool_order": names} if self.reordered else {}
-        if self.exposed:
-            fields["tools_offered"] = names
-        return fields
-
-    def count_tool_schemas(self) -> None:
-        """Add this step's tool-schema tokens, and those ``expose_tools`` left out, to the run's totals."""
-        sent = self.counter.tools(self.tools)
-        self.tool_schema_tokens += sent
-        if self.exposed:
-            self.tool_schema_tokens_saved += max(0, self.counter.tools(self.all_tools) - sent)
-
-    def known_prefix(self, request: list[dict]) -> int:
-        """How many leading messages ``request`` shares with the previous request (0 unless it extends it).
-
-        A request that extends the previous one (append-only strategies) is only checked,
-        counted and logged for its new messages; the list comparison runs in C.
-        """
-        previous = self.previous.request
-        if previous and len(request) >= len(previous) and request[: len(previous)] == previous:
-            return len(previous)
-        return 0
-
-    def measure(self, request: list[dict], known: int) -> Prepared:
-        """Count, ref and strip ``request``, reusing the previous request's figures for its first ``known`` messages."""
-        base = self.previous if known else Prepared()
-        tail = request[known:]
-        message_tokens = base.message_tokens + self.counter.messages(tail)
-        prepared = Prepared(
-            request=request,
-            message_tokens=message_tokens,
-            refs=base.refs + [self.ref(m) for m in tail],
-            sent=base.sent + [self.stripped(m) for m in tail],
-            tokens=message_tokens + self.counter.tools(self.tools) + REPLY_PRIMER,
-        )
-        self.previous = prepared
         return prepared
 
     def ref(self, message: dict) -> str:
         """The transcript's ref of ``message`` (none by default: only the main agent's messages are logged)."""
         return ""
 
-    def stripped(self, message: dict) -> dict:
-        """``strip_private`` memoized by identity, so a step does not copy the whole history."""
-        entry = self._stripped.get(id(message))
-        if entry is None or entry[0] is not message:
-            entry = (message, strip_private(message))
-            self._stripped[id(message)] = entry
-        return entry[1]
-
     # ------------------------------------------------------------ call
-
-    def fits_window(self, prepared: Prepared) -> bool:
-        """Whether the request fits the model's context window (else the run ends as ``context_overflow``)."""
-        if prepared.tokens <= self.agent.context_window:
-            return True
-        self.end(
-            "context_overflow",
-            f"request of {prepared.tokens:,} tokens exceeds the {self.agent.context_window:,}-token context window",
-        )
-        return False
 
     def call_model(self, prepared: Prepared) -> Completion | None:
         """Send the request with the strategy's ``server_options()`` (request options of this call only);
@@ -359,7 +262,7 @@ class AgentLoop(LogHooks, ABC):
             return None
         try:
             with request_options(**options):
-                return self.agent.complete(list(prepared.sent), self.tools)
+                return self.agent.complete(list(prepared.sent), self.offer.tools)
         except ContextOverflowError as exc:
             self.end("context_overflow", str(exc))
         except ModelError as exc:
@@ -403,7 +306,7 @@ class AgentLoop(LogHooks, ABC):
     def nudge(self, reply: dict) -> None:
         """A reply without a tool call: tell the model why (its parse error, or that it must use the tools)."""
         parse_error = reply.get("_parse_error")
-        names = [tool_name(t) for t in self.tools if t.get("function")]
+        names = [tool_name(t) for t in self.offer.tools if t.get("function")]
         content = parse_error_message(parse_error, names) if parse_error else self.no_tool_call
         self.append({"role": "user", "content": content, "_step": self.steps, "_nudge": True})
 
@@ -422,8 +325,8 @@ class AgentLoop(LogHooks, ABC):
                     f"ERROR: could not parse the arguments of {name}: {exc}. Fix the JSON and call again.", True
                 )
             else:
-                task_calls += self.is_task_call(name)
-                exceeded = self.exceeded_call_limit(task_calls) if self.is_task_call(name) else None
+                task_calls += self.offer.is_task_call(name)
+                exceeded = self.exceeded_call_limit(task_calls) if self.offer.is_task_call(name) else None
                 if exceeded is not None:
                     result = CallResult(rate_limited_message(exceeded), True)
                     self.rate_limited += 1
@@ -434,28 +337,21 @@ class AgentLoop(LogHooks, ABC):
         if ended:
             self.end("submitted", self.error)
 
-    def is_task_call(self, name: str) -> bool:
-        """Whether ``name`` is one of the task's own tools (not the final tool, not a strategy tool)."""
-        return name != self.final_name and name not in self.strategy_tool_names
-
-    def limit_per_turn(self) -> int | None:
-        """The task's limit on the task-tool calls of one reply (``None``: none)."""
-        return self.instance.max_calls_per_turn
-
     def exceeded_call_limit(self, task_calls: int) -> int | None:
-        """The task's per-turn limit when the ``task_calls``-th task call of this turn exceeds it, else ``None``."""
-        limit = self.limit_per_turn()
+        """The task's per-turn limit (``max_calls_per_turn``) when the ``task_calls``-th task call of this turn
+        exceeds it, else ``None``."""
+        limit = self.instance.max_calls_per_turn
         return limit if limit is not None and task_calls > limit else None
 
     def execute_one(self, name: str, args: dict, request: list[dict], reply: dict) -> CallResult:
         """Run one parsed call."""
-        if name == self.final_name:
+        if name == self.offer.final_name:
             return self.final_call(args, request, reply)
-        if self.is_unoffered(name):
+        if self.offer.is_unoffered(name):
             self.unoffered_calls += 1
-            offered = ", ".join(tool_name(t) for t in self.tools)
+            offered = ", ".join(self.offer.names())
             return CallResult(f"ERROR: the tool {name} is not offered at this step (offered now: {offered}).", True)
-        if name in self.strategy_tool_names:
+        if name in self.offer.strategy_tool_names:
             return CallResult(*self.strategy_tool(name, args))
         try:
             result = self.instance.call(name, args)
@@ -467,17 +363,6 @@ class AgentLoop(LogHooks, ABC):
                 True,
             )
         return CallResult(result.content, result.is_error, result.resource)
-
-    def is_unoffered(self, name: str) -> bool:
-        """Whether ``name`` is one of the run's tools that ``expose_tools`` did not offer at this step.
-
-        Such a call is answered with an error and not executed: a model can only call what the
-        request offers (a wrong choice of tools costs a step, as it would with a real model).
-        """
-        if self.tools is self.all_tools:
-            return False
-        known = {tool_name(t) for t in self.all_tools}
-        return name in known and name not in {tool_name(t) for t in self.tools}
 
     def strategy_tool(self, name: str, args: dict) -> tuple[str, bool]:
         """Run a tool the strategy offers; an exception (not a ``ToolError``) is a ``strategy_error``."""

@@ -35,6 +35,7 @@ import re
 import shutil
 import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, cast
 
@@ -45,6 +46,7 @@ STORES = "stores"
 CORRUPT = ".corrupt"  # suffix of the file that keeps the bad lines of a records file
 TRANSCRIPT_SUFFIX = ".jsonl.gz"  # transcripts/<trial>.jsonl.gz
 OLD_TRANSCRIPT_SUFFIX = ".jsonl"  # uncompressed transcripts of older run folders
+HANDOFF_BYTES = 16_384  # a transcript hands its lines to the compressor in pieces of about this size
 
 
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -63,7 +65,11 @@ def dumps(row: dict) -> str:
     back exactly the same string (a high surrogate followed by a low one reads back as the
     one character they encode, as any JSON parser reads them).
     """
-    text = json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str)
+    return _escaped(json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str))
+
+
+def _escaped(text: str) -> str:
+    """``text`` with its surrogate code points written as ``\\uXXXX`` escapes (see ``dumps``)."""
     if not text.isascii() and SURROGATE.search(text):
         text = SURROGATE.sub(_escape_surrogate, text)
     return text
@@ -175,8 +181,9 @@ class Transcript:
         self.final = directory / f"{trial_id}{TRANSCRIPT_SUFFIX}"
         self.part = directory / f"{trial_id}{TRANSCRIPT_SUFFIX}.part"
         self._old = directory / f"{trial_id}{OLD_TRANSCRIPT_SUFFIX}"  # an earlier, uncompressed one of this trial
-        self._raw = self.part.open("wb")
-        self._handle = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=6, mtime=0)
+        self._gzip = BackgroundGzip(self.part)
+        self._pending: list[bytes] = []  # lines not yet handed to the compressor
+        self._pending_bytes = 0
         self._refs: list[str] = []  # refs of the last request event: the next one is written as a delta
         self.request_tokens: list[int] = []  # tokens of each `request` event: the trial's token curve
 
@@ -190,7 +197,31 @@ class Transcript:
                 keep = _common_prefix(self._refs, refs)
                 data["keep"], data["add"] = keep, refs[keep:]
                 self._refs = refs
-        self._handle.write((dumps({"event": event, **data}) + "\n").encode("utf-8"))
+        self._write_line(dumps({"event": event, **data}))
+
+    def message(self, ref: str, message: dict, body: str) -> None:
+        """Append the ``message`` event of ``message`` given as ``body``, its JSON text with sorted keys (the
+        ``MessageTable`` key), so that it is not serialised twice; the line is the one ``event`` would write
+        (a body with NaN or Infinity, which ``dumps`` refuses, goes through ``event``)."""
+        if "NaN" in body or "Infinity" in body:
+            self.event("message", ref=ref, message=message)
+            return
+        self._write_line(
+            _escaped(f'{{"event": "message", "message": {body}, "ref": {json.dumps(ref, ensure_ascii=False)}}}')
+        )
+
+    def _write_line(self, text: str) -> None:
+        line = (text + "\n").encode("utf-8")
+        self._pending.append(line)
+        self._pending_bytes += len(line)
+        if self._pending_bytes >= HANDOFF_BYTES:
+            self._hand_off()
+
+    def _hand_off(self) -> None:
+        """Give the pending lines to the compressor (one write: deflate gives the same bytes however cut)."""
+        if self._pending:
+            self._gzip.write(b"".join(self._pending))
+            self._pending, self._pending_bytes = [], 0
 
     def commit(self) -> None:
         """Close and publish the transcript (replacing an earlier uncompressed one of the trial)."""
@@ -205,9 +236,53 @@ class Transcript:
 
     def _close(self) -> None:
         try:
-            self._handle.close()
+            self._hand_off()
         finally:
-            self._raw.close()
+            self._gzip.close()
+
+
+class BackgroundGzip:
+    """A gzip file (no name, mtime 0, level 6) compressed and written by a background thread.
+
+    Compression is the costliest part of logging a step; done beside the agent loop, it overlaps
+    the model call (``zlib`` releases the GIL while it deflates). Writes keep their order (one
+    worker). A write that fails is raised by the next ``write`` or by ``close``; once one failed,
+    later writes are dropped. A file never closed stops its thread when it is garbage collected.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._raw = path.open("wb")
+        self._handle = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=6, mtime=0)
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcript")
+        self._failure: BaseException | None = None
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` for compression (raises the failure of an earlier write)."""
+        self._raise_failure()
+        self._worker.submit(self._write_now, data)
+
+    def close(self) -> None:
+        """Wait for the queued writes, then close the file (raises a failed write's error)."""
+        try:
+            self._worker.shutdown(wait=True)
+            self._raise_failure()
+        finally:
+            try:
+                self._handle.close()
+            finally:
+                self._raw.close()
+
+    def _write_now(self, data: bytes) -> None:
+        if self._failure is not None:
+            return
+        try:
+            self._handle.write(data)
+        except BaseException as exc:  # kept for the agent loop's thread to raise
+            self._failure = exc
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
 
 
 def _common_prefix(a: list[str], b: list[str]) -> int:

@@ -26,6 +26,7 @@ from harness.analysis import reference_note
 from harness.budget import BudgetError, format_budget, parse_budget
 from harness.cache_sim import get_profile
 from harness.config import CONFIG_DIR, SettingError, check_settings, container_dict
+from harness.contracts import full_strategy
 from harness.errors import ConfigError
 from harness.hooks import Hooks
 from harness.identity import RUN_TIME_KEYS, RUN_TIME_MODEL_KEYS, run_key
@@ -40,7 +41,6 @@ from harness.report import end_of_run_lines
 from harness.run_outputs import write_run_outputs
 from harness.run_lock import hold_run_folder
 from harness.workers import run_jobs, uses_processes
-from strategies.base import full_strategy
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"

@@ -13,11 +13,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable, ParamSpec
 
 from harness.accounting import BudgetTracker, CallRecorder
 from harness.agent_loop import AgentLoop, CallResult, Prepared, TaskEnvironment
 from harness.cache_sim import PROFILES, CacheProfile
+from harness.contracts import strategy_class
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
 from harness.models.base import Completion, Model, ModelError, session_for
 from harness.pricing import AutoPricing, Pricing
@@ -25,7 +26,7 @@ from harness.records import RunWriter
 from harness.subagent import SubagentRunner
 from harness.tokens import TokenCounter
 from harness.trial_context import MessageTable, TrialContext
-from harness.trial_row import ReadTracker, trial_row
+from harness.trial_row import LoopCounts, ReadTracker, TrialIdentity, TrialStats, agent_profile
 from tasks.base import Grade
 
 NO_TOOL_CALL = (
@@ -150,7 +151,7 @@ class Trial(AgentLoop):
             budget=self.settings.budget,
             model=self.settings.model_name,
             reference_agent=self.is_reference,
-            tools=self.tools,
+            tools=self.offer.tools,
             started_at=self.started_at,
         )
         for message in self.history:
@@ -188,7 +189,7 @@ class Trial(AgentLoop):
     def log_request(self, prepared: Prepared) -> None:
         """The request event: refs, tokens and this step's choice of tools."""
         self.transcript.event(
-            "request", step=self.steps, refs=prepared.refs, tokens=prepared.tokens, **self.tool_fields()
+            "request", step=self.steps, refs=prepared.refs, tokens=prepared.tokens, **self.offer.fields()
         )
 
     def log_reply(self, reply: dict, completion: Completion) -> None:
@@ -282,11 +283,60 @@ class Trial(AgentLoop):
 
     # ------------------------------------------------------------ finish
 
+    def stats(self, wall_s: float) -> TrialStats:
+        """What the finished trial's row is made of."""
+        settings, instance, meter = self.settings, self.instance, self.meter
+        identity = TrialIdentity(
+            trial_id=self.trial_id,
+            run=settings.run_name,
+            strategy=settings.strategy_name,
+            strategy_class=strategy_class(self.strategy),
+            strategy_params=settings.strategy_params,
+            budget=settings.budget,
+            family=instance.family,
+            instance_id=instance.id,
+            seed=instance.seed,
+            trial=self.trial_index,
+            model=settings.model_name,
+            reference_agent=self.is_reference,
+            agent_profile=agent_profile(self.model) if self.is_reference else None,
+        )
+        counts = LoopCounts(
+            steps=self.steps,
+            rate_limited=self.rate_limited,
+            peak_context=meter.peak_context,
+            over_budget_steps=meter.budget.over_steps,
+            max_budget_ratio=meter.budget.max_ratio,
+            final_history_tokens=self.history_tokens,
+            compactions=self.ctx.compactions,
+            rewrites_system=self.strategy.rewrites_system,
+            tool_schema_tokens=meter.tool_schema_tokens,
+            tool_schema_tokens_saved=meter.tool_schema_tokens_saved,
+            unoffered_calls=self.unoffered_calls,
+            tool_exceptions=self.tool_exceptions,
+        )
+        return TrialStats(
+            identity=identity,
+            outcome=self.outcome,
+            grade=self.grade,
+            error=self.error,
+            counts=counts,
+            reads=self.reads,
+            recorder=self.recorder,
+            cache_profile=settings.cache_profile.name,
+            hook_continues=self.continues,
+            subagent_columns=self.subagents.columns(),
+            task_metrics=instance.trial_metrics(self.tool_log),
+            request_tokens=self.transcript.request_tokens,
+            wall_s=wall_s,
+            started_at=self.started_at,
+        )
+
     def finish(self) -> dict:
         """Close the transcript and return the trial's row."""
         if self.outcome is None:
             self.outcome = "step_limit"
-        row = trial_row(self, wall_s=time.perf_counter() - self.started)
+        row = self.stats(wall_s=time.perf_counter() - self.started).row()
         self.transcript.event(
             "trial_end",
             outcome=self.outcome,
@@ -300,27 +350,18 @@ class Trial(AgentLoop):
         return row
 
 
-def run_trial(
-    *,
-    trial_id: str,
-    trial_index: int,
-    instance: TaskEnvironment,
-    strategy: Any,
-    model: Model,
-    summarizer: Model | None,
-    settings: TrialSettings,
-    writer: RunWriter,
-    text_cache: dict[str, int] | None = None,
-) -> dict:
-    """Run one trial and return its row (the caller appends it to ``trials.jsonl``)."""
-    return Trial(
-        trial_id=trial_id,
-        trial_index=trial_index,
-        instance=instance,
-        strategy=strategy,
-        model=model,
-        summarizer=summarizer,
-        settings=settings,
-        writer=writer,
-        text_cache=text_cache,
-    ).run()
+P = ParamSpec("P")
+
+
+def running(trial: Callable[P, Trial]) -> Callable[P, dict]:
+    """``run_trial``: make the trial with the arguments ``Trial`` takes, run it, and return its row."""
+
+    def run_trial(*args: P.args, **kwargs: P.kwargs) -> dict:
+        """Run one trial (``Trial``'s keyword arguments) and return its row (the caller appends it to
+        ``trials.jsonl``)."""
+        return trial(*args, **kwargs).run()
+
+    return run_trial
+
+
+run_trial = running(Trial)

@@ -33,7 +33,7 @@ class MessageTable:
         if ref is None:
             ref = f"m{len(self._by_content)}"
             self._by_content[key] = ref
-            self._transcript.event("message", ref=ref, message=message)
+            self._transcript.message(ref, message, key)
         self._by_id[id(message)] = (message, ref)
         return ref
 

@@ -10,9 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.accounting import total_columns
+from harness.accounting import CallRecorder, total_columns
 from harness.curves import trial_curve_fields
-from strategies.base import strategy_class
+from tasks.base import Grade
 
 
 @dataclass
@@ -52,119 +52,177 @@ def agent_profile(model: Any) -> str | None:
     return None
 
 
-def identity_columns(trial: Any) -> dict:
-    """Who ran what: trial, run, strategy, budget, task instance, model."""
-    settings, instance = trial.settings, trial.instance
-    return {
-        "trial_id": trial.trial_id,
-        "run": settings.run_name,
-        "strategy": settings.strategy_name,
-        "strategy_class": strategy_class(trial.strategy),
-        "strategy_params": settings.strategy_params,
-        "budget": settings.budget,
-        "family": instance.family,
-        "instance_id": instance.id,
-        "seed": instance.seed,
-        "trial": trial.trial_index,
-        "model": settings.model_name,
-        "reference_agent": trial.is_reference,
-        "agent_profile": agent_profile(trial.model) if trial.is_reference else None,
-    }
+@dataclass
+class TrialIdentity:
+    """Who ran what: the trial, the run, the strategy, the budget, the task instance and the model."""
+
+    trial_id: str
+    run: str
+    strategy: str
+    strategy_class: str
+    strategy_params: dict
+    budget: int
+    family: str
+    instance_id: str
+    seed: int
+    trial: int
+    model: str
+    reference_agent: bool
+    agent_profile: str | None
+
+    def columns(self) -> dict:
+        """The identity columns, in the row's order."""
+        return {
+            "trial_id": self.trial_id,
+            "run": self.run,
+            "strategy": self.strategy,
+            "strategy_class": self.strategy_class,
+            "strategy_params": self.strategy_params,
+            "budget": self.budget,
+            "family": self.family,
+            "instance_id": self.instance_id,
+            "seed": self.seed,
+            "trial": self.trial,
+            "model": self.model,
+            "reference_agent": self.reference_agent,
+            "agent_profile": self.agent_profile,
+        }
 
 
-def outcome_columns(trial: Any) -> dict:
-    """The outcome, success and score."""
-    graded = trial.outcome == "submitted" and trial.grade is not None
-    return {
-        "outcome": trial.outcome,
-        "success": bool(graded and trial.grade.success),
-        "score": float(trial.grade.score) if graded else 0.0,
-        "steps": trial.steps,
-    }
+@dataclass
+class LoopCounts:
+    """What the agent loop counted over the trial (sub-agents' refused calls and exceptions included)."""
+
+    steps: int
+    rate_limited: int
+    peak_context: int
+    over_budget_steps: int
+    max_budget_ratio: float
+    final_history_tokens: int
+    compactions: int
+    rewrites_system: bool
+    tool_schema_tokens: int
+    tool_schema_tokens_saved: int
+    unoffered_calls: int
+    tool_exceptions: int
 
 
-def token_columns(trial: Any) -> dict:
-    """Tokens, cache figures and costs per kind of call (agent, summarizer, sub-agent, stop hook)."""
-    totals = trial.recorder.totals
-    agent, summ, sub, hook = totals["agent"], totals["summarizer"], totals["subagent"], totals["stop_hook"]
-    return {
-        "input_tokens": agent.input_tokens,
-        "cached_tokens": agent.cached_tokens,
-        "cached_source": "+".join(sorted(agent.cached_sources) or ["none"]),
-        "cache_write_tokens": agent.cache_write_tokens,
-        "output_tokens": agent.output_tokens,
-        "sim_cached_tokens": agent.sim_cached_tokens,
-        "cache_profile": trial.settings.cache_profile.name,
-        "cache_lost_tokens": agent.cache_lost_tokens,
-        "cache_breaks": agent.cache_breaks,
-        "summarizer_calls": summ.calls,
-        "summarizer_input_tokens": summ.input_tokens,
-        "summarizer_cached_tokens": summ.cached_tokens,
-        "summarizer_output_tokens": summ.output_tokens,
-        "summarizer_sim_cached_tokens": summ.sim_cached_tokens,
-        "hook_continues": trial.continues,
-        "stop_hook_calls": hook.calls,
-        "stop_hook_input_tokens": hook.input_tokens,
-        "stop_hook_cached_tokens": hook.cached_tokens,
-        "stop_hook_output_tokens": hook.output_tokens,
-        "stop_hook_cost": round(hook.cost, 8),
-        **trial.subagents.columns(),
-        "subagent_calls": sub.calls,
-        "subagent_input_tokens": sub.input_tokens,
-        "subagent_cached_tokens": sub.cached_tokens,
-        "subagent_output_tokens": sub.output_tokens,
-        "subagent_cost": round(sub.cost, 8),
-        **total_columns(totals),
-        "cost": round(trial.recorder.total_cost(), 8),
-        "cost_uncached": round(trial.recorder.total_cost_uncached(), 8),
-        "from_cache_calls": trial.recorder.from_cache_calls(),
-        "agent_cost": round(agent.cost, 8),
-        "summarizer_cost": round(summ.cost, 8),
-        "pricing": trial.settings.pricing.name,
-        "price_source": trial.recorder.price_source(),
-    }
+@dataclass
+class TrialStats:
+    """Everything a finished trial's row is made of; ``row()`` builds the row (``harness.trial.Trial`` fills it)."""
 
+    identity: TrialIdentity
+    outcome: str | None
+    grade: Grade | None
+    error: str | None
+    counts: LoopCounts
+    reads: ReadTracker
+    recorder: CallRecorder
+    cache_profile: str
+    hook_continues: int
+    subagent_columns: dict
+    task_metrics: dict
+    request_tokens: list[int]
+    wall_s: float
+    started_at: str
 
-def context_columns(trial: Any) -> dict:
-    """Reads, re-reads, peak context, compactions."""
-    return {
-        "reads": trial.reads.reads,
-        "rereads": trial.reads.rereads,
-        "reread_rate": trial.reads.rate,
-        "max_resource_reads": trial.reads.max_per_resource,
-        "rate_limited_calls": trial.rate_limited,
-        "peak_context": trial.peak_context,
-        "over_budget_steps": trial.budget.over_steps,
-        "max_budget_ratio": trial.budget.max_ratio,
-        "final_history_tokens": trial.history_tokens,
-        "compactions": trial.ctx.compactions,
-        "rewrites_system": trial.rewrites_system,
-        "tool_schema_tokens": trial.tool_schema_tokens,
-        "tool_schema_tokens_saved": trial.tool_schema_tokens_saved,
-        "unoffered_calls": trial.unoffered_calls,
-        "tool_exceptions": trial.tool_exceptions,
-    }
-
-
-def trial_row(trial: Any, wall_s: float) -> dict:
-    """The row of a finished ``harness.trial.Trial``."""
-    row = {
-        **identity_columns(trial),
-        **outcome_columns(trial),
-        **token_columns(trial),
-        **context_columns(trial),
-        "wall_s": round(wall_s, 4),
-        "started_at": trial.started_at,
-        "error": trial.error,
-        "grade_detail": trial.grade.detail if trial.grade is not None else None,
-    }
-    row.update(trial.instance.trial_metrics(trial.tool_log))
-    row.update(
-        trial_curve_fields(
-            trial.transcript.request_tokens,
-            trial.settings.budget,
-            row["reread_rate"],
-            max_resource_reads=row["max_resource_reads"],
+    def row(self) -> dict:
+        """The trial's row in ``trials.jsonl``."""
+        row = {
+            **self.identity.columns(),
+            **self.outcome_columns(),
+            **self.token_columns(),
+            **self.context_columns(),
+            "wall_s": round(self.wall_s, 4),
+            "started_at": self.started_at,
+            "error": self.error,
+            "grade_detail": self.grade.detail if self.grade is not None else None,
+        }
+        row.update(self.task_metrics)
+        row.update(
+            trial_curve_fields(
+                self.request_tokens,
+                self.identity.budget,
+                row["reread_rate"],
+                max_resource_reads=row["max_resource_reads"],
+            )
         )
-    )
-    return row
+        return row
+
+    def outcome_columns(self) -> dict:
+        """The outcome, success and score."""
+        graded = self.outcome == "submitted" and self.grade is not None
+        return {
+            "outcome": self.outcome,
+            "success": bool(graded and self.grade is not None and self.grade.success),
+            "score": float(self.grade.score) if graded and self.grade is not None else 0.0,
+            "steps": self.counts.steps,
+        }
+
+    def token_columns(self) -> dict:
+        """Tokens, cache figures and costs per kind of call (agent, summarizer, sub-agent, stop hook)."""
+        recorder = self.recorder
+        totals = recorder.totals
+        agent, summ, sub, hook = totals["agent"], totals["summarizer"], totals["subagent"], totals["stop_hook"]
+        return {
+            "input_tokens": agent.input_tokens,
+            "cached_tokens": agent.cached_tokens,
+            "cached_source": "+".join(sorted(agent.cached_sources) or ["none"]),
+            "cache_write_tokens": agent.cache_write_tokens,
+            "output_tokens": agent.output_tokens,
+            "sim_cached_tokens": agent.sim_cached_tokens,
+            "cache_profile": self.cache_profile,
+            "cache_lost_tokens": agent.cache_lost_tokens,
+            "cache_breaks": agent.cache_breaks,
+            "summarizer_calls": summ.calls,
+            "summarizer_input_tokens": summ.input_tokens,
+            "summarizer_cached_tokens": summ.cached_tokens,
+            "summarizer_output_tokens": summ.output_tokens,
+            "summarizer_sim_cached_tokens": summ.sim_cached_tokens,
+            "hook_continues": self.hook_continues,
+            "stop_hook_calls": hook.calls,
+            "stop_hook_input_tokens": hook.input_tokens,
+            "stop_hook_cached_tokens": hook.cached_tokens,
+            "stop_hook_output_tokens": hook.output_tokens,
+            "stop_hook_cost": round(hook.cost, 8),
+            **self.subagent_columns,
+            "subagent_calls": sub.calls,
+            "subagent_input_tokens": sub.input_tokens,
+            "subagent_cached_tokens": sub.cached_tokens,
+            "subagent_output_tokens": sub.output_tokens,
+            "subagent_cost": round(sub.cost, 8),
+            **total_columns(totals),
+            "cost": round(recorder.total_cost(), 8),
+            "cost_uncached": round(recorder.total_cost_uncached(), 8),
+            "from_cache_calls": recorder.from_cache_calls(),
+            "agent_cost": round(agent.cost, 8),
+            "summarizer_cost": round(summ.cost, 8),
+            "pricing": recorder.pricing.name,
+            "price_source": recorder.price_source(),
+        }
+
+    def context_columns(self) -> dict:
+        """Reads, re-reads, peak context, compactions."""
+        counts = self.counts
+        return {
+            "reads": self.reads.reads,
+            "rereads": self.reads.rereads,
+            "reread_rate": self.reads.rate,
+            "max_resource_reads": self.reads.max_per_resource,
+            "rate_limited_calls": counts.rate_limited,
+            "peak_context": counts.peak_context,
+            "over_budget_steps": counts.over_budget_steps,
+            "max_budget_ratio": counts.max_budget_ratio,
+            "final_history_tokens": counts.final_history_tokens,
+            "compactions": counts.compactions,
+            "rewrites_system": counts.rewrites_system,
+            "tool_schema_tokens": counts.tool_schema_tokens,
+            "tool_schema_tokens_saved": counts.tool_schema_tokens_saved,
+            "unoffered_calls": counts.unoffered_calls,
+            "tool_exceptions": counts.tool_exceptions,
+        }
+
+
+def trial_row(stats: TrialStats) -> dict:
+    """The row of a finished trial (``stats.row()``)."""
+    return stats.row()
