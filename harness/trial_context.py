@@ -39,7 +39,7 @@ class MessageTable:
 
 
 class TrialContext(CountsTokens):
-    """The ``StrategyContext`` of one trial (see strategies/base.py)."""
+    """The ``StrategyContext`` of one trial (see harness/contracts.py)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""The strategy contract is declared (strategies/base.py): every hook has a default, every wrapper forwards every
+"""The strategy contract is declared (harness/contracts.py): every hook has a default, every wrapper forwards every
 hook and declared attribute to its base, and a prepare-only object is adapted once to the whole contract."""
 
 from __future__ import annotations
