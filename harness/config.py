@@ -28,7 +28,9 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 from harness import plugins
 from harness.budget import BudgetError, parse_budget
 from harness.errors import UsageError
-from harness.identity import folder_name, folder_name_exclusions
+from harness.identity import folder_name
+from hydra_plugins.ctxbench_resolvers.resolvers import job_dirname as job_dirname  # harness.dryrun uses it
+from hydra_plugins.ctxbench_resolvers.resolvers import register_resolvers
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "experiment")
@@ -183,24 +185,12 @@ def register_plugins(args: list[str]) -> None:
 # ---------------------------------------------------------------- composing
 
 
-def _run_folder(*, _root_: Any) -> str:
-    """Resolver ``${ctxbench_run:}``: the run folder's name from the resolved config (identity.folder_name)."""
-    return folder_name(config_dict(_root_))
+def run_folder_name(cfg: Any) -> str:
+    """The run folder's name of the composed ``cfg`` (identity.folder_name): what ``${ctxbench_run:}`` resolves to.
 
-
-def job_dirname(name: str | None) -> str:
-    """Resolver ``${ctxbench_dirname:...}``: an override list as a folder name (the experiment presets' job folders)."""
-    return (name or "defaults").replace("/", "_").replace("=", "-").replace(",", "_")
-
-
-def register_resolvers() -> None:
-    """Register ctxbench's OmegaConf resolvers (job folder names, run folder names, excluded keys) once."""
-    if not OmegaConf.has_resolver("ctxbench_dirname"):
-        OmegaConf.register_new_resolver("ctxbench_dirname", job_dirname)
-    if not OmegaConf.has_resolver("ctxbench_run"):
-        OmegaConf.register_new_resolver("ctxbench_run", _run_folder)
-    if not OmegaConf.has_resolver("ctxbench_exclude_keys"):  # the job folders' names: harness/identity.py
-        OmegaConf.register_new_resolver("ctxbench_exclude_keys", lambda *extra: folder_name_exclusions(*extra))
+    The resolvers themselves (``register_resolvers``, ``job_dirname``) are in
+    hydra_plugins/ctxbench_resolvers/resolvers.py, which Hydra imports without the harness."""
+    return folder_name(config_dict(cfg))
 
 
 def compose(overrides: list[str]) -> Any:

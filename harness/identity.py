@@ -23,26 +23,19 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.budget import BudgetError, format_budget, parse_budget
+from hydra_plugins.ctxbench_resolvers.resolvers import RUN_TIME_KEYS
+from hydra_plugins.ctxbench_resolvers.resolvers import folder_name_exclusions as folder_name_exclusions
 
+# RUN_TIME_KEYS (the one list of run-time keys) and folder_name_exclusions (the resolver ``ctxbench_exclude_keys``)
+# are defined with the configs' resolvers, in hydra_plugins/ctxbench_resolvers/resolvers.py (importable without harness)
 IDENTITY_FILE = "identity.json"
-RUN_TIME_KEYS = ("trials", "progress", "plots", "workers", "latency_s", "max_cost", "cache_responses", "response_cache")
-"""Top-level keys that change how a run is carried out, never what a trial is: the one list. They are left
-out of a run's identity (``harness.runner.identity``), and of the job folders' names of the main config
-and every experiment preset (``exclude_keys: ${ctxbench_exclude_keys:...}``, ``folder_name_exclusions``)."""
 RUN_TIME_MODEL_KEYS = ("max_concurrency",)  # keys of ``model`` / ``summarizer`` that change how calls are made only
-HYDRA_FOLDER_KEYS = ("hydra.run.dir", "hydra.sweep.dir", "hydra/launcher")  # where and how, never what
 NOT_CONFIG = ("seed", *RUN_TIME_KEYS, "hydra")
 NOT_CONFIG_MODEL = RUN_TIME_MODEL_KEYS
 SIZE_KEYS = ("suite", "task")  # identity keys that decide which tasks, at which size, are run
 HASH_CHARS = 10
 NAMED_KEYS = ("strategy.name", "budget")  # already in the ``strategy@budget`` part of a name
 LEGACY_PREFIX = "legacy:"
-
-
-def folder_name_exclusions(*extra: str) -> list[str]:
-    """The override keys a job folder's name leaves out: ``extra`` (e.g. ``experiment``), ``RUN_TIME_KEYS`` and
-    ``HYDRA_FOLDER_KEYS`` (the resolver ``ctxbench_exclude_keys`` of the configs)."""
-    return [*(e for e in extra if e), *RUN_TIME_KEYS, *HYDRA_FOLDER_KEYS]
 
 
 def load_identity(run_dir: str | Path) -> dict | None:
