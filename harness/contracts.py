@@ -194,10 +194,6 @@ class BaseStrategy:
         for edit in edits:
             self.ctx.log("server_edit", **edit)
 
-    def fits(self, messages: list[dict]) -> bool:
-        """Whether ``messages`` plus the request overhead fit the budget."""
-        return self.ctx.count_tokens(messages) + self.ctx.request_overhead() <= self.ctx.budget
-
     def prepare(self, messages: list[dict]) -> list[dict]:  # pragma: no cover - abstract
         raise NotImplementedError
 

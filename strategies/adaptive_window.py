@@ -25,6 +25,7 @@ from __future__ import annotations
 from harness.conversation import split_head, split_rounds
 from strategies._common import ResultKey, apply_frozen, is_error, result_calls, result_identity, result_key
 from strategies.base import BaseStrategy
+from strategies.triggers import RequestSizeMixin, SizeTrigger
 
 MARK = "[COMPRESSED] "
 INSTRUCTIONS = (
@@ -34,11 +35,12 @@ INSTRUCTIONS = (
 )
 
 
-class AdaptiveWindow(BaseStrategy):
+class AdaptiveWindow(RequestSizeMixin, BaseStrategy):
     """Above ``ratio`` x budget, compress every uncompressed tool message in one batch; never twice.
 
     Parameters:
-        ratio: the trigger as a fraction of the budget (default 0.8: 102,400 of 128K in the seed).
+        ratio: the trigger as a fraction of the budget (default 0.8: 102,400 of 128K in the seed),
+            declared as ``size_trigger`` (strategies/triggers.py).
         keep_last_round: leave the latest round's results for the next batch (default true).
         instructions: the summarizer instructions for one tool result.
     """
@@ -51,6 +53,7 @@ class AdaptiveWindow(BaseStrategy):
         if not 0 < float(ratio) <= 1:
             raise ValueError("adaptive_window: ratio must be in (0, 1]")
         self.ratio = float(ratio)
+        self.size_trigger = SizeTrigger(self.ratio, "adaptive_window: ratio")
         self.keep_last_round = bool(keep_last_round)
         self.instructions = instructions
         self.compressed: dict[ResultKey, str] = {}  # (history position, tool_call_id) -> frozen "[COMPRESSED] ..."
@@ -76,12 +79,12 @@ class AdaptiveWindow(BaseStrategy):
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Frozen compressed texts; a new batch when the request passes ``ratio`` of the budget."""
         out = self._apply(messages)
-        before = self.ctx.count_tokens(out) + self.ctx.request_overhead()
-        if before <= self.ratio * self.ctx.budget:
+        if not self.over_trigger(out):
             return out
         batch = self._batch(messages)
         if not batch:
             return out
+        before = self.request_tokens(out)
         calls = result_calls(messages)
         for position in batch:
             message, raw = messages[position], calls.get(position)
@@ -89,7 +92,7 @@ class AdaptiveWindow(BaseStrategy):
             text = self.ctx.summarize(([stub] if stub else []) + [message], self.instructions)
             self.compressed[result_key(position, message)] = MARK + text.strip()
         out = self._apply(messages)
-        after = self.ctx.count_tokens(out) + self.ctx.request_overhead()
+        after = self.request_tokens(out)
         self.ctx.log(
             "compaction",
             method="adaptive_window",

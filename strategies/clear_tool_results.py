@@ -16,17 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies._common import ToolResultClearer, check_threshold, resolve_tokens
+from strategies._common import ToolResultClearer
 from strategies.base import BaseStrategy
+from strategies.triggers import RequestSizeMixin, SizeTrigger
 
 
-class ClearToolResults(BaseStrategy):
+class ClearToolResults(RequestSizeMixin, BaseStrategy):
     """Clear old tool results in batches, with frozen placeholders that say how to get them back.
 
     Parameters:
         trigger: clear when the request (tool schemas included) exceeds this many tokens.
             ``None`` = the budget; a float in (0, 1] = that fraction of the budget; an int
             or ``25k`` = tokens. Default 1.0 (the budget itself). Anthropic's default is 100,000.
+            Declared as ``size_trigger`` (strategies/triggers.py).
         keep: the most recent tool results never cleared (default 3, as Anthropic's).
         clear_at_least: skip a batch that would free fewer tokens than this (default 0:
             any gain). Raise it to trade context for fewer cache breaks.
@@ -40,14 +42,13 @@ class ClearToolResults(BaseStrategy):
     def __init__(
         self, trigger: Any = 1.0, keep: int = 3, clear_at_least: int = 0, exclude_tools: list[str] | None = None
     ) -> None:
-        check_threshold(trigger, "clear_tool_results: trigger")
+        self.size_trigger = SizeTrigger(trigger, "clear_tool_results: trigger")
         self.trigger = trigger
         self.clearer = ToolResultClearer(keep=keep, exclude_tools=exclude_tools or (), clear_at_least=clear_at_least)
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Frozen placeholders for what was cleared before; a new batch only above the trigger."""
         out = self.clearer.apply(messages)
-        trigger = resolve_tokens(self.trigger, self.ctx.budget, "clear_tool_results: trigger")
-        if self.ctx.count_tokens(out) + self.ctx.request_overhead() > trigger:
+        if self.over_trigger(out):
             out = self.clearer.clear_batch(out, self.ctx, method="clear_tool_results")
         return out

@@ -26,7 +26,9 @@ How it differs from ``adaptive_window`` (the seed's other strategy of exp 2-10, 
 it and moved on, so the history never grows with raw pages; and its summarizer call is
 conditioned on the task and on the agent's reading of the result, where ``adaptive_window`` compresses each result
 alone with generic instructions (keep every name, date, amount and id). It does not look at the
-budget (``budget_guarantee = "none"``): the agent's own messages and the small results stay.
+budget (``budget_guarantee = "none"``): the agent's own messages and the small results stay. It declares
+no size trigger; the sizes its ``compaction`` events log (the messages alone, without tool schemas) are
+measured by ``RequestSizeMixin.messages_tokens`` (strategies/triggers.py).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from strategies._common import (
     unseen_results,
 )
 from strategies.base import BaseStrategy
+from strategies.triggers import RequestSizeMixin
 
 MARK = "[compressed for the task] "
 INSTRUCTIONS = (
@@ -53,7 +56,7 @@ INSTRUCTIONS = (
 )
 
 
-class ContextAwareCompression(BaseStrategy):
+class ContextAwareCompression(RequestSizeMixin, BaseStrategy):
     """Compress each read tool result once into what the task needs, with the task and the agent's reading as context.
 
     Parameters:
@@ -134,14 +137,14 @@ class ContextAwareCompression(BaseStrategy):
         due = self._due(messages)
         if not due:
             return self._apply(messages)
-        before = self.ctx.count_tokens(self._apply(messages))
+        before = self.messages_tokens(self._apply(messages))
         calls = result_calls(messages)
         instructions = self.instructions.replace("{task}", self.task_text(messages))
         for position in due:
             text = self.ctx.summarize(self._context(messages, position, calls.get(position)), instructions)
             self.compressed[result_key(position, messages[position])] = MARK + text.strip()
         out = self._apply(messages)
-        after = self.ctx.count_tokens(out)
+        after = self.messages_tokens(out)
         self.ctx.log(
             "compaction",
             method="context_aware_compression",

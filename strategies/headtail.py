@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from harness.conversation import split_head
 from strategies.base import BaseStrategy
+from strategies.triggers import RequestSizeMixin
 
 PLACEHOLDER = (
     "[context note] {n} earlier rounds ({messages} messages) were cut to fit the {budget:,}-token budget. "
@@ -18,8 +19,11 @@ PLACEHOLDER = (
 )
 
 
-class HeadTail(BaseStrategy):
+class HeadTail(RequestSizeMixin, BaseStrategy):
     """Head (system + task) plus the most recent whole rounds that fit the budget.
+
+    It cuts only when the request is over the budget; the room its rounds may fill is the
+    budget less the tool schemas and reply primer (``RequestSizeMixin.message_room``).
 
     Parameters:
         min_recent_rounds: rounds always kept even when they exceed the budget
@@ -78,11 +82,10 @@ class HeadTail(BaseStrategy):
         self._index(messages)
         total = self._cum[-1]
         budget = self.ctx.budget
-        overhead = self.ctx.request_overhead()
-        if total + overhead <= budget:
+        room = self.message_room()
+        if total <= room:
             return list(messages)
-        head_cost = self._cum[self._head_len]
-        room = budget - overhead - head_cost
+        room -= self._cum[self._head_len]  # the head
         room -= self.ctx.count_message(
             {"role": "user", "content": PLACEHOLDER.format(n=999, messages=9999, budget=budget)}
         )

@@ -28,6 +28,7 @@ from __future__ import annotations
 from harness.conversation import split_head, split_rounds
 from strategies._common import ToolResultClearer
 from strategies.base import BaseStrategy
+from strategies.triggers import AT_BUDGET, RequestSizeMixin
 
 DROP_NOTE = (
     "[context note] the {n} earlier rounds were omitted to fit the {budget:,}-token budget. "
@@ -36,7 +37,7 @@ DROP_NOTE = (
 SUMMARY_PREFIX = "[summary of the earlier work: {n} rounds, written by the summarizer; the recent rounds follow]\n"
 
 
-class Layered(BaseStrategy):
+class Layered(RequestSizeMixin, BaseStrategy):
     """Source 004's LayeredContext: clear tool results, then drop or summarize the oldest rounds.
 
     Parameters:
@@ -50,6 +51,8 @@ class Layered(BaseStrategy):
     budget_guarantee = "soft"
     """The ``keep_recent_rounds`` recent rounds (their results past ``keep_tool_results`` cleared)
     and the note or summary stay, and can exceed the budget (source 004: a soft target)."""
+    size_trigger = AT_BUDGET
+    """Each tier runs only while the request is over the budget itself (no parameter)."""
 
     def __init__(
         self,
@@ -68,15 +71,12 @@ class Layered(BaseStrategy):
         self.covered_rounds = 0
         self.stats = {"cleared": 0, "dropped_rounds": 0, "summaries": 0}
 
-    def _over(self, messages: list[dict]) -> bool:
-        return self.ctx.count_tokens(messages) + self.ctx.request_overhead() > self.ctx.budget
-
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Tier 1, then tier 2 or 3, each only while the request is over the budget."""
         head, body = split_head(messages)
         body = self.clearer.apply(body, start=len(head))
         out = [*head, *([self.note] if self.note else []), *body[self.covered :]]
-        if not self._over(out):
+        if not self.over_trigger(out):
             return out
         # tier 1: clear old tool results (in the part still shown)
         shown = self.clearer.clear_batch(
@@ -85,14 +85,14 @@ class Layered(BaseStrategy):
         body = body[: self.covered] + shown
         self.stats["cleared"] = len(self.clearer.placeholders)
         out = [*head, *([self.note] if self.note else []), *shown]
-        if not self._over(out):
+        if not self.over_trigger(out):
             return out
         rounds = split_rounds(shown)
         if len(rounds) <= self.keep_recent_rounds:
             return out  # the recent rounds alone are over the budget: a soft target (source 004)
         old = rounds[: len(rounds) - self.keep_recent_rounds]
         old_messages = [m for r in old for m in r]
-        before = self.ctx.count_tokens(out) + self.ctx.request_overhead()
+        before = self.request_tokens(out)
         self.covered += len(old_messages)
         self.covered_rounds += len(old)
         if self.summarize:  # tier 3
@@ -112,6 +112,6 @@ class Layered(BaseStrategy):
             rounds=len(old),
             total_rounds=self.covered_rounds,
             tokens_before=before,
-            tokens_after=self.ctx.count_tokens(out) + self.ctx.request_overhead(),
+            tokens_after=self.request_tokens(out),
         )
         return out

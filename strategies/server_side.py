@@ -15,9 +15,11 @@ request but does not edit.
 
 Thresholds (``trigger``, ``clear_at_least``) take the spellings of ``clear_tool_results``: a
 fraction of the budget, tokens, ``25k``; they are resolved against the trial's budget at bind
-time and sent as ``input_tokens``. The server counts with its own tokenizer, the harness with
-tiktoken, so the two meet at slightly different points; the request the harness records and
-counts is the unedited one (the server reports the tokens it cleared in the event).
+time and sent as ``input_tokens``. ``trigger`` is declared as the strategy's ``size_trigger``
+(strategies/triggers.py), as the client-side strategies declare theirs, but the server evaluates it.
+The server counts with its own tokenizer, the harness with tiktoken, so the two meet at slightly
+different points; the request the harness records and counts is the unedited one (the server
+reports the tokens it cleared in the event).
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ from typing import Any
 
 from strategies._common import check_threshold, resolve_tokens
 from strategies.base import BaseStrategy
+from strategies.triggers import RequestSizeMixin, SizeTrigger
 
 CONTEXT_MANAGEMENT = "context_management"
 COMPACTION_BETA = "compact-2026-01-12"
 SUPPORTING_MODELS = ("anthropic",)
 
 
-class ServerSideStrategy(BaseStrategy):
+class ServerSideStrategy(RequestSizeMixin, BaseStrategy):
     """Base of the server-side strategies: history unchanged, parameters sent, edits logged."""
 
     budget_guarantee = "none"
@@ -88,7 +91,7 @@ class ServerClearToolUses(ServerSideStrategy):
         exclude_tools: list[str] | None = None,
         clear_tool_inputs: bool | list[str] = False,
     ) -> None:
-        check_threshold(trigger, "server_clear_tool_uses: trigger")
+        self.size_trigger = SizeTrigger(trigger, "server_clear_tool_uses: trigger")
         if clear_at_least:
             check_threshold(clear_at_least, "server_clear_tool_uses: clear_at_least")
         if int(keep) < 0:
@@ -105,7 +108,7 @@ class ServerClearToolUses(ServerSideStrategy):
         """One ``clear_tool_uses_20250919`` edit with the resolved thresholds."""
         edit: dict[str, Any] = {
             "type": "clear_tool_uses_20250919",
-            "trigger": {"type": "input_tokens", "value": resolve_tokens(self.trigger, self.ctx.budget, "trigger")},
+            "trigger": {"type": "input_tokens", "value": self.trigger_tokens()},
             "keep": {"type": "tool_uses", "value": self.keep},
         }
         if self.clear_at_least:
@@ -136,7 +139,7 @@ class ServerCompaction(ServerSideStrategy):
     method = "server_compaction"
 
     def __init__(self, trigger: Any = 1.0, instructions: str | None = None) -> None:
-        check_threshold(trigger, "server_compaction: trigger")
+        self.size_trigger = SizeTrigger(trigger, "server_compaction: trigger")
         self.trigger = trigger
         self.instructions = instructions
 
@@ -144,7 +147,7 @@ class ServerCompaction(ServerSideStrategy):
         """One ``compact_20260112`` edit (never paused: the reply continues after the summary)."""
         edit: dict[str, Any] = {
             "type": "compact_20260112",
-            "trigger": {"type": "input_tokens", "value": resolve_tokens(self.trigger, self.ctx.budget, "trigger")},
+            "trigger": {"type": "input_tokens", "value": self.trigger_tokens()},
             "pause_after_compaction": False,
         }
         if self.instructions:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from harness.conversation import drop_orphans, split_rounds
 from strategies.base import BaseStrategy
+from strategies.triggers import RequestSizeMixin
 
 
-class SlidingWindow(BaseStrategy):
+class SlidingWindow(RequestSizeMixin, BaseStrategy):
     """Keep the system message plus the last messages that fit.
+
+    The room they fill is the budget less the tool schemas and reply primer
+    (``RequestSizeMixin.message_room``).
 
     Parameters:
         max_messages: keep at most this many non-system messages; ``None`` (default)
@@ -41,7 +45,7 @@ class SlidingWindow(BaseStrategy):
         if self.max_messages is not None:
             tail = rest[-self.max_messages :]
         else:
-            room = self.ctx.budget - self.ctx.request_overhead() - self.ctx.count_message(system)
+            room = self.message_room() - self.ctx.count_message(system)
             tail = []
             for message in reversed(rest):
                 cost = self.ctx.count_message(message)

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.conversation import split_head, split_rounds
-from strategies._common import check_threshold, resolve_tokens
 from strategies.base import BaseStrategy
+from strategies.triggers import RequestSizeMixin, SizeTrigger
 
 SUMMARY_PREFIX = (
     "[summary of the earlier work: {rounds} rounds, written by the summarizer; the recent rounds follow verbatim]\n"
@@ -34,13 +34,13 @@ INSTRUCTIONS = (
 )
 
 
-class Summarize(BaseStrategy):
+class Summarize(RequestSizeMixin, BaseStrategy):
     """Head + one frozen, self-absorbing summary of the older rounds + the recent rounds verbatim.
 
     Parameters:
         threshold: summarize when the request exceeds this many tokens. A float in (0, 1]
             is a fraction of the budget (default 0.8); an int or ``25k`` is tokens;
-            ``None`` is the budget itself.
+            ``None`` is the budget itself. Declared as ``size_trigger`` (strategies/triggers.py).
         keep_recent_rounds: rounds always kept verbatim after the summary (default 4; at
             least 1, so the agent sees its latest tool results).
         max_failures: consecutive compactions that leave the request over the budget
@@ -56,7 +56,7 @@ class Summarize(BaseStrategy):
     def __init__(
         self, threshold: Any = 0.8, keep_recent_rounds: int = 4, max_failures: int = 3, instructions: str = INSTRUCTIONS
     ) -> None:
-        check_threshold(threshold, "summarize: threshold")
+        self.size_trigger = SizeTrigger(threshold, "summarize: threshold")
         if keep_recent_rounds < 1:
             raise ValueError("summarize: keep_recent_rounds must be at least 1")
         if max_failures < 1:
@@ -74,28 +74,24 @@ class Summarize(BaseStrategy):
     def _project(self, head: list[dict], body: list[dict]) -> list[dict]:
         return [*head, *([self.summary] if self.summary else []), *body[self.covered :]]
 
-    def _size(self, messages: list[dict]) -> int:
-        return self.ctx.count_tokens(messages) + self.ctx.request_overhead()
-
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Summarize the older rounds when over the threshold; otherwise reuse the frozen summary."""
         head, body = split_head(messages)
         out = self._project(head, body)
-        threshold = resolve_tokens(self.threshold, self.ctx.budget, "summarize: threshold")
-        if self.tripped or self._size(out) <= threshold:
+        if self.tripped or not self.over_trigger(out):
             return out
         rounds = split_rounds(body[self.covered :])
         if len(rounds) <= self.keep_recent_rounds:
             return out  # nothing old enough to summarize; the recent rounds alone are this big
         old = rounds[: len(rounds) - self.keep_recent_rounds]
         old_messages = [m for r in old for m in r]
-        before = self._size(out)
+        before = self.request_tokens(out)
         text = self.ctx.summarize(([self.summary] if self.summary else []) + old_messages, self.instructions)
         self.summarized_rounds += len(old)
         self.covered += len(old_messages)
         self.summary = {"role": "user", "content": SUMMARY_PREFIX.format(rounds=self.summarized_rounds) + text}
         out = self._project(head, body)
-        after = self._size(out)
+        after = self.request_tokens(out)
         self.failures = self.failures + 1 if after > self.ctx.budget else 0
         self.ctx.log(
             "compaction",

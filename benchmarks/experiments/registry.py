@@ -35,6 +35,7 @@ TABLES: dict[str, Table] = {
     "calibration": benchmark_tables.calibration,
     "review44": review44.review44,
     "strategy_zoo": strategy_zoo.strategy_zoo,
+    "strategy_peaks": strategy_zoo.strategy_peaks,
     "invoice_layers": invoice_layers.invoice_layers,
     "seed004_demo": invoice_layers.seed004_demo,
     "compression_six": compression_six.compression_six,
@@ -65,6 +66,7 @@ TABLES: dict[str, Table] = {
 
 DERIVED: dict[str, str] = {  # a table computed from another table's preset sweep
     "discrimination": "strategy_zoo",
+    "strategy_peaks": "strategy_zoo",
     "lost_in_middle_verdict": "lost_in_middle",
     "context_growth_verdict": "context_growth",
     "three_versions_verdict": "three_versions",

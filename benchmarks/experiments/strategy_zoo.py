@@ -96,6 +96,30 @@ def strategy_zoo(results: Path) -> str:
     )
 
 
+def strategy_peaks(results: Path) -> str:
+    """The largest request each strategy sent at 8K on invoice_audit (the family with the largest pages) and on
+    the whole suite: the peaks strategies/README.md's budget column cites."""
+    t = zoo_trials(results)
+    t = t[t["budget_label"] == "8k"]
+    rows = []
+    for strategy in [s for s in ZOO if s in set(t["strategy"])]:
+        g = t[t["strategy"] == strategy]
+        audit = g[g["family"] == "invoice_audit"]["peak_context"]
+        budget = float(g["budget"].iloc[0])
+        rows.append(
+            [
+                f"`{strategy}`",
+                f"{fmt_int(audit.max())} ({audit.max() / budget:.1f}x)" if len(audit) else "-",
+                f"{fmt_int(g['peak_context'].max())} ({g['peak_context'].max() / budget:.1f}x)",
+            ]
+        )
+    header = ["strategy", "invoice_audit: largest request (x budget)", "any family: largest request (x budget)"]
+    return table(header, rows) + (
+        "\n\nReference agent (scripted, not an LLM), profile realistic. Budget 8K, default suite; each cell is the "
+        "largest prepared request (`peak_context`) over every trial, not a mean, and its multiple of the budget."
+    )
+
+
 def _discrimination_row(family: str, budget: str, g: pd.DataFrame, strategies: list[str]) -> list[str]:
     """One family and budget: each strategy's successes, and how many fall below ``none``."""
     rate = {s: g[g["strategy"] == s]["success"].mean() for s in strategies}
