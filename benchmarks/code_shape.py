@@ -38,8 +38,9 @@ def class_fields(node: ast.ClassDef) -> set[str]:
     for sub in ast.walk(node):
         targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(sub, ast.AnnAssign) else []
         for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                fields.add(target.attr)
+            for leaf in target.elts if isinstance(target, ast.Tuple) else [target]:  # self.a, self.b = ...
+                if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == "self":
+                    fields.add(leaf.attr)
     return fields
 
 

@@ -11,8 +11,8 @@ cannot delegate again.
 
 Its model calls go through the trial's ``CallRecorder`` as ``kind=subagent`` steps (with
 ``subagent``, ``substep``, ``over_budget`` and ``budget_ratio``), its tool calls join the
-trial's tool log and transcript, and its refused and failed calls count in the trial's
-``rate_limited_calls``, ``unoffered_calls`` and ``tool_exceptions``. Only the conclusion
+trial's tool log and transcript, and its refused and failed calls (its ``CallCounts``) count in
+the trial's ``rate_limited_calls``, ``unoffered_calls`` and ``tool_exceptions``. Only the conclusion
 returns to the main agent; a sub-agent that ends without one returns why, in brackets.
 """
 
@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.accounting import BudgetTracker
-from harness.agent_loop import AgentLoop, CallResult, Prepared, Session
-from harness.contracts import FullHistory, ToolError, tool_name
+from harness.agent_loop import AgentLoop, Prepared, Session
+from harness.contracts import FullHistory, ToolError
 from harness.models.base import ModelError, subagent_session
+from harness.tool_runner import CallResult
 from harness.trial_context import TrialContext
 
 SUBAGENT_SYSTEM = (
@@ -50,6 +51,7 @@ class Subagent(AgentLoop):
 
     call_kind = "subagent"
     no_tool_call = "Use the tools; finish with report(conclusion)."
+    withheld_tools = frozenset({"delegate"})  # a sub-agent cannot delegate
 
     def __init__(
         self,
@@ -89,10 +91,6 @@ class Subagent(AgentLoop):
         self.run_steps()
         return self.final_text()
 
-    def bind_strategy(self) -> list[dict]:
-        """The strategy's tools, minus ``delegate``: a sub-agent cannot delegate."""
-        return [t for t in super().bind_strategy() if tool_name(t) != "delegate"]
-
     def final_text(self) -> str:
         """The conclusion it reported, or why it has none."""
         if self.outcome == "submitted":
@@ -106,7 +104,7 @@ class Subagent(AgentLoop):
     # ------------------------------------------------------------ records
 
     def record_step(self) -> int:
-        """The trial's step that delegated."""
+        """The trial's step that delegated (its strategy events are numbered with it too)."""
         return self.parent_step
 
     def step_fields(self, prepared: Prepared, calls: list[tuple[str, str, Any]]) -> dict:
@@ -117,12 +115,13 @@ class Subagent(AgentLoop):
         """A failed call read nothing."""
         return None if is_error else resource
 
-    def log_result(self, message: dict, name: str, args: dict, is_error: bool, resource: Any) -> None:
+    def log_result(self, message: dict) -> None:
         """Count the read and log the call in the trial's tool log and transcript (``report``: by its conclusion)."""
-        if name == self.final_name:
+        name = message["_tool"]
+        if name == self.offer.final_name:
             return
         self.runner.log_tool(
-            self.run_id, self.seen, name, args, message["content"], is_error, self.result_resource(resource, is_error)
+            self.run_id, self.seen, name, message["_args"], message["content"], message["_error"], message["_resource"]
         )
 
     # ------------------------------------------------------------ report
@@ -220,9 +219,7 @@ class SubagentRunner:
         """Add a finished sub-agent's compactions and refused or failed calls to the trial's counts."""
         trial = self.trial
         self.stats.compactions += subagent.ctx.compactions
-        trial.rate_limited += subagent.rate_limited
-        trial.unoffered_calls += subagent.unoffered_calls
-        trial.tool_exceptions += subagent.tool_exceptions
+        trial.tool_runner.counts.add(subagent.tool_runner.counts)
 
     def log_tool(
         self, run_id: int, seen: set, name: str, args: dict, content: str, is_error: bool, resource: Any

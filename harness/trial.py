@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, ParamSpec
 
 from harness.accounting import BudgetTracker, CallRecorder
-from harness.agent_loop import AgentLoop, CallResult, Prepared, TaskEnvironment
+from harness.agent_loop import AgentLoop, Prepared, TaskEnvironment
 from harness.cache_sim import PROFILES, CacheProfile
 from harness.contracts import strategy_class
 from harness.hooks import CONTINUE_MESSAGE, PLAN_INSTRUCTION, Hooks, completion_gaps
@@ -25,6 +25,7 @@ from harness.pricing import AutoPricing, Pricing
 from harness.records import RunWriter
 from harness.subagent import SubagentRunner
 from harness.tokens import TokenCounter
+from harness.tool_runner import CallResult
 from harness.trial_context import MessageTable, TrialContext
 from harness.trial_row import LoopCounts, ReadTracker, TrialIdentity, TrialStats, agent_profile
 from tasks.base import Grade
@@ -135,9 +136,9 @@ class Trial(AgentLoop):
     def start(self) -> None:
         """Add the start hook, bind the strategy, offer the tools, log the trial's start."""
         if self.settings.hooks.plan:
-            self.history.append({"role": "user", "content": PLAN_INSTRUCTION, "_hook": "plan"})
+            self.history.messages.append({"role": "user", "content": PLAN_INSTRUCTION, "_hook": "plan"})
             self.transcript.event("hook", step=0, name="plan")
-        self.history_tokens = self.counter.messages(self.history)
+        self.history.tokens = self.counter.messages(self.history.messages)
         self.offer_tools()
         self.transcript.event(
             "trial_start",
@@ -154,13 +155,8 @@ class Trial(AgentLoop):
             tools=self.offer.tools,
             started_at=self.started_at,
         )
-        for message in self.history:
+        for message in self.history.messages:
             self.table.ref(message)
-
-    def begin_step(self) -> None:
-        """Number this step's strategy events with the trial's step."""
-        self.ctx.step = self.steps
-        super().begin_step()
 
     @property
     def is_reference(self) -> bool:
@@ -170,13 +166,13 @@ class Trial(AgentLoop):
     # ------------------------------------------------------------ records
 
     def record_step(self) -> int:
-        """The trial's step."""
+        """The trial's step (its strategy events are numbered with it too)."""
         return self.steps
 
     def step_fields(self, prepared: Prepared, calls: list[tuple[str, str, Any]]) -> dict:
         """The history's size, the reply's calls, the strategy's events and the budget fields."""
         return {
-            "history_tokens": self.history_tokens,
+            "history_tokens": self.history.tokens,
             "tool_calls": [name for _, name, _ in calls],
             "strategy_events": list(self.ctx.events_this_step),
             **prepared.budget_fields,
@@ -198,8 +194,9 @@ class Trial(AgentLoop):
             "reply", step=self.steps, ref=self.table.ref(reply), latency_s=round(completion.latency_s, 6)
         )
 
-    def log_result(self, message: dict, name: str, args: dict, is_error: bool, resource: Any) -> None:
+    def log_result(self, message: dict) -> None:
         """Count the read, add the call to the tool log and log the result."""
+        name, args, is_error, resource = message["_tool"], message["_args"], message["_error"], message["_resource"]
         self.reads.observe(None if is_error else resource)
         self.tool_log.append(
             {"step": self.steps, "name": name, "args": args, "is_error": is_error, "resource": resource}
@@ -303,17 +300,15 @@ class Trial(AgentLoop):
         )
         counts = LoopCounts(
             steps=self.steps,
-            rate_limited=self.rate_limited,
+            calls=self.tool_runner.counts,
             peak_context=meter.peak_context,
             over_budget_steps=meter.budget.over_steps,
             max_budget_ratio=meter.budget.max_ratio,
-            final_history_tokens=self.history_tokens,
+            final_history_tokens=self.history.tokens,
             compactions=self.ctx.compactions,
             rewrites_system=self.strategy.rewrites_system,
             tool_schema_tokens=meter.tool_schema_tokens,
             tool_schema_tokens_saved=meter.tool_schema_tokens_saved,
-            unoffered_calls=self.unoffered_calls,
-            tool_exceptions=self.tool_exceptions,
         )
         return TrialStats(
             identity=identity,

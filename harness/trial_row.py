@@ -90,11 +90,26 @@ class TrialIdentity:
 
 
 @dataclass
+class CallCounts:
+    """The tool calls an agent loop refused or that failed (``harness.tool_runner.ToolRunner`` counts them)."""
+
+    rate_limited: int = 0  # task calls over the task's per-turn limit (answered with an error)
+    unoffered_calls: int = 0  # calls to a tool of the run that was not offered at that step
+    tool_exceptions: int = 0  # task tool calls that raised (answered with an error, the run went on)
+
+    def add(self, other: CallCounts) -> None:
+        """Add another loop's counts (a sub-agent's, to its trial's)."""
+        self.rate_limited += other.rate_limited
+        self.unoffered_calls += other.unoffered_calls
+        self.tool_exceptions += other.tool_exceptions
+
+
+@dataclass
 class LoopCounts:
     """What the agent loop counted over the trial (sub-agents' refused calls and exceptions included)."""
 
     steps: int
-    rate_limited: int
+    calls: CallCounts
     peak_context: int
     over_budget_steps: int
     max_budget_ratio: float
@@ -103,8 +118,6 @@ class LoopCounts:
     rewrites_system: bool
     tool_schema_tokens: int
     tool_schema_tokens_saved: int
-    unoffered_calls: int
-    tool_exceptions: int
 
 
 @dataclass
@@ -209,7 +222,7 @@ class TrialStats:
             "rereads": self.reads.rereads,
             "reread_rate": self.reads.rate,
             "max_resource_reads": self.reads.max_per_resource,
-            "rate_limited_calls": counts.rate_limited,
+            "rate_limited_calls": counts.calls.rate_limited,
             "peak_context": counts.peak_context,
             "over_budget_steps": counts.over_budget_steps,
             "max_budget_ratio": counts.max_budget_ratio,
@@ -218,8 +231,8 @@ class TrialStats:
             "rewrites_system": counts.rewrites_system,
             "tool_schema_tokens": counts.tool_schema_tokens,
             "tool_schema_tokens_saved": counts.tool_schema_tokens_saved,
-            "unoffered_calls": counts.unoffered_calls,
-            "tool_exceptions": counts.tool_exceptions,
+            "unoffered_calls": counts.calls.unoffered_calls,
+            "tool_exceptions": counts.calls.tool_exceptions,
         }
 
 
