@@ -48,7 +48,10 @@ SMALL = {  # knobs of a small instance of each family (a few ms to generate and 
     "code_review": dict(files=8, bugs=3),
     "failure_memory": dict(tickets=3, ticket_messages=2, rows=12, page_rows=6),
     "invoice_audit": dict(pages=4, invoices_per_page=5, duplicates=2, min_distance=1, max_distance=3),
+    "late_question": dict(records=6, records_per_batch=3, remarks=1),
+    "latest_value": dict(shipments=3, pages=4, messages_per_page=4, updates_per_page=2, retention=1, asked=4),
     "needle": dict(documents=4, doc_tokens=50, position=2),
+    "one_shot_queue": dict(tickets=3, ticket_sentences=5, order_lines=3, order_events=3, policy_paragraphs=2),
     "people_tracker": dict(people=2, moves=2, roundups=1, noise=3),
 }
 TOOL_EXAMPLES = 120  # per (family, tool)

@@ -1,0 +1,56 @@
+"""``one_shot_queue``: results that cannot be fetched twice, beside results that can (source 004, tier 1).
+
+What it models: an order desk's change-request queue. ``pop_ticket()`` claims the next ticket and acknowledges
+it (a consuming queue: the ticket is gone, popping again returns the next one, then "the queue is empty").
+Each ticket carries a one-time authorisation code, the order it concerns, the customer's request (an address,
+quantity or date change) and, in passing, references the customer mentions (an approved artwork proof
+``PRF-``, their own dock booking ``DCK-``, a marketplace seller case ``MKT-``). Beside it sit re-readable
+reference pages: ``lookup_order(order_id)`` (the order's fulfilment program, status, pick list ``PL-``,
+subscription ``SUB-``, lines, history) and ``get_policy(section)`` (one section per program: the action code
+per request kind and the one reference every action of that program must cite). The prompt says to claim
+the whole queue first (tickets left queued are reassigned), then work the claimed tickets, and to submit the
+nightly batch: one line per ticket, ``{ticket, auth_code, action, reference}``.
+
+Why a careful note-taker cannot prevent the loss: which reference a ticket's action needs depends on the
+order's program (only on the order page) and on the program's policy section, both read after the queue
+is drained; at claiming time nothing says which of the references a customer mentions will matter. A
+careful agent notes, per ticket, what is plainly the ticket's business: id, one-time code, order, request
+kind. The reference that turns out to matter is in the ticket text alone for three programs of five
+(``made_to_order``, ``freight``, ``marketplace``): a strategy that drops or clears the ticket's result
+before the policy is read loses it for good (popping again claims nothing: the queue is empty). For the
+other two programs the reference is on the order page, so clearing it is recoverable (read it again), as
+the source says of observation masking. Graded per ticket (set F1 of the lines), so partial loss is
+partial failure.
+
+Source claim: clearing tool results is safe only because results can be fetched again (source 004,
+tier 1: observation masking relies on re-fetchable results); dropping old rounds "is free but the
+information is simply gone". Anchor: Anthropic's context-editing evaluation (a 100-turn web search; the
+tool results ``clear_tool_uses`` clears must be re-fetchable).
+
+Sizes (``configs/task/one_shot_queue.yaml``), measured with the reference agent (realistic profile):
+default ``tickets=20, ticket_sentences=16, order_lines=22`` (28 steps, ``none`` peaks at about 45K
+tokens); long ``tickets=50, ticket_sentences=20, order_lines=30`` (65 steps, ``none`` peaks at about 152K
+tokens; it needs ``max_steps`` >= 100 and a context window above 152K); smoke ``tickets=3,
+ticket_sentences=5, order_lines=3, order_events=3, policy_paragraphs=2`` (6 steps, about 4K tokens: it
+fits 8k, so only a 2k budget loses tickets there). A documented limit of 4 calls per turn
+(``max_calls_per_turn``); pops go one per turn (a batch of identical calls is one call).
+
+Layout: ``world.py`` (generation and templates), ``tools.py`` (prompts, schemas, rendering), ``grade.py``,
+``family.py`` (the ``TaskFamily`` and ``TaskInstance``). Reference policy:
+``reference_agent/policies/one_shot_queue.py``.
+"""
+
+from tasks.base import FamilySpec
+from tasks.one_shot_queue.family import OneShotQueue, OneShotQueueInstance
+from tasks.one_shot_queue.grade import grade_batch
+
+__all__ = ["FAMILY", "OneShotQueue", "OneShotQueueInstance"]
+
+FAMILY = FamilySpec(
+    OneShotQueue.name,
+    OneShotQueue,
+    OneShotQueueInstance,
+    grade_batch,
+    policy="reference_agent.policies.one_shot_queue:OneShotQueuePolicy",  # claims, notes, looks up, batches
+)
+"""The family's registration (``tasks.registry``)."""
