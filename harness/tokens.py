@@ -64,11 +64,12 @@ class TokenCounter:
         """Token ids of ``text``; a text tiktoken's pattern cannot take whole (a run of a million blanks
         overflows its backtracking stack) is encoded in pieces of ``PIECE`` characters."""
         try:
-            return self._enc.encode_ordinary(text)  # special tokens count as text: ``encode(disallowed_special=())``
+            # encode, not encode_ordinary: encode turns the tokenizer's stack overflow into the ValueError caught here
+            return self._enc.encode(text, disallowed_special=())
         except ValueError:
             ids: list[int] = []
             for start in range(0, len(text), PIECE):
-                ids.extend(self._enc.encode_ordinary(text[start : start + PIECE]))
+                ids.extend(self._enc.encode(text[start : start + PIECE], disallowed_special=()))
             return ids
 
     def ids(self, text: str) -> tuple[int, ...]:
