@@ -22,13 +22,15 @@ from hydra import initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
-from omegaconf import DictConfig, ListConfig, OmegaConf
-from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from harness import plugins
 from harness.budget import BudgetError, parse_budget
 from harness.errors import UsageError
 from harness.identity import folder_name
+from hydra_plugins.ctxbench_resolvers._naming import MissingValueError
+from hydra_plugins.ctxbench_resolvers._naming import config_dict as resolved_config
 from hydra_plugins.ctxbench_resolvers.resolvers import job_dirname as job_dirname  # harness.dryrun uses it
 from hydra_plugins.ctxbench_resolvers.resolvers import register_resolvers
 
@@ -188,8 +190,9 @@ def register_plugins(args: list[str]) -> None:
 def run_folder_name(cfg: Any) -> str:
     """The run folder's name of the composed ``cfg`` (identity.folder_name): what ``${ctxbench_run:}`` resolves to.
 
-    The resolvers themselves (``register_resolvers``, ``job_dirname``) are in
-    hydra_plugins/ctxbench_resolvers/resolvers.py, which Hydra imports without the harness."""
+    The resolvers (``register_resolvers``, ``job_dirname``, ``run_folder``) and the naming they use are in
+    hydra_plugins/ctxbench_resolvers/, which Hydra imports without the harness; here a missing required value is
+    a ``UsageError`` (``config_dict``)."""
     return folder_name(config_dict(cfg))
 
 
@@ -291,17 +294,10 @@ def container_dict(node: DictConfig, resolve: bool = False) -> dict:
 
 
 def config_dict(cfg: Any) -> dict:
-    """The resolved config without Hydra's own node; ``UsageError`` naming a required value that is missing."""
-    data = {}
+    """The resolved config without Hydra's own node; ``UsageError`` naming a required value that is missing.
+
+    Defined in hydra_plugins/ctxbench_resolvers/_naming.py (``${ctxbench_run:}`` hashes the same data)."""
     try:
-        for key in cfg:
-            if key == "hydra":
-                continue
-            value = cfg[key]
-            data[key] = (
-                OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
-            )
-    except MissingMandatoryValue as exc:
-        key = getattr(exc, "full_key", "") or "?"
-        raise UsageError(f"{key} has no value (set it: {key}=...)") from None
-    return data
+        return resolved_config(cfg)
+    except MissingValueError as exc:
+        raise UsageError(str(exc)) from None

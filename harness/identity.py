@@ -12,28 +12,42 @@ budget in tokens, and drops ``suite.families``/``suite.name`` when ``task`` name
 - ``folder_name(config)``: a run's folder, ``headtail-25k-<hash>`` (``run_hash``: the normalised
   identity plus the seed), so that the same config, however spelled, lands in the same folder;
 - ``sweep_folder_name(base, sweeps)``: a sweep's folder, ``strategy-headtail.none-<hash>``.
+
+The run folder's naming (``RUN_TIME_KEYS``, ``NOT_CONFIG``, ``normalise``, ``run_key``, ``run_hash``, ``slug``,
+``readable_folder``, ``folder_name`` and their constants) is defined once in
+hydra_plugins/ctxbench_resolvers/_naming.py, so that the resolver ``${ctxbench_run:}`` computes it without
+importing the harness; this module re-exports those names beside the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from harness.budget import BudgetError, format_budget, parse_budget
-from hydra_plugins.ctxbench_resolvers.resolvers import RUN_TIME_KEYS
+from harness.budget import format_budget
+from hydra_plugins.ctxbench_resolvers._naming import (  # the run folder's naming, re-exported (see the docstring)
+    DEFAULT_MODEL as DEFAULT_MODEL,
+    DEFAULT_SUITE as DEFAULT_SUITE,
+    FOLDER_CHARS as FOLDER_CHARS,
+    HASH_CHARS as HASH_CHARS,
+    NOT_CONFIG as NOT_CONFIG,
+    NOT_CONFIG_MODEL as NOT_CONFIG_MODEL,
+    RUN_TIME_KEYS as RUN_TIME_KEYS,
+    RUN_TIME_MODEL_KEYS as RUN_TIME_MODEL_KEYS,
+    budget_tokens,
+    folder_name as folder_name,
+    normalise as normalise,
+    readable_folder as readable_folder,
+    run_hash as run_hash,
+    run_key as run_key,
+    slug as slug,
+)
 from hydra_plugins.ctxbench_resolvers.resolvers import folder_name_exclusions as folder_name_exclusions
 
-# RUN_TIME_KEYS (the one list of run-time keys) and folder_name_exclusions (the resolver ``ctxbench_exclude_keys``)
-# are defined with the configs' resolvers, in hydra_plugins/ctxbench_resolvers/resolvers.py (importable without harness)
 IDENTITY_FILE = "identity.json"
-RUN_TIME_MODEL_KEYS = ("max_concurrency",)  # keys of ``model`` / ``summarizer`` that change how calls are made only
-NOT_CONFIG = ("seed", *RUN_TIME_KEYS, "hydra")
-NOT_CONFIG_MODEL = RUN_TIME_MODEL_KEYS
 SIZE_KEYS = ("suite", "task")  # identity keys that decide which tasks, at which size, are run
-HASH_CHARS = 10
 NAMED_KEYS = ("strategy.name", "budget")  # already in the ``strategy@budget`` part of a name
 LEGACY_PREFIX = "legacy:"
 
@@ -44,29 +58,6 @@ def load_identity(run_dir: str | Path) -> dict | None:
     if not path.exists():
         return None
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _budget_tokens(value: Any) -> Any:
-    try:
-        return parse_budget(value)
-    except (BudgetError, TypeError, ValueError):
-        return value
-
-
-def normalise(identity: Mapping[str, Any]) -> dict:
-    """The identity minus seed/trials/run-time knobs/hydra, budget in tokens, family list dropped under ``task``."""
-    data = json.loads(json.dumps(dict(identity), sort_keys=True, default=str))
-    for key in NOT_CONFIG:
-        data.pop(key, None)
-    for node in ("model", "summarizer"):
-        if isinstance(data.get(node), dict):
-            for key in NOT_CONFIG_MODEL:
-                data[node].pop(key, None)
-    if "budget" in data:
-        data["budget"] = _budget_tokens(data["budget"])
-    if data.get("task") and isinstance(data.get("suite"), dict):
-        data["suite"] = {k: v for k, v in data["suite"].items() if k not in ("families", "name")}
-    return data
 
 
 def config_id(identity: Mapping[str, Any]) -> str:
@@ -124,62 +115,14 @@ def readable_name(flat: Mapping[str, Any], keys: Iterable[str] = ()) -> str:
     return " ".join(parts)
 
 
-# ---------------------------------------------------------------- run folders named by what ran
+# ---------------------------------------------------------------- sweep folders named by what they sweep
 
-FOLDER_CHARS = re.compile(r"[^A-Za-z0-9_.]+")
-DEFAULT_SUITE = "default"
-DEFAULT_MODEL = "scripted"
 SWEEP_IGNORED = ("progress", "plots", "workers", "latency_s", "max_cost")  # sweep keys that do not change what runs
-
-
-def run_key(config: Mapping[str, Any]) -> dict:
-    """What decides a run folder's records: the normalised identity plus the ``seed``."""
-    return {**normalise(config), "seed": config.get("seed", 0)}
-
-
-def run_hash(config: Mapping[str, Any]) -> str:
-    """A short stable hash of ``run_key(config)``: ``budget=25k``, ``25K`` and ``25000`` give the same."""
-    text = json.dumps(run_key(config), sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
-
-
-def slug(text: Any) -> str:
-    """A folder-safe piece of a name: ``my_pkg.mod:Elide`` -> ``Elide``, ``a/b c`` -> ``a_b_c``."""
-    text = str(text).rsplit(":", 1)[-1]
-    return FOLDER_CHARS.sub("_", text).strip("_.") or "x"
-
-
-def readable_folder(config: Mapping[str, Any]) -> str:
-    """``headtail-25k`` plus the task (or a suite other than the default), a model other than the
-    reference agent, and a seed other than 0."""
-    data = normalise(config)
-    given = data.get("strategy")
-    strategy: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-    budget = data.get("budget")
-    parts = [
-        slug(strategy.get("name") or strategy.get("_target_", "strategy")),
-        format_budget(budget) if isinstance(budget, int) else slug(budget),
-    ]
-    task, suite, model = data.get("task"), data.get("suite"), data.get("model")
-    if isinstance(task, Mapping) and task.get("name"):
-        parts.append(slug(task["name"]))
-    elif isinstance(suite, Mapping) and suite.get("name") not in (None, DEFAULT_SUITE):
-        parts.append(slug(suite["name"]))
-    if isinstance(model, Mapping) and model.get("name") not in (None, DEFAULT_MODEL):
-        parts.append(slug(model["name"]))
-    if config.get("seed", 0) not in (0, None):
-        parts.append(f"seed{config['seed']}")
-    return "-".join(parts)
-
-
-def folder_name(config: Mapping[str, Any]) -> str:
-    """The folder of a run: ``headtail-25k-<run_hash>``."""
-    return f"{readable_folder(config)}-{run_hash(config)}"
 
 
 def _sweep_value(key: str, value: str) -> Any:
     """A sweep value as it is meant: budgets in tokens, the rest as typed."""
-    return _budget_tokens(value) if key == "budget" else value
+    return budget_tokens(value) if key == "budget" else value
 
 
 def sweep_folder_name(base: Mapping[str, Any], sweeps: Mapping[str, Iterable[str]]) -> str:

@@ -2,8 +2,10 @@
 
 1. ``configs/`` composes with plain Hydra in a fresh Python that never imports ``harness``: its resolvers are
    registered by the Hydra plugin hydra_plugins/ctxbench_resolvers, which Hydra imports while it discovers
-   plugins. ``${ctxbench_run:}`` names the run folder by the run's identity, so resolving it (not composing)
-   imports harness.config.
+   plugins. ``${ctxbench_run:}`` names the run folder by the run's identity with the plugin's own naming
+   (hydra_plugins/ctxbench_resolvers/_naming.py), so the main config and an experiment preset compose and their
+   folders (``hydra.run.dir``, ``hydra.sweep.dir``, the job's ``override_dirname`` and ``subdir``) resolve with
+   ``harness`` never imported, to the names the harness gives them.
 2. Every option of every config group (each ``configs/<group>/<option>.yaml``, nested groups such as
    ``variant/<preset>/`` and ``hydra/launcher/`` included; ``claims/`` is not a group) composes with the main
    config, and the run's objects are built as a run builds them (harness.runner: the checked ``RunConfig``, the
@@ -25,6 +27,7 @@ from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, open_dict, read_write
 
 from harness.config import CONFIG_DIR, register_resolvers, run_folder_name
+from harness.dryrun import job_folder, override_dirname
 from harness.identity import RUN_TIME_KEYS
 from harness.runner import build, build_families, build_model, run_config, wrap_model
 
@@ -122,30 +125,35 @@ def test_every_group_is_covered():
     assert {"variant", "hydra"} <= groups
 
 
+PRESET = ["experiment=strategy_zoo", "strategy=headtail", "budget=8k", "trials=3"]  # one job of a preset's sweep
 PLAIN_HYDRA = """
 import json, sys
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-with initialize_config_dir(config_dir=sys.argv[1], version_base="1.3"):
+config_dir, preset_overrides = sys.argv[1], json.loads(sys.argv[2])
+with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
     cfg = compose(config_name="config", return_hydra_config=True)
     job = OmegaConf.to_container(cfg.hydra.job, resolve=True)
-    harness_after_compose = "harness" in sys.modules
-    run_dir = cfg.hydra.run.dir
-    preset = compose(config_name="config", overrides=["experiment=review44"], return_hydra_config=True)
-    print(json.dumps({
-        "harness_after_compose": harness_after_compose,
+    preset = compose(config_name="config", overrides=preset_overrides, return_hydra_config=True)
+    empty = compose(config_name="config", overrides=["experiment=review44"], return_hydra_config=True)
+    folders = {
         "exclude_keys": job["config"]["override_dirname"]["exclude_keys"],
-        "run_dir": run_dir,
+        "run_dir": cfg.hydra.run.dir,
+        "preset_run_dir": preset.hydra.run.dir,
+        "preset_sweep_dir": preset.hydra.sweep.dir,
+        "preset_override_dirname": preset.hydra.job.override_dirname,
         "preset_subdir": preset.hydra.sweep.subdir,
-    }))
+        "empty_preset_subdir": empty.hydra.sweep.subdir,
+    }
+print(json.dumps({**folders, "harness_imported": sorted(m for m in sys.modules if m.split(".")[0] == "harness")}))
 """
 
 
-def test_plain_hydra_composes_without_the_harness(tmp_path, compose_config):
+def test_plain_hydra_composes_and_names_folders_without_the_harness(tmp_path, compose_config):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # a source checkout: hydra_plugins/ is found from the repository
     result = subprocess.run(
-        [sys.executable, "-c", PLAIN_HYDRA, str(CONFIG_DIR)],
+        [sys.executable, "-c", PLAIN_HYDRA, str(CONFIG_DIR), json.dumps(PRESET)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -154,8 +162,53 @@ def test_plain_hydra_composes_without_the_harness(tmp_path, compose_config):
     )
     assert result.returncode == 0, result.stderr
     plain = json.loads(result.stdout.splitlines()[-1])
-    assert plain["harness_after_compose"] is False
+    assert plain["harness_imported"] == []  # composed, and every folder resolved, with no module of harness loaded
     assert plain["exclude_keys"][:2] == ["trials", "progress"] and "hydra/launcher" in plain["exclude_keys"]
     cfg = compose_config([])
     assert plain["run_dir"] == cfg.hydra.run.dir == f"results/runs/{run_folder_name(cfg)}"
-    assert plain["preset_subdir"] == "defaults"  # ${ctxbench_dirname:} of an empty override list
+    preset = compose_config(PRESET)
+    assert plain["preset_run_dir"] == f"results/runs/{run_folder_name(preset)}" == "results/runs/headtail-8k-08cb0cd17c"
+    assert plain["preset_sweep_dir"] == preset.hydra.sweep.dir == "results/experiments/strategy_zoo"
+    assert plain["preset_override_dirname"] == override_dirname(preset, PRESET) == "budget=8k,strategy=headtail"
+    sweep_dir = Path(plain["preset_sweep_dir"])
+    assert sweep_dir / plain["preset_subdir"] == Path(job_folder(preset, sweep_dir, PRESET))  # harness.dryrun's name
+    assert plain["preset_subdir"] == "budget-8k_strategy-headtail"
+    assert plain["empty_preset_subdir"] == "defaults"  # ${ctxbench_dirname:} of an empty override list
+
+
+AFTER_THE_PLUGIN_SCAN = """
+import sys
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from harness.budget import BudgetError, parse_budget
+from harness.config import config_dict
+from harness.errors import UsageError
+
+with initialize_config_dir(config_dir=sys.argv[1], version_base="1.3"):  # Hydra scans hydra_plugins/ now
+    compose(config_name="config")
+try:
+    parse_budget("lots")
+except BudgetError:
+    print("BudgetError caught")
+try:
+    config_dict(OmegaConf.create({"extra": "???"}))
+except UsageError as exc:
+    print(exc)
+"""
+
+
+def test_the_harness_catches_the_plugins_errors_after_hydra_scans_its_plugins(tmp_path):
+    """Hydra's plugin scan executes hydra_plugins' modules again (not those named ``_*``): the error classes
+    the harness imported from the plugin must still be the ones raised."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", AFTER_THE_PLUGIN_SCAN, str(CONFIG_DIR)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["BudgetError caught", "extra has no value (set it: extra=...)"]

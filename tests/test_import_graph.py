@@ -15,10 +15,17 @@ from pathlib import Path
 
 from tests.test_cli import ROOT, harness
 
-PACKAGES = ("harness", "strategies", "tasks", "reference_agent", "benchmarks")
+PACKAGES = ("harness", "strategies", "tasks", "reference_agent", "benchmarks", "hydra_plugins")
+RESOLVER_PLUGIN = "hydra_plugins"  # imported by Hydra without the harness: it may import no other project package
 
+CONFIG_RESOLVERS = 0
 CONTRACTS, COMPONENTS, TRIAL, RUNS_AS_DATA, RUNNER, FRONT_END, CONSUMERS = range(1, 8)
 LAYERS: dict[str, int] = {
+    # 0. the configs' resolvers and the run folder's naming they compute (budgets, a run's identity and hash):
+    #    Hydra imports them while it discovers plugins, before and without the harness, so they import nothing of
+    #    the project. Below the contracts, not beside them: harness.budget (a contract) re-exports the budget
+    #    parsing from here, and a contract that imported the plugin back would be an import running up a layer
+    "hydra_plugins.ctxbench_resolvers": CONFIG_RESOLVERS,
     # 1. contracts: the strategy contract and the message, budget and error helpers every layer reads
     "harness.contracts": CONTRACTS,
     "harness.conversation": CONTRACTS,
@@ -59,7 +66,7 @@ LAYERS: dict[str, int] = {
     "reference_agent": CONSUMERS,
     "benchmarks": CONSUMERS,
 }
-"""Module-name prefix -> its layer, bottom (1) to top (7); a module's layer is its longest matching prefix
+"""Module-name prefix -> its layer, bottom (0) to top (7); a module's layer is its longest matching prefix
 (``harness.models.base``: ``harness.models``, 2; ``harness.trial``: ``harness``, 3). A module may import its own
 layer and those below it, never one above: the loop never imports the runner, the strategies only the contracts."""
 
@@ -121,6 +128,44 @@ def imports_of(path: Path, modules: dict[str, Path]) -> list[tuple[ast.stmt, str
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             targets = imported_modules(node, module, path.name == "__init__.py", modules) - {module}
             found += [(node, target, id(node) in late) for target in sorted(targets)]
+    return found
+
+
+IMPORTERS = ("import_module", "__import__")  # importlib.import_module(name), import_module(name), __import__(name)
+
+
+def module_constants(tree: ast.Module) -> dict[str, str]:
+    """The module-level names bound to a string literal (``NAMER = "harness.config"``)."""
+    return {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+
+
+def imports_by_name(source: str, modules: dict[str, Path]) -> list[str]:
+    """``"line N imports <module> by name"`` for each ``import_module`` / ``__import__`` call in ``source`` whose
+    argument is a project module's name as a literal, or a module-level constant holding one: an import the graph
+    cannot see (an f-string or a name read from a config is a lookup, not a fixed edge, and is not reported)."""
+    tree = ast.parse(source)
+    constants = module_constants(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        argument = node.args[0]
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            name: str | None = argument.value
+        else:
+            name = constants.get(argument.id) if isinstance(argument, ast.Name) else None
+        target = resolve(name.partition(":")[0], modules) if called in IMPORTERS and name else None
+        if target:
+            found.append(f"line {node.lineno} imports {target} by name")
     return found
 
 
@@ -244,6 +289,49 @@ def test_an_added_upward_import_is_reported():
         f"harness.conversation -> harness.runner (layer {CONTRACTS} -> {RUNNER})",
         f"strategies.headtail -> harness.runner (layer {COMPONENTS} -> {RUNNER})",
     ]
+
+
+def test_the_resolver_plugin_imports_nothing_of_the_harness():
+    graph = import_graph()
+    plugin = {m: targets for m, targets in graph.items() if m.startswith(f"{RESOLVER_PLUGIN}.")}
+    assert {"resolvers", "_naming", "_budget"} <= {m.rpartition(".")[2] for m in plugin}
+    outside = {m: sorted(t for t in ts if not t.startswith(f"{RESOLVER_PLUGIN}.")) for m, ts in plugin.items()}
+    assert not any(outside.values()), f"Hydra imports hydra_plugins/ without the harness: {outside}"
+    assert package_graph(graph)[RESOLVER_PLUGIN] == set()
+    assert layer_of("hydra_plugins.ctxbench_resolvers._naming") == CONFIG_RESOLVERS < layer_of("harness.budget")
+
+
+def test_a_resolver_that_imported_the_harness_is_reported():
+    graph = import_graph()
+    graph["hydra_plugins.ctxbench_resolvers.resolvers"].add("harness.config")
+    assert upward_imports(graph) == [
+        f"hydra_plugins.ctxbench_resolvers.resolvers -> harness.config (layer {CONFIG_RESOLVERS} -> {RUNNER})"
+    ]
+    assert ["harness", "hydra_plugins"] in cycles(package_graph(graph))
+
+
+def test_no_module_imports_a_project_module_by_name():
+    modules = project_modules()
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}: {line}"
+        for path in modules.values()
+        for line in imports_by_name(path.read_text(encoding="utf-8"), modules)
+    ]
+    assert not found, f"an import by name is invisible to the import graph: import the module instead: {found}"
+
+
+def test_an_import_by_name_is_found():
+    modules = project_modules()
+    probe = 'import importlib\nNAMER = "harness.config"\n\ndef name(cfg):\n    return importlib.import_module(NAMER)\n'
+    assert imports_by_name(probe, modules) == ["line 5 imports harness.config by name"]
+    assert imports_by_name('from importlib import import_module\nimport_module("harness.identity")', modules) == [
+        "line 2 imports harness.identity by name"
+    ]
+    assert imports_by_name('__import__("strategies.headtail:HeadTail")', modules) == [
+        "line 1 imports strategies.headtail by name"
+    ]
+    dynamic = 'import importlib\nimportlib.import_module(f"tasks.{name}")\nimportlib.import_module("json")'
+    assert imports_by_name(dynamic, modules) == []
 
 
 def test_the_top_level_packages_import_each_other_without_a_cycle():

@@ -2,26 +2,29 @@
 
 - ``${ctxbench_exclude_keys:...}``: the keys a job folder's name leaves out (``folder_name_exclusions``);
 - ``${ctxbench_dirname:...}``: an override list as a folder name (``job_dirname``, the experiment presets);
-- ``${ctxbench_run:}``: the run folder's name from the resolved config (``run_folder``).
+- ``${ctxbench_run:}``: the run folder's name from the resolved config (``run_folder``: ``_naming.config_dict``,
+  the resolved config as plain data, named by ``_naming.folder_name``).
 
-This module imports only the standard library and OmegaConf. The run folder's name is the run's identity
-(a hash of the resolved, normalised config: ``harness.identity``), so ``run_folder`` asks the harness for it
-when it is resolved, never when a config is composed.
+This package imports only the standard library and OmegaConf, never the harness. The run folder's name is
+the run's identity (a hash of the resolved, normalised config), computed by ``_naming.folder_name``, the one
+definition that ``harness.identity`` re-exports.
+
+Hydra's plugin scan executes every module of ``hydra_plugins`` again, in place, unless its name starts with
+``_``: a class defined here would be a new class after the scan, and ``except`` / ``isinstance`` in the harness,
+which imported the first one, would miss it. So what the harness imports to compare by identity (``BudgetError``,
+``MissingValueError``) is defined in ``_budget.py`` and ``_naming.py``, which the scan leaves alone.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable
 
 from omegaconf import OmegaConf
 
-RUN_TIME_KEYS = ("trials", "progress", "plots", "workers", "latency_s", "max_cost", "cache_responses", "response_cache")
-"""Top-level keys that change how a run is carried out, never what a trial is: the one list. They are left
-out of a run's identity (``harness.runner.identity``), and of the job folders' names of the main config
-and every experiment preset (``exclude_keys: ${ctxbench_exclude_keys:...}``, ``folder_name_exclusions``)."""
+from hydra_plugins.ctxbench_resolvers._naming import RUN_TIME_KEYS, config_dict, folder_name
+
+# RUN_TIME_KEYS, the one list of run-time keys, is defined in _naming.py with the identity it is left out of
 HYDRA_FOLDER_KEYS = ("hydra.run.dir", "hydra.sweep.dir", "hydra/launcher")  # where and how, never what
-RUN_FOLDER_NAMER = "harness.config"  # the module whose ``run_folder_name(cfg)`` names a run folder
 
 
 def folder_name_exclusions(*extra: str) -> list[str]:
@@ -36,11 +39,8 @@ def job_dirname(name: str | None) -> str:
 
 
 def run_folder(*, _root_: Any) -> str:
-    """Resolver ``${ctxbench_run:}``: the run folder's name from the resolved config (``harness.identity``).
-
-    The harness is imported here, when the resolver is called, so that composing never imports it."""
-    namer = importlib.import_module(RUN_FOLDER_NAMER)
-    return namer.run_folder_name(_root_)
+    """Resolver ``${ctxbench_run:}``: the run folder's name from the resolved config (``_naming.folder_name``)."""
+    return folder_name(config_dict(_root_))
 
 
 RESOLVERS: dict[str, Callable[..., Any]] = {
