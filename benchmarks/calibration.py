@@ -1,6 +1,7 @@
 """Calibration as a ranking benchmark: does the reference agent rank strategies as a real LLM does?
 
-    python benchmarks/calibration.py [--profile realistic] [--trials 3] [--family F] [--update docs/reference_agent.md]
+    python benchmarks/calibration.py [--profile realistic] [--trials 3] [--family F] [--folder DIR]
+                                     [--update docs/reference_agent.md]
 
 Reads every recorded LLM run under the calibration folders, however many there are:
 ``calibration/`` and ``calibration/protocol-1/`` in this repository and ``shared/calibration/``
@@ -44,7 +45,9 @@ FOLDERS = (ROOT / "calibration", ROOT / "calibration" / "protocol-1", ROOT.paren
 CALIBRATION = FOLDERS[2]  # the shared folder (its README lists the older runs' overrides)
 REPO_FOLDERS = FOLDERS[:2]  # what docs/reference_agent.md's block counts: it must not depend on shared/
 VERIFIED_PROTOCOL = 2  # relay protocol from which a recording proves that each request was read whole
-NAMED = re.compile(r"^(?P<family>[a-z_]+)__(?P<strategy>[a-z_]+)__(?P<budget>\w+)__(?P<size>default|smoke)$")
+NAMED = re.compile(
+    r"^(?P<family>[a-z_]+)__(?P<strategy>[a-z_]+)__(?P<budget>\w+?)__(?P<size>default|smoke)(?:__(?P<instance>seed\d+))?$"
+)  # an instance other than seed 0 is named: __seed1
 SIZE_OVERRIDES = {
     "default": ["max_steps=40", "model.context_window=131072"],
     "smoke": ["max_steps=20", "model.context_window=65536"],
@@ -74,6 +77,7 @@ class Cell:
     budget: str
     size: str
     overrides: list[str]
+    instance: str = ""  # "" for seed 0, else "seedN" (the folder name's suffix)
     llm: dict = field(default_factory=dict)
     ours: list[dict] = field(default_factory=list)
     protocol: int = 1
@@ -95,8 +99,9 @@ class Cell:
 
     @property
     def group(self) -> tuple[str, str]:
-        """(family, size): the strategies of one group are ranked against each other."""
-        return self.family, self.size
+        """(family, size): the strategies of one group are ranked against each other (one instance: a size
+        other than seed 0's carries its instance, ``default__seed1``)."""
+        return self.family, f"{self.size}__{self.instance}" if self.instance else self.size
 
 
 def recorded_overrides(folder: Path) -> list[str] | None:
@@ -113,7 +118,7 @@ def named_cell(folder: Path) -> Cell | None:
     match = NAMED.match(folder.name)
     if not match:
         return None
-    family, strategy, budget, size = match.group("family", "strategy", "budget", "size")
+    family, strategy, budget, size, instance = match.group("family", "strategy", "budget", "size", "instance")
     overrides = recorded_overrides(folder)
     if overrides is None:
         knobs = suite_knobs("smoke", family) if size == "smoke" else []
@@ -126,7 +131,7 @@ def named_cell(folder: Path) -> Cell | None:
             "suite.instances=1",
             *SIZE_OVERRIDES[size],
         ]
-    return Cell(folder, family, strategy, budget, size, overrides)
+    return Cell(folder, family, strategy, budget, size, overrides, instance or "")
 
 
 def readme_cells(directory: Path) -> list[Cell]:
@@ -425,13 +430,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=3, help="reference-agent trials per cell")
     parser.add_argument("--family", default=None, help="only this family's cells")
     parser.add_argument("--rerecorded", action="store_true", help="the LLM's figures before and after re-recording")
+    parser.add_argument(
+        "--folder", type=Path, default=None, help="only the runs in this folder (e.g. calibration/issue-34-pilot)"
+    )
     args = parser.parse_args(argv)
+    folders = (args.folder,) if args.folder else FOLDERS
     if args.rerecorded:
-        print(rerecorded_table(cells(FOLDERS, args.family)))
+        print(rerecorded_table(cells(folders, args.family)))
         return 0
-    found = calibrate(args.profile, args.trials, args.family)
+    found = calibrate(args.profile, args.trials, args.family, folders)
     if not found:
-        print("no calibration runs found under " + ", ".join(map(str, FOLDERS)), file=sys.stderr)
+        print("no calibration runs found under " + ", ".join(map(str, folders)), file=sys.stderr)
         return 2
     print(report(found, args.profile, args.trials))
     return 0

@@ -122,3 +122,14 @@ def test_the_rerecorded_table_pairs_a_cell_before_and_after():
     new.protocol = 2
     assert cal.rerecorded([old, new]) == [(old, new)]
     assert "| x | 17 | 8 | 565,000 | 129,000 | no (step_limit) | yes |" in cal.rerecorded_table([old, new])
+
+
+def test_a_run_of_another_instance_is_its_own_group(tmp_path):
+    """``FAMILY__STRATEGY__BUDGET__SIZE__seedN`` is a cell of instance N, ranked apart from seed 0's cells."""
+    seed0 = cal.named_cell(tmp_path / "late_question__none__1M__default")
+    seed1 = cal.named_cell(tmp_path / "late_question__headtail__8k__default__seed1")
+    assert seed0 is not None and seed1 is not None
+    assert (seed0.instance, seed0.group) == ("", ("late_question", "default"))
+    assert (seed1.strategy, seed1.budget, seed1.instance) == ("headtail", "8k", "seed1")
+    assert seed1.group == ("late_question", "default__seed1")
+    assert cal.named_cell(tmp_path / "late_question__none__1M__default__s1") is None
