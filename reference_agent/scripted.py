@@ -79,8 +79,6 @@ class ScriptedModel:
         raise ModelError("the scripted model needs a task: use for_trial(instance)")
 
 
-
-
 class ScriptedSession:
     """One trial of the reference agent: its policy plus a tool-call id counter."""
 
