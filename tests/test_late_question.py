@@ -2,12 +2,17 @@
 
 import pytest
 
+from harness.conversation import render_history
+from reference_agent.policies import reference_policy
+from reference_agent.policies.late_question import NOTE, condensed, note_line, parse_note
+from strategies.clear_tool_results import ClearToolResults
+from strategies.headtail import HeadTail
 from strategies.sliding_window import SlidingWindow
 from tasks.base import KnobError
 from tasks.late_question import QUESTION_KINDS, LateQuestion
 from tasks.late_question.tools import parse_record, record_blocks, render_record
 from tasks.late_question.world import matches, middle_range, parse_question, question_text, record_fields
-from tests.family_helpers import run, run_reference
+from tests.family_helpers import run, run_reference, unmanaged_requests
 
 SMALL = dict(records=12, records_per_batch=3, remarks=1)
 
@@ -101,6 +106,53 @@ def test_a_window_loses_the_middle_records_and_the_queue_refuses_them(tmp_path):
     instance = LateQuestion(records=40, records_per_batch=4, remarks=3, question="truck").generate(2)
     row = run_reference(tmp_path, instance, strategy=SlidingWindow(), budget=8_000)
     assert not row["success"] and row["refused_reads"] == 1
+
+
+def test_a_note_line_reads_back_to_every_field_of_its_record():
+    instance = LateQuestion(remarks=3).generate(1)
+    for number, record in enumerate(instance.night.records, 1):
+        fields = {**record_fields(record), "remarks": condensed(" ".join(record.remarks))}
+        assert parse_note(note_line(number, fields)) == (number, fields)
+        assert parse_note("- " + note_line(number, fields)) == (number, fields)  # as a summary lists it
+
+
+def test_each_reply_appends_full_notes_of_the_batch_just_read_and_nothing_older():
+    instance = LateQuestion(records=12, records_per_batch=3, remarks=2, question="truck").generate(0)
+    requests = list(unmanaged_requests(instance))
+    replies = [m for m in requests[-1] if m["role"] == "assistant"]
+    by_id = {r.id: (n, record_fields(r)) for n, r in enumerate(instance.night.records, 1)}
+    assert not NOTE.search(replies[0]["content"])  # nothing read yet
+    for batch, reply in enumerate(replies[1:], 1):
+        notes = [parse_note(line) for line in reply["content"].splitlines() if NOTE.match(line)]
+        assert reply["content"].startswith(f"Notes, batch {batch} of 4")
+        expected = instance.night.records[(batch - 1) * 3 : batch * 3]
+        assert [fields["id"] for _, fields in notes] == [r.id for r in expected]
+        for number, fields in notes:
+            assert (number, {k: v for k, v in fields.items() if k != "remarks"}) == by_id[fields["id"]]
+
+
+def test_a_summary_keeps_every_note_in_full():
+    instance = LateQuestion(records=12, records_per_batch=3, remarks=2).generate(0)
+    messages = list(unmanaged_requests(instance))[-1]
+    summary = reference_policy(instance).summarize(render_history(messages))
+    assert [parse_note(line)[1]["id"] for line in summary.splitlines() if NOTE.match(line)] == [
+        r.id for r in instance.night.records
+    ]
+    assert "Request: " in summary
+
+
+def test_clearing_tool_results_keeps_the_notes_and_the_answer(tmp_path):
+    instance = LateQuestion(records=40, records_per_batch=4, remarks=3, question="truck").generate(2)
+    row = run_reference(tmp_path, instance, strategy=ClearToolResults(), budget=8_000)
+    assert row["success"] and row["refused_reads"] == 0
+
+
+def test_dropped_rounds_take_the_notes_and_it_submits_after_one_refused_re_read(tmp_path):
+    instance = LateQuestion(records=40, records_per_batch=4, remarks=3, question="shipper").generate(0)
+    row = run_reference(tmp_path, instance, strategy=HeadTail(), budget=8_000)
+    assert (
+        not row["success"] and row["refused_reads"] == 1 and row["steps"] == 10 + 3
+    )  # reads, request, re-read, submit
 
 
 @pytest.mark.parametrize("knobs", [{"records": 1}, {"records_per_batch": 0}, {"remarks": 13}, {"question": "cargo"}])
