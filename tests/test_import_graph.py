@@ -11,6 +11,7 @@ its line. harness/README.md draws the same layers.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from tests.test_cli import ROOT, harness
@@ -169,10 +170,19 @@ def imports_by_name(source: str, modules: dict[str, Path]) -> list[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Project module -> the project modules it imports (at the top or inside functions)."""
+@functools.lru_cache(maxsize=1)
+def _parsed_graph() -> tuple[tuple[str, frozenset[str]], ...]:
+    """The project's import graph, parsed once per test process (the files do not change under a test run)."""
     modules = project_modules()
-    return {name: {target for _, target, _ in imports_of(path, modules)} for name, path in modules.items()}
+    return tuple(
+        (name, frozenset(target for _, target, _ in imports_of(path, modules))) for name, path in modules.items()
+    )
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (at the top or inside functions); a fresh copy that a test
+    may change (the tests that inject an edge do)."""
+    return {name: set(targets) for name, targets in _parsed_graph()}
 
 
 def layer_of(module: str) -> int | None:
