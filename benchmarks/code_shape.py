@@ -60,27 +60,9 @@ def shapes(repo: Path) -> tuple[list[tuple[int, int, str]], list[tuple[int, str]
     return sorted(classes, reverse=True), sorted(functions, reverse=True)
 
 
-def module_graph(repo: Path) -> dict[str, set[str]]:
-    """Module -> the project modules it imports, for the checkout at ``repo`` (the test's own parser)."""
-    modules = {
-        ".".join(parts[:-1] if parts[-1] == "__init__" else parts): p
-        for p in python_files(repo, graph_rules.PACKAGES)
-        for parts in [list(p.relative_to(repo).with_suffix("").parts)]
-    }
-    graph = {}
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        found = set()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                found |= graph_rules.imported_modules(node, name, path.name == "__init__.py", modules)
-        graph[name] = found - {name}
-    return graph
-
-
 def report(repo: Path, top: int) -> None:
     """Print the figures for the checkout at ``repo``."""
-    graph = module_graph(repo)
+    graph = graph_rules.import_graph(repo)
     upward = graph_rules.upward_imports(graph)
     print(f"checkout: {repo}")
     print(f"imports that run up a layer: {len(upward)}")

@@ -72,19 +72,19 @@ LAYERS: dict[str, int] = {
 layer and those below it, never one above: the loop never imports the runner, the strategies only the contracts."""
 
 
-def module_name(path: Path) -> str:
+def module_name(path: Path, root: Path = ROOT) -> str:
     """``harness/models/base.py`` -> ``harness.models.base``; a package's ``__init__.py`` is the package."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def project_modules() -> dict[str, Path]:
-    """Every module of the project's packages, by dotted name."""
+def project_modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the project's packages under ``root`` (this checkout, or another one), by dotted name."""
     return {
-        module_name(p): p
+        module_name(p, root): p
         for package in PACKAGES
-        if (ROOT / package).is_dir()
-        for p in sorted((ROOT / package).rglob("*.py"))
+        if (root / package).is_dir()
+        for p in sorted((root / package).rglob("*.py"))
     }
 
 
@@ -113,9 +113,9 @@ def resolve(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
-def imports_of(path: Path, modules: dict[str, Path]) -> list[tuple[ast.stmt, str, bool]]:
+def imports_of(path: Path, modules: dict[str, Path], root: Path = ROOT) -> list[tuple[ast.stmt, str, bool]]:
     """``(statement, project module, inside a function)`` for every import of a project module in ``path``."""
-    module = module_name(path)
+    module = module_name(path, root)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     late = {
         id(n)
@@ -170,19 +170,20 @@ def imports_by_name(source: str, modules: dict[str, Path]) -> list[str]:
     return found
 
 
-@functools.lru_cache(maxsize=1)
-def _parsed_graph() -> tuple[tuple[str, frozenset[str]], ...]:
-    """The project's import graph, parsed once per test process (the files do not change under a test run)."""
-    modules = project_modules()
+@functools.lru_cache(maxsize=2)
+def _parsed_graph(root: Path) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The import graph of the checkout at ``root``, parsed once per process (its files do not change meanwhile)."""
+    modules = project_modules(root)
     return tuple(
-        (name, frozenset(target for _, target, _ in imports_of(path, modules))) for name, path in modules.items()
+        (name, frozenset(target for _, target, _ in imports_of(path, modules, root))) for name, path in modules.items()
     )
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Project module -> the project modules it imports (at the top or inside functions); a fresh copy that a test
-    may change (the tests that inject an edge do)."""
-    return {name: set(targets) for name, targets in _parsed_graph()}
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (at the top or inside functions), for this checkout or the
+    one at ``root`` (benchmarks/code_shape.py); a fresh copy that a test may change (the tests that inject an edge
+    do)."""
+    return {name: set(targets) for name, targets in _parsed_graph(root)}
 
 
 def layer_of(module: str) -> int | None:

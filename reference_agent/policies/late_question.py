@@ -48,8 +48,10 @@ from tasks.late_question.tools import (
     DRAINED,
     READ,
     REQUEST,
+    NUMBERS,
     REQUEST_HEADER,
     parse_record,
+    plain_numbers,
     record_blocks,
 )
 from tasks.late_question.world import Question, matches, parse_question
@@ -72,7 +74,6 @@ OPENING = (
 REFUSALS = ("cannot be delivered again", "the feed is drained")  # what the queue says to a re-read
 FILLER = frozenset("a an and the on of as at to for was were by with in into from once".split())  # left out of remarks
 SENTENCE_END = re.compile(r"(?<=[a-z0-9])\. (?=[A-Z])")  # not after an initial: "Driver B. Silva"
-NUMBERS = ("declared_kg", "weighed_kg", "tare_kg")
 # The segments of a note line after its head: field names, how the note writes them, how a note reads them back.
 # A segment whose fields are not all in view is left out. Patterns are tried in this order.
 SEGMENTS: tuple[tuple[tuple[str, ...], str, re.Pattern], ...] = (
@@ -158,10 +159,7 @@ def parse_note(line: str) -> tuple[int, dict[str, str]] | None:
             if found:
                 fields.update(zip(names, found.groups(), strict=True))
                 break
-    for name in NUMBERS:
-        if name in fields:
-            fields[name] = fields[name].replace(",", "")
-    return int(match.group(1)), fields
+    return int(match.group(1)), plain_numbers(fields)
 
 
 @dataclass

@@ -97,6 +97,11 @@ def parse_record(block: str) -> dict[str, str]:
             if match:
                 fields.update(zip(names, match.groups(), strict=True))
                 break
+    return plain_numbers(fields)
+
+
+def plain_numbers(fields: dict[str, str]) -> dict[str, str]:
+    """``fields`` with the weights (``NUMBERS``) written without thousands separators, as a record holds them."""
     for name in NUMBERS:
         if name in fields:
             fields[name] = fields[name].replace(",", "")
