@@ -30,7 +30,7 @@ class LatestValue(TaskFamily):
     def __init__(
         self,
         shipments: int = 10,
-        pages: int = 24,
+        pages: int = 20,
         messages_per_page: int = 8,
         updates_per_page: int = 3,
         retention: int = 3,
@@ -86,7 +86,7 @@ class LatestValueInstance(TaskInstance):
             f"The channel opens with the plan of record for {family.shipments} shipments. "
             "After it, messages change a shipment's ETA, carrier, dock or pallet count; a later change replaces "
             "an earlier one, and when a change is withdrawn the value it names as standing again applies. "
-            "Proposals, estimates and questions change nothing. "
+            "Proposals, estimates and questions change nothing by themselves. "
             "The channel's last message asks for some current values: submit exactly those with "
             'submit(values=[{"shipment": "SHP-1234", "field": "eta", "value": "2026-04-21"}, ...]), '
             "where field is one of eta, carrier, dock, pallets."
@@ -136,10 +136,11 @@ class LatestValueInstance(TaskInstance):
         }
 
     def data_fingerprint(self) -> list:
-        """Every message, the asked pairs, their values and the reverts."""
+        """Every message, the asked pairs, their values, the reverts and the adoptions."""
         return [
             [vars(m) for m in self.channel.messages],
             [list(k) for k in self.channel.asked],
             sorted([*k, v] for k, v in self.expected.items()),
             self.channel.reverts,
+            self.channel.adoptions,
         ]

@@ -11,8 +11,13 @@ Templates, and the rule each obeys (tested in tests/test_latest_value.py, ``test
   the value), and the revert restates no value. A reverted field never changes again;
 * chatter, proposals ("X could take SHP-y from DATE ... not confirmed"), questions and attachments (packing
   lists) change nothing and never match an update template;
-* the request (the channel's last message) names the asked (shipment, field) pairs: every reverted field first
-  (those whose #M is oldest first), then fields that changed, up to ``asked``.
+* adoption (``ADOPT``, second half of the channel only): "SHP-x: go ahead with the FIELD proposed in #P"; #P is
+  a proposal for that shipment and field at least ``retention`` + 1 pages back (archived), its value differs
+  from the field's value then, and the adoption restates no value. An adopted field never changes again, and
+  a proposal is adopted at most once;
+* the request (the channel's last message) names the asked (shipment, field) pairs: every adopted field first
+  (the oldest proposal first), then every reverted field (those whose #M is oldest first), then fields that
+  changed, up to ``asked``.
 """
 
 from __future__ import annotations
@@ -129,6 +134,11 @@ PROPOSALS = [
     "Idea for later: dock {dock} might suit {sid} better; let us discuss at stand-up, no change yet.",
     "The warehouse thinks {sid} may end up near {pallets} pallets, but that is only an estimate for now.",
 ]
+PROPOSED_FIELD = ("carrier", "dock", "pallets")  # the field each proposal template names a value for, in order
+ADOPT = [
+    "{sid}: go ahead with the {label} proposed in #{p}; it is confirmed now.",
+    "Decision on #{p}: yes, the {label} proposed there for {sid} stands from today.",
+]
 GOODS = [
     "ceramic floor tiles, 60x60",
     "pine boards, kiln dried",
@@ -140,6 +150,7 @@ GOODS = [
     "birch plywood",
 ]
 REVERT_SHARE = 0.2  # of the changes after the first third of the channel: withdrawals
+ADOPT_SHARE = 0.3  # of the changes in the second half of the channel: adoptions of an archived proposal
 COPY_SHARE = 0.12  # of the changes: copies of another shipment's value
 START = date(2026, 4, 6)  # a Monday
 
@@ -176,6 +187,8 @@ class Channel:
     final: dict[tuple[str, str], str]
     asked: list[tuple[str, str]]
     reverts: list[tuple[int, str, str, int, int]] = field(default_factory=list)
+    adoptions: list[tuple[int, str, str, int, int]] = field(default_factory=list)
+    """(adoption id, shipment, field, the proposal's id, the page that holds it)."""
 
 
 @dataclass
@@ -200,6 +213,8 @@ class _Writer:
         self.copied: set[tuple[str, str]] = set()
         self.page_of: dict[int, int] = {}
         self.reverts: list[tuple[int, str, str, int, int]] = []
+        self.proposals: list[tuple[int, str, str, str]] = []  # (message id, shipment, field, value) not adopted yet
+        self.adoptions: list[tuple[int, str, str, int, int]] = []
 
     def current(self, key: tuple[str, str]) -> str:
         return self.history[key][-1].value
@@ -238,14 +253,18 @@ class _Writer:
             )
         return "\n".join(rows)
 
-    def update(self, message_id: int, page: int, revert_share: float, copy_share: float) -> str:
-        """One update line (a revert, a copy or a direct change), recorded in the history."""
+    def update(self, message_id: int, page: int, revert_share: float, adopt_share: float, copy_share: float) -> str:
+        """One update line (a revert, an adoption, a copy or a direct change), recorded in the history."""
         roll = self.rng.random()
         if roll < revert_share:
             text = self._revert(message_id, page)
             if text:
                 return text
-        if roll < revert_share + copy_share:
+        if roll < revert_share + adopt_share:
+            text = self._adopt(message_id, page)
+            if text:
+                return text
+        if roll < revert_share + adopt_share + copy_share:
             text = self._copy(message_id)
             if text:
                 return text
@@ -299,7 +318,28 @@ class _Writer:
         self.reverts.append((message_id, key[0], key[1], before.id, self.page_of[before.id]))
         return rng.choice(REVERT).format(n=last.id, sid=key[0], label=LABELS[key[1]], m=before.id)
 
-    def filler(self) -> tuple[str, tuple[str, ...]]:
+    def _adopt(self, message_id: int, page: int) -> str | None:
+        """Adopt an archived proposal: its value becomes the field's, and the field is settled for good."""
+        candidates = [
+            proposal
+            for proposal in self.proposals
+            if self.page_of[proposal[0]] < page - self.retention
+            and (proposal[1], proposal[2]) not in self.frozen
+            and (proposal[1], proposal[2]) not in self.copied
+            and self.current((proposal[1], proposal[2])) != proposal[3]
+        ]
+        if not candidates:
+            return None
+        proposal = self.rng.choice(candidates)
+        self.proposals.remove(proposal)
+        proposal_id, sid, name, value = proposal
+        key = (sid, name)
+        self.history[key].append(_Entry(message_id, value, "adopt"))
+        self.frozen.add(key)
+        self.adoptions.append((message_id, sid, name, proposal_id, self.page_of[proposal_id]))
+        return self.rng.choice(ADOPT).format(sid=sid, label=LABELS[name], p=proposal_id)
+
+    def filler(self, message_id: int) -> tuple[str, tuple[str, ...]]:
         """A message that changes nothing: chatter, a question, a proposal or an attachment."""
         rng = self.rng
         sid = rng.choice(self.shipments).id
@@ -310,16 +350,12 @@ class _Writer:
             return rng.choice(CHATTER), ()
         if kind < 0.7:
             return rng.choice(QUESTIONS).format(sid=sid), ()
-        return (
-            rng.choice(PROPOSALS).format(
-                carrier=rng.choice(CARRIERS),
-                sid=sid,
-                date=self.value("eta"),
-                dock=self.value("dock"),
-                pallets=self.value("pallets"),
-            ),
-            (),
-        )
+        which = rng.randrange(len(PROPOSALS))
+        values = {"carrier": rng.choice(CARRIERS), "date": self.value("eta")}
+        values.update(dock=self.value("dock"), pallets=self.value("pallets"))
+        name = PROPOSED_FIELD[which]
+        self.proposals.append((message_id, sid, name, values[name]))
+        return PROPOSALS[which].format(sid=sid, **values), ()
 
     def attachment(self, sid: str) -> tuple[str, tuple[str, ...]]:
         rng = self.rng
@@ -363,32 +399,36 @@ def generate_channel(
                 text, author = "", REQUESTER  # the request, written once the asked pairs are known
             elif slot in slots:
                 share = REVERT_SHARE if page > pages // 3 else 0.0  # withdrawals once the changes have piled up
-                text, author = writer.update(message_id, page, share, COPY_SHARE), rng.choice(PEOPLE)
+                adopt = ADOPT_SHARE if page > pages // 2 else 0.0  # adoptions once proposals are archived
+                text, author = writer.update(message_id, page, share, adopt, COPY_SHARE), rng.choice(PEOPLE)
             else:
-                (text, attachment), author = writer.filler(), rng.choice(PEOPLE)
+                (text, attachment), author = writer.filler(message_id), rng.choice(PEOPLE)
             messages.append(Message(message_id, page, writer.stamp(page, slot, per_page), author, text, attachment))
     final = {key: entries[-1].value for key, entries in writer.history.items()}
     chosen = _asked(rng, writer, asked)
     items = ", ".join(f"{sid} {LABELS[name]}" for sid, name in chosen)
     last = messages[-1]
     messages[-1] = Message(last.id, last.page, last.stamp, last.author, REQUEST.format(items=items))
-    return Channel(fleet, messages, final, chosen, writer.reverts)
+    return Channel(fleet, messages, final, chosen, writer.reverts, writer.adoptions)
 
 
 def _asked(rng: random.Random, writer: _Writer, count: int) -> list[tuple[str, str]]:
-    """Every reverted field first (the oldest restored update first), then fields that changed, then others."""
+    """Every adopted field first (the oldest proposal first), then every reverted field (the oldest restored update
+    first), then fields that changed, then others; adopted and reverted fields fill at most two thirds."""
+    adopted = [(sid, name) for _, sid, name, _, _ in sorted(writer.adoptions, key=lambda a: (a[4], a[3]))]
     reverted = [(sid, name) for _, sid, name, _, _ in sorted(writer.reverts, key=lambda r: (r[4], r[0]))]
-    changed = [k for k, entries in sorted(writer.history.items()) if len(entries) > 1 and k not in reverted]
-    rest = [k for k in sorted(writer.history) if k not in reverted and k not in changed]
+    settled = adopted + reverted
+    changed = [k for k, entries in sorted(writer.history.items()) if len(entries) > 1 and k not in settled]
+    rest = [k for k in sorted(writer.history) if k not in settled and k not in changed]
     rng.shuffle(changed)
     rng.shuffle(rest)
-    chosen = (reverted[: max(1, count * 2 // 3)] + changed + rest)[:count]
+    chosen = (settled[: max(1, count * 2 // 3)] + changed + rest)[:count]
     rng.shuffle(chosen)
     return chosen
 
 
 def template_regex(template: str, name: str | None = None) -> re.Pattern:
-    """The regular expression that reads a template's lines back (named groups: sid, value, other, n, m, label)."""
+    """The regular expression that reads a template's lines back (named groups: sid, value, other, n, m, p, label)."""
     groups = {
         "sid": f"(?P<sid>{SHIPMENT})",
         "other": f"(?P<other>{SHIPMENT})",
@@ -397,6 +437,7 @@ def template_regex(template: str, name: str | None = None) -> re.Pattern:
         "label": "(?P<label>" + "|".join(sorted(FIELD_OF_LABEL, key=len, reverse=True)) + ")",
         "n": r"(?P<n>\d+)",
         "m": r"(?P<m>\d+)",
+        "p": r"(?P<p>\d+)",
     }
     parts = re.split(r"\{(\w+)\}", template)
     return re.compile("".join(re.escape(p) if i % 2 == 0 else groups[p] for i, p in enumerate(parts)) + "$")
@@ -405,6 +446,7 @@ def template_regex(template: str, name: str | None = None) -> re.Pattern:
 DIRECT_PATTERNS = [(name, template_regex(t, name)) for name, templates in DIRECT.items() for t in templates]
 COPY_PATTERNS = [template_regex(t) for t in COPY]
 REVERT_PATTERNS = [template_regex(t) for t in REVERT]
+ADOPT_PATTERNS = [template_regex(t) for t in ADOPT]
 PLAN_PATTERN = re.compile(
     rf"^  (?P<sid>{SHIPMENT}) .+? \| ETA (?P<eta>{VALUE_PATTERNS['eta']})"
     rf" \| carrier (?P<carrier>{VALUE_PATTERNS['carrier']})"

@@ -37,7 +37,7 @@ class OneShotQueue(TaskFamily):
 
     def __init__(
         self,
-        tickets: int = 20,
+        tickets: int = 24,
         ticket_sentences: int = 16,
         order_lines: int = 22,
         order_events: int = 12,

@@ -27,16 +27,18 @@ ACTIONS = {  # program -> request kind -> the action code the policy section pre
 REFERENCE_KIND = {  # program -> the reference every action on its orders cites
     "standard": "pick_list",
     "made_to_order": "proof",
-    "freight": "dock_booking",
+    "freight": "callback",
     "marketplace": "seller_case",
     "subscription": "subscription",
 }
-TICKET_REFERENCES = ("proof", "dock_booking", "seller_case")  # stated only in the customer's message
+TICKET_REFERENCES = ("proof", "callback", "seller_case")  # stated only in the customer's message
+MENTIONED_IN_PASSING = ("proof", "dock_booking", "seller_case")  # the references an aside names
 ORDER_REFERENCES = ("pick_list", "subscription")  # stated on the order page (re-readable)
 REFERENCE_RULES = {  # the sentence of each policy section that names its reference
     "pick_list": "cite the pick list number printed on the order page (PL-nnnnnn)",
     "proof": "cite the proof number the customer says they approved (PRF-nnnnn), as their message states it",
-    "dock_booking": "cite the customer's own dock booking reference (DCK-nnnn), as their message states it",
+    "callback": "cite the callback number the customer gives in their message (0nnnn nnnnnn), exactly as they "
+    "write it (the carrier's booking line calls it before collection)",
     "seller_case": "cite the seller case number the customer opened with the seller (MKT-nnnnn), as their message "
     "states it",
     "subscription": "cite the subscription id printed on the order page (SUB-nnnnnn)",
@@ -265,8 +267,8 @@ def _ticket(rng: random.Random, tid: str, code: str, order: Order, sentences: in
         "seller_case": f"MKT-{rng.randint(10000, 99999)}",
     }
     needed = REFERENCE_KIND[order.program]
-    mentioned = [needed] if needed in TICKET_REFERENCES else []
-    others = [r for r in TICKET_REFERENCES if r != needed]
+    mentioned = [needed] if needed in MENTIONED_IN_PASSING else []
+    others = [r for r in MENTIONED_IN_PASSING if r != needed]
     mentioned += rng.sample(others, rng.randint(1, 2))  # every ticket mentions references of other kinds too
     rng.shuffle(mentioned)
     body = [rng.choice(OPENINGS), _request(rng, kind, order)]
@@ -275,8 +277,9 @@ def _ticket(rng: random.Random, tid: str, code: str, order: Order, sentences: in
     middle = filler + asides
     rng.shuffle(middle)
     body += middle
+    callback = f"0{rng.randint(1000, 9999)} {rng.randint(100000, 999999)}"
     body.append(
-        f"You can reach me on 0{rng.randint(1000, 9999)} {rng.randint(100000, 999999)} if anything is unclear; "
+        f"You can reach me on {callback} if anything is unclear; "
         f"our purchase order number is PO-{rng.randint(1000, 99999)}."
     )
     paragraphs = [" ".join(body[i : i + 3]) for i in range(0, len(body), 3)]
@@ -290,7 +293,7 @@ def _ticket(rng: random.Random, tid: str, code: str, order: Order, sentences: in
         order.company,
         f"{subject[kind]} - {order.id}",
         paragraphs,
-        {ref: references[ref] for ref in mentioned},
+        {**{ref: references[ref] for ref in mentioned}, "callback": callback},
     )
 
 
