@@ -32,9 +32,14 @@ class Exchange:
     is_error: bool
 
 
-def make_call(name: str, **args: Any) -> dict:
-    """A tool call dict (the scripted model assigns its id)."""
-    return {"type": "function", "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}
+def make_call(name: str, _repeat: int = 0, **args: Any) -> dict:
+    """A tool call dict (the scripted model assigns its id). ``_repeat`` numbers identical calls to a consuming
+    tool (``pop_ticket`` twice claims two tickets), so a batch keeps them apart (``call_identity``); the
+    scripted model drops the mark."""
+    call = {"type": "function", "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}
+    if _repeat:
+        call["repeat"] = _repeat
+    return call
 
 
 def reply(content: str, *calls: dict) -> dict:
@@ -510,10 +515,11 @@ def pending_pages(messages: Iterable[dict], tool: str, covered: set[int], total:
     return [(plan[p], p) for p in sorted(plan)]
 
 
-def call_identity(call: dict) -> tuple[str, str]:
-    """A tool call's identity: its name and its arguments text (two identical calls are one)."""
+def call_identity(call: dict) -> tuple[str, str, int]:
+    """A tool call's identity: its name, its arguments text and its ``repeat`` mark (``make_call``): two identical
+    calls are one, unless they are marked as repeats of a consuming call."""
     function = call.get("function") or {}
-    return str(function.get("name")), str(function.get("arguments"))
+    return str(function.get("name")), str(function.get("arguments")), int(call.get("repeat") or 0)
 
 
 def other_calls(calls: Iterable[dict], first: dict) -> list[dict]:

@@ -101,6 +101,7 @@ class ScriptedSession:
             calls = []
             for call in message.get("tool_calls") or []:
                 call = dict(call)
+                call.pop("repeat", None)  # the policy's mark for repeated consuming calls (policy_kit.make_call)
                 call.setdefault("type", "function")
                 call["id"] = f"call_{next(self._ids)}"
                 calls.append(call)

@@ -5,7 +5,7 @@ import pytest
 from strategies.sliding_window import SlidingWindow
 from tasks.base import KnobError
 from tasks.latest_value import LatestValue
-from tasks.latest_value.world import COPY_PATTERNS, DIRECT_PATTERNS, REVERT_PATTERNS, render_message
+from tasks.latest_value.world import ADOPT_PATTERNS, COPY_PATTERNS, DIRECT_PATTERNS, REVERT_PATTERNS, render_message
 from tests.family_helpers import run_reference
 
 SMOKE = dict(shipments=3, pages=4, messages_per_page=4, updates_per_page=2, retention=1, asked=4, attachment_lines=3)
@@ -76,9 +76,9 @@ def test_pages_come_by_cursor_and_old_pages_are_archived():
 @pytest.mark.parametrize("seed", range(20))
 def test_rule_every_change_line_matches_one_template_and_filler_none(seed):
     instance = LatestValue().generate(seed)
-    patterns = [p for _, p in DIRECT_PATTERNS] + COPY_PATTERNS + REVERT_PATTERNS
+    patterns = [p for _, p in DIRECT_PATTERNS] + COPY_PATTERNS + REVERT_PATTERNS + ADOPT_PATTERNS
     changes = sum(1 for m in instance.channel.messages if any(p.match(m.text) for p in patterns))
-    assert changes == 22 * 3  # every update slot of the middle pages, and no filler line
+    assert changes == 18 * 3  # every update slot of the middle pages, and no filler line
     assert all(sum(1 for p in patterns if p.match(m.text)) <= 1 for m in instance.channel.messages)
 
 
@@ -94,8 +94,10 @@ def test_rule_a_withdrawal_restores_a_stated_value_that_never_changes_again(seed
         later = [m for m in instance.channel.messages if m.id > withdrawal and shipment in m.text and m.text != ""]
         assert not any(p.match(m.text) and n == name for m in later for n, p in DIRECT_PATTERNS)
         deep += page < messages[withdrawal].page - 3
-    asked_reverts = [r for r in instance.channel.reverts if (r[1], r[2]) in instance.expected]
-    assert asked_reverts and deep, "the mechanism is exercised: an asked withdrawal of an archived message"
+    assert deep, "the mechanism is exercised: a withdrawal restores a value from an archived page"
+    asked = set(instance.expected)
+    settled = {(r[1], r[2]) for r in instance.channel.reverts} | {(a[1], a[2]) for a in instance.channel.adoptions}
+    assert len(asked & settled) >= min(len(settled), 2 * len(asked) // 3), "settled fields are asked first"
 
 
 def test_knobs_are_checked():
@@ -113,10 +115,32 @@ def test_reference_agent_succeeds_unmanaged(tmp_path, knobs, seeds):
         assert row["outcome"] == "submitted" and row["success"], row["grade_detail"]
 
 
-def test_sliding_window_leaves_withdrawn_values_standing(tmp_path):
+def test_sliding_window_loses_values_settled_by_an_archived_message(tmp_path):
     instance = LatestValue().generate(0)
     row = run_reference(tmp_path, instance, strategy=SlidingWindow(), budget=8_000)
     assert row["outcome"] == "submitted" and not row["success"]
     wrong = row["grade_detail"]["wrong"]
-    reverted = {f"{s} {f}" for _, s, f, _, _ in instance.channel.reverts}
-    assert wrong and set(wrong) <= reverted  # only withdrawals went wrong: their restored page was archived
+    settled = {f"{s} {f}" for _, s, f, _, _ in [*instance.channel.reverts, *instance.channel.adoptions]}
+    assert wrong and set(wrong) <= settled  # only withdrawals and adoptions went wrong: their page was archived
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_rule_an_adoption_names_an_archived_proposal_whose_value_then_stands(seed):
+    instance = LatestValue().generate(seed)
+    messages = {m.id: m for m in instance.channel.messages}
+    assert instance.channel.adoptions, "every default instance adopts proposals"
+    for adoption, shipment, name, proposal, page in instance.channel.adoptions:
+        text = messages[proposal].text
+        assert shipment in text and messages[proposal].page == page
+        assert page < messages[adoption].page - instance_retention(), "the proposal's page is archived by then"
+        assert not any(p.match(text) for p in ADOPT_PATTERNS + REVERT_PATTERNS), "a proposal is filler"
+        later = [m for m in instance.channel.messages if m.id > adoption and shipment in m.text]
+        assert not any(p.match(m.text) and n == name for m in later for n, p in DIRECT_PATTERNS)
+        value = instance.channel.final[(shipment, name)]
+        assert value in text.replace(" pallets", ""), "the adopted value is the one the proposal states"
+    adopted = {(a[1], a[2]) for a in instance.channel.adoptions}
+    assert adopted & set(instance.expected), "an adopted field is asked"
+
+
+def instance_retention() -> int:
+    return LatestValue().retention

@@ -3,10 +3,13 @@
 It reads the channel page by page and keeps a ledger (``reference_agent/kit/ledger.py``) of what a careful
 reader notes at reading time: the value now in force of every shipment's four fields with the message that
 set it (the asked fields are named only in the last message), the pages read with the cursor of each, and
-the request once read. It does not keep superseded values. A withdrawal ("... the ETA from #17 stands
-again") is resolved from message #17 if it is in view; otherwise the policy re-reads #17's page (its cursor
-is in the ledger) before reading on. A page the channel has archived cannot be re-read: the field keeps the
-withdrawn value and the ledger says so (``Not recovered``). At the end it submits the asked values.
+the request once read, and, as the recorded LLM did (calibration/issue-34), each field's superseded values with
+the message that set them (``Was ...``), so that a withdrawal ("... the ETA from #17 stands again") is resolved
+from its own notes. It does not note proposals (``note_proposals``): an adoption ("go ahead with the dock
+proposed in #48") is resolved from #48 if it is in view, else by re-reading #48's page (its cursor is in the
+ledger). A page the channel has archived cannot be re-read: the field keeps its value and the ledger says so
+(``Not recovered``). At the end it submits the asked values. Its summaries (``summarize``) keep, besides the
+ledger, every proposal the summarized pages state, as the recorded LLM summarizer did.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from tasks.latest_value.world import (
     DIRECT_PATTERNS,
     FIELD_OF_LABEL,
     FIELDS,
+    ADOPT_PATTERNS,
     MESSAGE_LINE,
     PLAN_PATTERN,
+    PROPOSAL_PATTERNS,
     REQUEST_ITEM,
     REVERT_PATTERNS,
 )
@@ -35,7 +40,7 @@ REQUEST_LINE = re.compile(r"Could someone send me the current values of: ([^?]*)
 RULES = (
     re.compile(r"Catch up on the \S+ channel with read_updates[^.]*\."),
     re.compile(r"After it, messages change [^.]*\."),
-    re.compile(r"Proposals, estimates and questions change nothing\."),
+    re.compile(r"Proposals, estimates and questions change nothing by themselves\."),
     re.compile(r"The channel's last message asks for some current values: [^\n]*"),
 )
 # ledger lines (their "- " prefix stripped); a summary restates the same lines
@@ -47,6 +52,11 @@ PAGE_LINE = re.compile(r"^Read p(\d+) of (\d+): #(\d+)-#(\d+) with cursor (\S+)$
 ARCHIVED_LINE = re.compile(r"^Archived: p(\d+)$")
 NEXT_LINE = re.compile(r"^Next: (read page \d+ with cursor (\S+)|end of channel)$")
 RESOLVE_LINE = re.compile(r"^Resolve #(\d+): (SHP-\d{4}) (\w+) back to the value of #(\d+)$")
+ADOPT_LINE = re.compile(r"^Resolve #(\d+): (SHP-\d{4}) (\w+) to the value proposed in #(\d+)$")
+PROPOSED_LINE = re.compile(r"^Proposed #(\d+): (SHP-\d{4}) (\w+) (.+)$")
+WAS_LINE = re.compile(r"^Was (SHP-\d{4}) (eta|carrier|dock|pallets): (.+)$")
+WAS_ITEM = re.compile(r"^(.+) \(#(\d+)\)$")
+KEPT_PAGES = 4  # pages whose cursor the ledger keeps (the channel serves a few pages behind the newest)
 FIRST = "start"  # the ledger's name for page 1's cursor (an empty string)
 
 
@@ -60,12 +70,33 @@ class State:
     next_cursor: str | None = ""  # None: the end was reached
     asked: list[tuple[str, str]] | None = None
     pending: list[tuple[int, str, str, int]] = field(default_factory=list)  # (withdrawal, shipment, field, restored)
+    adopting: list[tuple[int, str, str, int]] = field(default_factory=list)  # (adoption, shipment, field, proposal)
+    proposed: dict[int, tuple[str, str, str]] = field(default_factory=dict)  # proposal -> (shipment, field, value)
+    was: dict[tuple[str, str], list[tuple[str, int]]] = field(default_factory=dict)  # superseded (value, setter)
+
+    def put(self, key: tuple[str, str], value: str, setter: int) -> None:
+        """``value`` (set by message ``setter``) is now in force; the value it replaces goes to the history."""
+        old = self.values.get(key)
+        if old is not None and old[1] != setter:
+            self.was.setdefault(key, []).append(old)
+        self.values[key] = (value, setter)
+
+    def value_of(self, key: tuple[str, str], setter: int) -> str | None:
+        """The value message ``setter`` gave the field, from the history kept (None: not kept)."""
+        found = [v for v, m in [*self.was.get(key, []), self.values.get(key, ("", -1))] if m == setter]
+        return found[-1] if found else None
+
     archived: set[int] = field(default_factory=set)
     lost: list[str] = field(default_factory=list)
 
     @property
     def furthest(self) -> int:
         return max(self.pages, default=0)
+
+    def gone(self, page: int | None) -> bool:
+        """Whether ``page`` cannot be read again: unknown, or at or before a page the channel said is archived
+        (the channel archives its oldest pages first)."""
+        return page is None or page <= max(self.archived, default=0)
 
     def page_of(self, message_id: int) -> int | None:
         return next((p for p, (a, b, _) in self.pages.items() if a <= message_id <= b), None)
@@ -93,6 +124,13 @@ def parse_state(lines: list[str]) -> State:
             state.next_cursor = match.group(2)
         elif match := RESOLVE_LINE.match(line):
             state.pending.append((int(match.group(1)), match.group(2), match.group(3), int(match.group(4))))
+        elif match := ADOPT_LINE.match(line):
+            state.adopting.append((int(match.group(1)), match.group(2), match.group(3), int(match.group(4))))
+        elif match := PROPOSED_LINE.match(line):
+            state.proposed[int(match.group(1))] = (match.group(2), match.group(3), match.group(4))
+        elif match := WAS_LINE.match(line):
+            items = [WAS_ITEM.match(item) for item in match.group(3).split("; ")]
+            state.was[(match.group(1), match.group(2))] = [(i.group(1), int(i.group(2))) for i in items if i]
     return state
 
 
@@ -138,13 +176,49 @@ def stated_value(lines: list[str], shipment: str, name: str) -> str | None:
     return None
 
 
+def proposed_value(lines: list[str], shipment: str, name: str) -> str | None:
+    """The value a proposal's line states for a shipment's field (None: the lines hold no such proposal)."""
+    found = PROPOSAL_PATTERNS[name].match(lines[0]) if lines and name in PROPOSAL_PATTERNS else None
+    return found.group("value") if found and found.group("sid") == shipment else None
+
+
+def proposal_lines(text: str) -> list[str]:
+    """``Proposed #P: SHP-x field value`` for every proposal message in ``text`` (a channel page or a history), and
+    every such line an earlier summary in ``text`` kept."""
+    found = []
+    for line in text.splitlines():
+        kept = PROPOSED_LINE.match(line.removeprefix("- "))  # one an earlier summary kept
+        if kept:
+            found.append(kept.group(0))
+        message = MESSAGE_LINE.match(line)
+        for name, pattern in PROPOSAL_PATTERNS.items():
+            proposal = pattern.match(message.group("text")) if message else None
+            if message and proposal:
+                found.append(
+                    f"Proposed #{message.group('id')}: {proposal.group('sid')} {name} {proposal.group('value')}"
+                )
+    return found
+
+
 class LatestValuePolicy(LedgerPolicy):
-    """Reads on page by page, resolves each withdrawal from the restored message (re-reading its page when it is
-    out of view), and submits the asked values once the channel's end and its request are read."""
+    """Reads on page by page, resolves each withdrawal from the restored message and each adoption from the
+    proposal it names (re-reading its page when it is out of view, or from its notes of proposals), and submits
+    the asked values once the channel's end and its request are read."""
+
+    note_proposals = False
+    """Whether the ledger keeps every proposal's value. Off: in the recorded runs (calibration/issue-34) most LLM
+    calls kept the value in force and its history, and noted a proposal only in that page's one-line summary."""
 
     def plan(self, messages: list[dict]) -> Plan:
         """The turn's plan from the newest ledger in view and the visible results after it."""
         index, state = newest_state(messages)
+        for message in messages:  # a summary in view keeps proposals the agent's own notes lack
+            content = str(message.get("content") or "")
+            if message.get("role") == "user" and content.startswith(SUMMARY_PREFIX.split("{", 1)[0]):
+                for line in proposal_lines(content):
+                    kept = PROPOSED_LINE.match(line)
+                    if kept:
+                        state.proposed.setdefault(int(kept.group(1)), (kept.group(2), kept.group(3), kept.group(4)))
         visible: dict[int, list[str]] = {}
         new_pages: list[tuple[int, int, int, int, str]] = []
         for position, message in enumerate(messages):
@@ -190,17 +264,17 @@ class LatestValuePolicy(LedgerPolicy):
             for line in lines:
                 if plan := PLAN_PATTERN.match(line):
                     for name in FIELDS:
-                        state.values[(plan.group("sid"), name)] = (plan.group(name), message_id)
+                        state.put((plan.group("sid"), name), plan.group(name), message_id)
             for name, pattern in DIRECT_PATTERNS:
                 if direct := pattern.match(text):
-                    state.values[(direct.group("sid"), name)] = (direct.group("value"), message_id)
+                    state.put((direct.group("sid"), name), direct.group("value"), message_id)
                     changes.append(f"#{message_id} {direct.group('sid')} {name} {direct.group('value')}")
             for pattern in COPY_PATTERNS:
                 if copy := pattern.match(text):
                     name = FIELD_OF_LABEL[copy.group("label")]
                     source = state.values.get((copy.group("other"), name))
                     if source is not None:
-                        state.values[(copy.group("sid"), name)] = (source[0], message_id)
+                        state.put((copy.group("sid"), name), source[0], message_id)
                         changes.append(
                             f"#{message_id} {copy.group('sid')} {name} {source[0]} (as {copy.group('other')})"
                         )
@@ -209,6 +283,15 @@ class LatestValuePolicy(LedgerPolicy):
                     name = FIELD_OF_LABEL[revert.group("label")]
                     state.pending.append((message_id, revert.group("sid"), name, int(revert.group("m"))))
                     self._resolve(state, visible)
+            for pattern in ADOPT_PATTERNS:
+                if adopt := pattern.match(text):
+                    name = FIELD_OF_LABEL[adopt.group("label")]
+                    state.adopting.append((message_id, adopt.group("sid"), name, int(adopt.group("p"))))
+                    self._resolve(state, visible)
+            if self.note_proposals:
+                for name, pattern in PROPOSAL_PATTERNS.items():
+                    if proposal := pattern.match(text):
+                        state.proposed[message_id] = (proposal.group("sid"), name, proposal.group("value"))
         return "; ".join(changes) or "no changes"
 
     @staticmethod
@@ -216,10 +299,12 @@ class LatestValuePolicy(LedgerPolicy):
         """Resolve every withdrawal whose restored message is in view; give up on those whose page is archived."""
         still = []
         for withdrawal, shipment, name, restored in state.pending:
-            value = stated_value(visible.get(restored, []), shipment, name)
+            value = stated_value(visible.get(restored, []), shipment, name) or state.value_of(
+                (shipment, name), restored
+            )
             if value is not None:
-                state.values[(shipment, name)] = (value, restored)
-            elif state.page_of(restored) in state.archived:
+                state.put((shipment, name), value, withdrawal)
+            elif state.gone(state.page_of(restored)):
                 kept = state.values.get((shipment, name), ("unknown", 0))[0]
                 state.lost.append(
                     f"Not recovered: #{withdrawal} brings back {shipment} {name} of #{restored}, whose page "
@@ -228,12 +313,30 @@ class LatestValuePolicy(LedgerPolicy):
             else:
                 still.append((withdrawal, shipment, name, restored))
         state.pending = still
+        adopting = []
+        for adoption, shipment, name, proposal in state.adopting:
+            noted = state.proposed.get(proposal)
+            value = proposed_value(visible.get(proposal, []), shipment, name)
+            if value is None and noted and noted[:2] == (shipment, name):
+                value = noted[2]
+            if value is not None:
+                state.put((shipment, name), value, adoption)
+            elif state.gone(state.page_of(proposal)):
+                kept = state.values.get((shipment, name), ("unknown", 0))[0]
+                state.lost.append(
+                    f"Not recovered: #{adoption} adopts the {shipment} {name} proposed in #{proposal}, which is "
+                    f"neither in view nor in my notes; kept {kept}"
+                )
+            else:
+                adopting.append((adoption, shipment, name, proposal))
+        state.adopting = adopting
 
     def _decide(self, messages: list[dict], state: State, notes: list[str]) -> Plan:
         """Re-read the pages of unresolved withdrawals, else read on, else submit the asked values."""
         ledger = self._ledger(messages, state)
         note = "\n".join(notes)
-        rereads = sorted({p for _, _, _, m in state.pending if (p := state.page_of(m)) is not None})
+        wanted = [m for _, _, _, m in state.pending] + [p for _, _, _, p in state.adopting]
+        rereads = sorted({p for m in wanted if (p := state.page_of(m)) is not None})
         if rereads:
             calls = [make_call("read_updates", cursor=state.pages[p][2]) for p in rereads]
             return Plan(ledger, calls, note=note + "\nRe-reading to resolve a withdrawal.")
@@ -273,11 +376,19 @@ class LatestValuePolicy(LedgerPolicy):
         if state.asked:
             facts.append("Asked: " + ", ".join(f"{sid} {name}" for sid, name in state.asked))
         facts += state.lost
+        facts += [f"Proposed #{m}: {sid} {name} {value}" for m, (sid, name, value) in sorted(state.proposed.items())]
+        facts += [
+            f"Was {sid} {name}: " + "; ".join(f"{value} (#{setter})" for value, setter in history)
+            for (sid, name), history in sorted(state.was.items())
+        ]
+        recent = sorted(state.pages.items())[-KEPT_PAGES:]  # older pages are archived: their cursors are of no use
         checked = [
             f"Read p{page} of {state.total}: #{first}-#{last} with cursor {cursor or FIRST}"
-            for page, (first, last, cursor) in sorted(state.pages.items())
-        ] + [f"Archived: p{page}" for page in sorted(state.archived)]
-        remaining = [f"Resolve #{w}: {sid} {name} back to the value of #{m}" for w, sid, name, m in state.pending] + [
+            for page, (first, last, cursor) in recent
+        ] + [f"Archived: p{page}" for page in sorted(state.archived)[-1:]]
+        remaining = [f"Resolve #{w}: {sid} {name} back to the value of #{m}" for w, sid, name, m in state.pending]
+        remaining += [f"Resolve #{a}: {sid} {name} to the value proposed in #{p}" for a, sid, name, p in state.adopting]
+        remaining += [
             f"Next: read page {state.furthest + 1} with cursor {state.next_cursor or FIRST}"
             if state.next_cursor is not None
             else "Next: end of channel"
@@ -285,10 +396,11 @@ class LatestValuePolicy(LedgerPolicy):
         return Ledger(quoted_rules(messages, RULES), facts, checked, remaining)
 
     def summarize(self, history_text: str) -> str:
-        """The newest ledger's values, pages and open work (a summary keeps what is in force, not what was
-        superseded)."""
+        """The newest ledger's values, history, pages and open work, and every proposal the summarized pages state
+        (the recorded LLM summarizer kept them)."""
         start = history_text.rfind(HEADER)
         ledger = parse_ledger(history_text[start:]) if start >= 0 else None
         lines = [*ledger.facts, *ledger.checked] if ledger else []
+        lines += [line for line in proposal_lines(history_text) if line not in lines]
         progress = ledger.remaining if ledger else ["read the channel from its first page"]
         return format_summary(lines, tools_used(history_text), real_failures(history_text), progress)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from reference_agent.kit.ledger import Ledger, LedgerPolicy, Plan, quoted_rules
 from reference_agent.policy_kit import format_summary, make_call, real_failures, texts, tool_texts, tools_used
+from tasks.one_shot_queue.world import CALLS_PER_TURN
 from tasks.one_shot_queue.tools import (
     ORDER_HEADER,
     ORDER_PROGRAM,
@@ -52,11 +53,14 @@ REFERENCE_SOURCES = {
     "proof number": ("approved proof", "ticket", re.compile(r"\b(PRF-\d{5})\b")),
     "dock booking reference": ("dock booking", "ticket", re.compile(r"\b(DCK-\d{4})\b")),
     "seller case number": ("seller case", "ticket", re.compile(r"\b(MKT-\d{5})\b")),
+    "callback number": ("callback number", "ticket", re.compile(r"\breach me on (0\d{4} \d{6})\b")),
 }
+MENTIONED = re.compile(r"\b((?:PRF|DCK|MKT|PO)-\d+)\b")  # the references a careful agent copies from a ticket
 BY_NAME = {name: (phrase, where) for phrase, (name, where, _) in REFERENCE_SOURCES.items()}
 NOT_NOTED = "NOT NOTED"
 TICKET_NOTE = re.compile(
-    r"(TK-\d+): code (\S+); order (SO-\d+); request (\w+)(?:; program (\w+))?(?:; action (\w+); reference ([^\n;]+))?"
+    r"(TK-\d+): code (\S+); order (SO-\d+); request (\w+)(?:; mentions ([A-Z0-9, -]+))?(?:; tel (0\d{4} \d{6}))?"
+    r"(?:; program (\w+))?(?:; action (\w+); reference ([^\n;]+))?"
 )
 POLICY_NOTE = re.compile(
     r"Policy (\w+): address -> (\w+), quantity -> (\w+), date -> (\w+); reference: ([a-z ]+) \((ticket|order page)\)"
@@ -72,13 +76,24 @@ class TicketState:
     code: str
     order: str
     kind: str
+    mentions: tuple[str, ...] = ()
+    tel: str | None = None  # the customer's callback number: kept by a summary, not by the agent's own notes
     program: str | None = None
     action: str | None = None
     reference: str | None = None
 
+    def noted(self) -> str:
+        """What the notes keep of the ticket's text: the references it mentions and, if a summary kept it, the
+        callback number (in the ticket's own words, so the reference patterns read both)."""
+        return ", ".join(self.mentions) + (f"; reach me on {self.tel}" if self.tel else "")
+
     def line(self) -> str:
         """The ledger line (``TICKET_NOTE`` reads it back)."""
         text = f"{self.id}: code {self.code}; order {self.order}; request {self.kind}"
+        if self.mentions:
+            text += f"; mentions {', '.join(self.mentions)}"
+        if self.tel:
+            text += f"; tel {self.tel}"
         if self.program:
             text += f"; program {self.program}"
         if self.action and self.reference:
@@ -115,8 +130,10 @@ class Desk:
     def read_note(self, text: str) -> None:
         """Ledger lines and summary lines: tickets, policies, the queue."""
         for groups in TICKET_NOTE.findall(text):
-            tid, code, order, kind, program, action, reference = groups
+            tid, code, order, kind, mentions, tel, program, action, reference = groups
             known = self.tickets.get(tid) or TicketState(tid, code, order, kind)
+            known.mentions = known.mentions or tuple(m.strip() for m in mentions.split(",") if m.strip())
+            known.tel = known.tel or tel or None
             known.program = program or known.program
             if action:
                 known.action, known.reference = action, reference.strip()
@@ -146,8 +163,9 @@ class Desk:
         code, order, subject = TICKET_CODE.search(text), TICKET_ORDER.search(text), TICKET_SUBJECT.search(text)
         kind = next((k for s, k in SUBJECT_KINDS.items() if subject and subject.group(1).startswith(s)), "unknown")
         if tid not in self.tickets:
+            mentions = tuple(dict.fromkeys(MENTIONED.findall(text)))
             self.tickets[tid] = TicketState(
-                tid, code.group(1) if code else "unknown", order.group(1) if order else "unknown", kind
+                tid, code.group(1) if code else "unknown", order.group(1) if order else "unknown", kind, mentions
             )
         self.ticket_texts[tid] = text
         left = QUEUE_LEFT.search(text)
@@ -199,7 +217,7 @@ def decide(desk: Desk) -> list[dict]:
             continue
         phrase, where = BY_NAME[policy.reference]
         pattern = REFERENCE_SOURCES[phrase][2]
-        source = desk.ticket_texts.get(ticket.id) if where == "ticket" else order_text
+        source = desk.ticket_texts.get(ticket.id, ticket.noted()) if where == "ticket" else order_text
         found = pattern.search(source) if source else None
         if found:
             ticket.action, ticket.reference = policy.actions.get(ticket.kind, "unknown"), found.group(1)
@@ -236,8 +254,9 @@ class OneShotQueuePolicy(LedgerPolicy):
         desk = read_desk(texts(messages), tool_texts(messages))
         rules = quoted_rules(messages, RULES)
         if not desk.drained:
-            ledger = ledger_of(desk, rules, [make_call("pop_ticket")])
-            return Plan(ledger, [make_call("pop_ticket")], note="Claiming the next ticket.")
+            pops = [make_call("pop_ticket", _repeat=n) for n in range(min(CALLS_PER_TURN, desk.left or CALLS_PER_TURN))]
+            ledger = ledger_of(desk, rules, pops[:1])
+            return Plan(ledger, pops, note="Claiming the next tickets.")
         calls = decide(desk)
         ledger = ledger_of(desk, rules, calls)
         if calls:
@@ -250,6 +269,9 @@ class OneShotQueuePolicy(LedgerPolicy):
         results = [b.split("]: ", 1)[1] for b in blocks if b.startswith("tool ") and "]: " in b]
         notes = [b for b in blocks if not b.startswith("tool ")]
         desk = read_desk(notes, results)
+        for ticket in desk.tickets.values():  # a summary keeps the callback number the ticket states (recorded LLM)
+            found = REFERENCE_SOURCES["callback number"][2].search(desk.ticket_texts.get(ticket.id, ""))
+            ticket.tel = ticket.tel or (found.group(1) if found else None)
         calls = decide(desk) if desk.drained else [make_call("pop_ticket")]
         ledger = ledger_of(desk, [], calls)
         return format_summary(
@@ -261,7 +283,10 @@ class OneShotQueuePolicy(LedgerPolicy):
 
 
 def _batch(desk: Desk) -> list[dict]:
+    """One line per ticket whose reference is known; a ticket whose reference was lost is left out (the recorded
+    LLM left those lines out and said why, rather than submit a line it knew to be wrong)."""
     return [
         {"ticket": t.id, "auth_code": t.code, "action": t.action or "unknown", "reference": t.reference or NOT_NOTED}
         for t in desk.tickets.values()
+        if t.reference != NOT_NOTED
     ]

@@ -447,6 +447,11 @@ DIRECT_PATTERNS = [(name, template_regex(t, name)) for name, templates in DIRECT
 COPY_PATTERNS = [template_regex(t) for t in COPY]
 REVERT_PATTERNS = [template_regex(t) for t in REVERT]
 ADOPT_PATTERNS = [template_regex(t) for t in ADOPT]
+PROPOSAL_PATTERNS = {  # field -> the proposal template's line, read back (groups: sid, value)
+    "carrier": re.compile(rf"^(?P<value>{VALUE_PATTERNS['carrier']}) could take (?P<sid>{SHIPMENT}) from "),
+    "dock": re.compile(rf"^Idea for later: dock (?P<value>{VALUE_PATTERNS['dock']}) might suit (?P<sid>{SHIPMENT}) "),
+    "pallets": re.compile(rf"^The warehouse thinks (?P<sid>{SHIPMENT}) may end up near (?P<value>\d{{1,3}}) pallets"),
+}
 PLAN_PATTERN = re.compile(
     rf"^  (?P<sid>{SHIPMENT}) .+? \| ETA (?P<eta>{VALUE_PATTERNS['eta']})"
     rf" \| carrier (?P<carrier>{VALUE_PATTERNS['carrier']})"

@@ -5,7 +5,8 @@ it (a consuming queue: the ticket is gone, popping again returns the next one, t
 Each ticket carries a one-time authorisation code, the order it concerns, the customer's request (an address,
 quantity or date change) and, in passing, references the customer mentions (an approved artwork proof
 ``PRF-``, their own dock booking ``DCK-``, a marketplace seller case ``MKT-``) and, in the sign-off, the
-customer's callback number (``0nnnn nnnnnn``), which the ``freight`` policy section asks actions to cite. Beside it sit re-readable
+customer's callback number (``0nnnn nnnnnn``), which the ``freight`` policy section asks actions to
+cite. Beside it sit re-readable
 reference pages: ``lookup_order(order_id)`` (the order's fulfilment program, status, pick list ``PL-``,
 subscription ``SUB-``, lines, history) and ``get_policy(section)`` (one section per program: the action code
 per request kind and the one reference every action of that program must cite). The prompt says to claim
