@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis import wilson
 from harness.records import read_jsonl, transcript_path
 
 VOLATILE = {"wall_s", "started_at", "latency_s", "run"}
 ROOT = Path(__file__).resolve().parent.parent
+# families of the smoke suite (one instance each): a smoke run has this many trials per trial number
+SMOKE_FAMILIES = len(re.findall(r"^  - /task@families\.", (ROOT / "configs/suite/smoke.yaml").read_text(), re.M))
 
 
 def harness(*args, cwd, pythonpath=()):
@@ -192,16 +195,17 @@ def test_end_of_run_table_log_and_reasons(tmp_path):
         "cost",
         "$",
     ]
-    assert out[head + 1].split()[:6] == ["headtail@25k", "0", "0", "0", "7", "0"]
-    assert "0/7 [0.00, 0.35]" in out[head + 1]
+    n = SMOKE_FAMILIES
+    assert out[head + 1].split()[:6] == ["headtail@25k", "0", "0", "0", str(n), "0"]
+    assert f"0/{n} [0.00, {wilson(0, n)[1]:.2f}]" in out[head + 1]
     assert all(len(line) <= 120 for line in out[head : head + 2])
     reasons = [line for line in out if line.startswith("  model_error x")]
-    assert reasons == ["  model_error x7: gave up after 3 attempts: InjectedFault: injected server_error"]
+    assert reasons == [f"  model_error x{n}: gave up after 3 attempts: InjectedFault: injected server_error"]
 
     (run_dir,) = (tmp_path / "results" / "runs").iterdir()
     log = (run_dir / "ctxbench.log").read_text()
     assert "config:" in log and "_target_: strategies.headtail.HeadTail" in log
-    assert log.count(": model_error success=False") == 7 and "error: gave up after 3 attempts" in log
+    assert log.count(": model_error success=False") == n and "error: gave up after 3 attempts" in log
     assert "model_err" in log  # the table too
 
 
@@ -209,7 +213,8 @@ def test_progress_without_a_terminal_is_lines(tmp_path):
     result = harness("run", "suite=smoke", "trials=1", "plots=false", cwd=tmp_path)  # progress=true, stderr is a pipe
     assert result.returncode == 0, result.stderr
     assert "\r" not in result.stderr
-    assert re.search(r"^progress: 7/7 trials; success \d+/7, input [\d,]+ tok, \$0\.0000$", result.stderr, re.M)
+    n = SMOKE_FAMILIES
+    assert re.search(rf"^progress: {n}/{n} trials; success \d+/{n}, input [\d,]+ tok, \$0\.0000$", result.stderr, re.M)
 
 
 def test_ctrl_c_is_one_line_exit_130_and_resumes(tmp_path):
@@ -263,7 +268,7 @@ def test_dry_run_writes_nothing_and_estimates(tmp_path):
     result = harness("run", "suite=smoke", "trials=2", "model=openai", "pricing=openai-like", "--dry-run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "14 trials" in out and "pricing: openai-like" in out
+    assert f"{2 * SMOKE_FAMILIES} trials" in out and "pricing: openai-like" in out
     assert re.search(r"estimate: input [\d,]+ tok \(cached [\d,]+\), output [\d,]+ tok, cost \$0\.\d{4}", out)
     assert "reference agent" in out and "not one" in out
     assert list(tmp_path.iterdir()) == []
@@ -295,11 +300,11 @@ def test_max_cost_stops_early_and_a_higher_one_resumes(tmp_path):
     stop = [line for line in first.stdout.splitlines() if line.startswith("stopped: max_cost $0.03 reached after")]
     assert len(stop) == 1 and "rerun with a higher max_cost to resume" in stop[0]
     n = len(records(tmp_path / "out", "trials.jsonl"))
-    assert 0 < n < 14
+    assert 0 < n < 2 * SMOKE_FAMILIES
     same = harness(*args, "max_cost=0.03", cwd=tmp_path)
     assert same.returncode == 0 and "stopped: max_cost" in same.stdout
     assert len(records(tmp_path / "out", "trials.jsonl")) == n
     more = harness(*args, "max_cost=100", cwd=tmp_path)
     assert more.returncode == 0, more.stderr
     assert "stopped" not in more.stdout and f"already recorded: {n}" in more.stdout
-    assert len(records(tmp_path / "out", "trials.jsonl")) == 14
+    assert len(records(tmp_path / "out", "trials.jsonl")) == 2 * SMOKE_FAMILIES

@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import get_class, instantiate
-from omegaconf import DictConfig, open_dict, read_write
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from harness.config import CONFIG_DIR, register_resolvers, run_folder_name
 from harness.dryrun import job_folder, override_dirname
 from harness.identity import RUN_TIME_KEYS
-from harness.runner import build, build_families, build_model, run_config, wrap_model
+from harness.runner import build, build_families, build_model, families_from, run_config, wrap_model
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_GROUPS = ("claims",)  # configs/claims/: the sources' published claims, read by the verdict tables
@@ -125,6 +125,22 @@ def test_every_group_is_covered():
     assert {"variant", "hydra"} <= groups
 
 
+MAIN_SUITES = ("default", "long", "smoke")  # the run's default, issue 13's long size, the tiny one
+NOT_IN_SUITES = {"needle"}  # the position-effect family of preset lost_in_middle only (tasks/README.md)
+
+
+@pytest.mark.parametrize("suite", MAIN_SUITES)
+def test_the_main_suites_hold_every_family_and_long_and_smoke_size_each(compose_config, suite):
+    """Every configured family (``needle`` aside) is in default, long and smoke; long and smoke give each its sizes,
+    which build (issue 34 added late_question, one_shot_queue and latest_value)."""
+    families = {path.stem for path in (CONFIG_DIR / "task").glob("*.yaml")} - NOT_IN_SUITES
+    cfg = job_config(compose_config([f"suite={suite}"]))
+    assert set(cfg.suite.families) == families
+    if suite != "default":
+        assert set(OmegaConf.load(CONFIG_DIR / "suite" / f"{suite}.yaml").families) == families
+    assert set(families_from(cfg)) == families
+
+
 PRESET = ["experiment=strategy_zoo", "strategy=headtail", "budget=8k", "trials=3"]  # one job of a preset's sweep
 PLAIN_HYDRA = """
 import json, sys
@@ -167,7 +183,7 @@ def test_plain_hydra_composes_and_names_folders_without_the_harness(tmp_path, co
     cfg = compose_config([])
     assert plain["run_dir"] == cfg.hydra.run.dir == f"results/runs/{run_folder_name(cfg)}"
     preset = compose_config(PRESET)
-    assert plain["preset_run_dir"] == f"results/runs/{run_folder_name(preset)}" == "results/runs/headtail-8k-08cb0cd17c"
+    assert plain["preset_run_dir"] == f"results/runs/{run_folder_name(preset)}" == "results/runs/headtail-8k-12380a8f55"
     assert plain["preset_sweep_dir"] == preset.hydra.sweep.dir == "results/experiments/strategy_zoo"
     assert plain["preset_override_dirname"] == override_dirname(preset, PRESET) == "budget=8k,strategy=headtail"
     sweep_dir = Path(plain["preset_sweep_dir"])

@@ -4,7 +4,7 @@ a raising strategy is strategy_error, and the run goes on in every case."""
 from harness.records import read_jsonl, read_transcript, transcript_files
 from harness.runner import execute
 from tests.helpers import compose
-from tests.test_cli import harness
+from tests.test_cli import SMOKE_FAMILIES, harness
 
 SMOKE = ("suite=smoke", "trials=2", "strategy=headtail", "budget=3k", "progress=false", "plots=false")
 
@@ -41,7 +41,7 @@ def test_flaky_runs_are_deterministic(tmp_path):
 def test_a_provider_that_is_down_ends_each_trial_as_model_error_and_the_run_goes_on(tmp_path):
     execute(compose(*SMOKE, "faults=down"), tmp_path / "down", echo=lambda _: None)
     rows = read_jsonl(tmp_path / "down" / "trials.jsonl")
-    assert len(rows) == 14 and {r["outcome"] for r in rows} == {"model_error"}
+    assert len(rows) == 2 * SMOKE_FAMILIES and {r["outcome"] for r in rows} == {"model_error"}
     assert "gave up after 3 attempts" in rows[0]["error"]
 
 
@@ -56,7 +56,7 @@ def test_a_raising_strategy_is_strategy_error_and_the_run_goes_on(tmp_path):
     )
     execute(cfg, tmp_path / "r", echo=lambda _: None)
     rows = read_jsonl(tmp_path / "r" / "trials.jsonl")
-    assert len(rows) == 7
+    assert len(rows) == SMOKE_FAMILIES
     assert {r["outcome"] for r in rows if r["steps"] >= 4} == {"strategy_error"}
     assert all("strategy bug" in r["error"] for r in rows if r["outcome"] == "strategy_error")
 

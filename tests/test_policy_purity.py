@@ -32,6 +32,9 @@ BIGGER = {
     "call_budget": {"merchants": 5},
     "failure_memory": {"tickets": 4},
     "callback_search": {"files": 26},
+    "late_question": {"records": 9},
+    "one_shot_queue": {"tickets": 4},
+    "latest_value": {"pages": 5},
 }
 
 

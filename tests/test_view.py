@@ -341,8 +341,9 @@ def test_view_in_headless_chromium(page, run_dir, tmp_path):
 
 @pytest.mark.slow
 def test_view_of_the_main_job_opens_fast(tmp_path):
-    """The main job's view (defaults, 70 trials): the index and the largest trial page are at most 3 MB each
-    and open in under 2 s in headless Chromium (beyond the browser's start)."""
+    """The main job's view (defaults: every family of the default suite x 5 instances x 2 trials): the index and
+    the largest trial page are at most 3 MB each and open in under 2 s in headless Chromium (beyond the browser's
+    start)."""
     if chromium() is None:
         pytest.skip("no chromium binary (apt-get install chromium)")
     run = tmp_path / "main"
@@ -352,7 +353,8 @@ def test_view_of_the_main_job_opens_fast(tmp_path):
     assert result.returncode == 0, result.stderr
     index = run / "view" / "index.html"
     pages = trial_pages(index)
-    assert len(pages) == len(read_jsonl(run / "trials.jsonl")) == 70
+    families = len(re.findall(r"^  - /task@families\.", (ROOT / "configs/suite/default.yaml").read_text(), re.M))
+    assert len(pages) == len(read_jsonl(run / "trials.jsonl")) == families * 5 * 2
     largest = max(pages, key=lambda p: p.stat().st_size)
     for path in (index, largest):
         size = path.stat().st_size
