@@ -41,9 +41,14 @@ from pathlib import Path
 
 from _common import ROOT, compose, suite_knobs  # noqa: E402  (puts the repository on sys.path)
 
-FOLDERS = (ROOT / "calibration", ROOT / "calibration" / "protocol-1", ROOT.parent / "shared" / "calibration")
-CALIBRATION = FOLDERS[2]  # the shared folder (its README lists the older runs' overrides)
-REPO_FOLDERS = FOLDERS[:2]  # what docs/reference_agent.md's block counts: it must not depend on shared/
+FOLDERS = (
+    ROOT / "calibration",
+    ROOT / "calibration" / "issue-34",  # the three families of issue 34, two instances each (its README)
+    ROOT / "calibration" / "protocol-1",
+    ROOT.parent / "shared" / "calibration",
+)
+CALIBRATION = FOLDERS[3]  # the shared folder (its README lists the older runs' overrides)
+REPO_FOLDERS = FOLDERS[:3]  # what docs/reference_agent.md's block counts: it must not depend on shared/
 VERIFIED_PROTOCOL = 2  # relay protocol from which a recording proves that each request was read whole
 NAMED = re.compile(
     r"^(?P<family>[a-z_]+)__(?P<strategy>[a-z_]+)__(?P<budget>\w+?)__(?P<size>default|smoke)(?:__(?P<instance>seed\d+))?$"
@@ -316,6 +321,29 @@ def cell_table(found: list[Cell]) -> str:
     return markdown(head, rows)
 
 
+def strategy_table(found: list[Cell]) -> str:
+    """One row per (family, strategy) over its recorded instances: the LLM's successes and mean input tokens
+    beside the reference agent's (success as the share of its trials)."""
+    head = ["family", "strategy", "LLM success", "LLM input tokens", "ref success", "ref input tokens"]
+    cells: dict[tuple[str, str], list[Cell]] = {}
+    for cell in found:
+        cells.setdefault((cell.family, cell.strategy), []).append(cell)
+    rows = []
+    for (family, strategy), members in sorted(cells.items()):
+        ours = [row for c in members for row in c.ours]
+        rows.append(
+            [
+                family,
+                f"`{strategy}`" + (" (1M)" if members[0].budget == "1M" else f" ({members[0].budget})"),
+                f"{sum(bool(c.llm['success']) for c in members)}/{len(members)}",
+                f"{sum(c.llm['input_tokens'] for c in members) / len(members):,.0f}",
+                f"{mean(ours, 'success'):.0%}",
+                f"{mean(ours, 'input_tokens'):,.0f}",
+            ]
+        )
+    return markdown(head, rows)
+
+
 def group_table(found: list[Cell]) -> str:
     """One row per (family, size): strategies, success agreement, cells within 1.5x, Kendall's tau."""
     head = ["family", "size", "strategies", "success agrees", "within 1.5x", "Kendall tau-b", "strict tau"]
@@ -431,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", default=None, help="only this family's cells")
     parser.add_argument("--rerecorded", action="store_true", help="the LLM's figures before and after re-recording")
     parser.add_argument(
-        "--folder", type=Path, default=None, help="only the runs in this folder (e.g. calibration/issue-34-pilot)"
+        "--folder", type=Path, default=None, help="only the runs in this folder (e.g. calibration/issue-34)"
     )
     args = parser.parse_args(argv)
     folders = (args.folder,) if args.folder else FOLDERS

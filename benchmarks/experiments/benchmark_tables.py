@@ -17,6 +17,21 @@ def calibration(results: Path) -> str:
     return cal.report(found, "realistic", 3)
 
 
+def issue34_families(results: Path) -> str:
+    """The three families of issue 34: per strategy, the recorded LLM's successes and input tokens over its two
+    instances (calibration/issue-34) beside the realistic reference agent's, 3 trials per recorded run."""
+    import calibration as cal  # benchmarks/calibration.py
+
+    found = cal.calibrate("realistic", 3, folders=(cal.ROOT / "calibration" / "issue-34",))
+    if not found:
+        return "(no recorded runs found in calibration/issue-34)"
+    return (
+        cal.strategy_table(found) + "\n\nLLM: a frontier-class LLM under relay protocol 2, one run per instance "
+        "(seeds 0 and 1), budget 8k except `none`; ref: the reference agent (scripted, not an LLM), profile "
+        "`realistic`, 3 trials per recorded run. Input tokens are means over the instances (all calls of a run)."
+    )
+
+
 def _memory_pressure(suite: str, instances: int, profiles: tuple[str, ...]) -> str:
     """benchmarks/memory_pressure.py's table for ``suite`` under ``profiles`` (no run folder)."""
     import memory_pressure as mp  # benchmarks/memory_pressure.py

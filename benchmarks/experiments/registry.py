@@ -43,6 +43,7 @@ TABLES: dict[str, Table] = {
     "cache_pitfalls": cache_pitfalls.cache_pitfalls,
     "memory_pressure": benchmark_tables.memory_pressure,
     "memory_pressure_long": benchmark_tables.memory_pressure_long,
+    "issue34_families": benchmark_tables.issue34_families,
     "lost_in_middle": lost_in_middle.lost_in_middle,
     "lost_in_middle_verdict": lost_in_middle.lost_in_middle_verdict,
     "context_growth": context_growth.context_growth,

@@ -1,6 +1,6 @@
 """The reference policy of ``late_question``: a night-desk assistant who notes every record in full as it reads.
 
-Fitted to the calibration LLM's recordings (issue 34, ``calibration/issue-34-pilot``). The feed is read
+Fitted to the calibration LLM's recordings (issue 34, ``calibration/issue-34``). The feed is read
 batch by batch with the ack token the latest batch ended with (or that its own latest reply kept). From
 the first batch on, every reply **appends** compact but complete notes of the batch just read, one line
 per record with every field and the remarks condensed (about three quarters of the record's text), and does
