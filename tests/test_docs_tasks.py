@@ -1,6 +1,8 @@
-"""The generated blocks of tasks/README.md (memory pressure per family and profile) equal a fresh run.
+"""The generated blocks of tasks/README.md (memory pressure per family and profile; the issue 34 families beside
+the recorded LLM) equal a fresh run.
 
-Both blocks run every family (the long-size one at 150-250K-token histories) and are slow: .ci/run checks
+The blocks run every family (the long-size one at 150-250K-token histories) or replay the recordings, and are
+slow: .ci/run checks
 them after the default suite."""
 
 import pytest
@@ -16,3 +18,8 @@ def test_the_default_size_block_is_current(tmp_path):
 @pytest.mark.slow
 def test_the_long_size_block_is_current(tmp_path):
     check_current("tasks/README.md", tmp_path, {"memory_pressure_long"})
+
+
+@pytest.mark.slow
+def test_the_issue34_families_block_is_current(tmp_path):
+    check_current("tasks/README.md", tmp_path, {"issue34_families"})

@@ -13,11 +13,11 @@ containers weighed more than 5% over their declaration; the containers of a ship
 is a set of container numbers; at least one answer record lies in the middle of the night.
 
 Why context management loses it: the question names a detail that looked unimportant while the
-records were read, and restating every detail of every record is as long as the records
-themselves. A careful reader notes the gist of each record (id, time, vessel, container, outcome)
-and answers from the raw records where they are still in view: under ``none`` all are; under an
-8K window, summaries or cleared results the middle records are gone, and the queue refuses to
-deliver them again (a used ack token is an error), so the answer misses records.
+records were read. The recorded LLM (calibration/issue-34) appended compact notes of every record, every
+field, batch by batch, and answered from them: ``clear_tool_results`` clears only tool results, so the
+notes survive; its summarizer kept every record; ``headtail`` and ``sliding_window`` at 8k drop the old rounds
+and their notes with them, and the queue refuses to deliver a record again (a used ack token is an error),
+so the answer misses records.
 
 Sources: the source chapters' claims that dropping old rounds "is free but the information is
 simply gone" and that a summary "may miss details". Published anchors: MemoryAgentBench's
@@ -27,12 +27,9 @@ evidence), and ACON (naive compression loses task accuracy on multi-objective QA
 Answer: ``submit(values=[...])``, container numbers. Grade (``grade.py``): success = the exact set
 (compared by letters and digits); score = F1.
 
-Sizes (knobs ``records``, ``records_per_batch``, ``remarks``, ``question``):
-
-* default (config): ``records=96 records_per_batch=4 remarks=4``: 24 batches, 26 steps, ``none`` peaks near 69K tokens;
-* long: ``records=320 records_per_batch=4 remarks=4``: 80 batches, 82 steps; ``none`` passes 150K tokens
-  (about 470K with an unbounded window: the ledger restates a line per record in every reply);
-* smoke: ``records=6 records_per_batch=3 remarks=1``: 2 batches, 4 steps (about 2.8K tokens), well under a second.
+Sizes (knobs ``records``, ``records_per_batch``, ``remarks``, ``question``; steps and peaks per suite:
+tasks/README.md's generated tables): default ``records=96 records_per_batch=4 remarks=4`` (24 batches); long
+``records=320`` (80 batches, ``configs/suite/long.yaml``); smoke ``records=6 records_per_batch=3 remarks=1``.
 
 Reference policy: ``reference_agent/policies/late_question.py``.
 """

@@ -15,27 +15,24 @@ nightly batch: one line per ticket, ``{ticket, auth_code, action, reference}``.
 
 Why a careful note-taker cannot prevent the loss: which reference a ticket's action needs depends on the
 order's program (only on the order page) and on the program's policy section, both read after the queue
-is drained; at claiming time nothing says which of the references a customer mentions will matter. A
-careful agent notes, per ticket, what is plainly the ticket's business: id, one-time code, order, request
-kind. The reference that turns out to matter is in the ticket text alone for three programs of five
-(``made_to_order``, ``freight``, ``marketplace``): a strategy that drops or clears the ticket's result
-before the policy is read loses it for good (popping again claims nothing: the queue is empty). For the
-other two programs the reference is on the order page, so clearing it is recoverable (read it again), as
-the source says of observation masking. Graded per ticket (set F1 of the lines), so partial loss is
-partial failure.
+is drained. At claiming time nothing says which detail of a customer's message will matter, and the
+recorded LLM (calibration/issue-34) noted each ticket's code, order, request and every reference the
+customer mentioned, but not the phone number of the sign-off, which the ``freight`` section turns out to
+require. A strategy that cleared or cut the ticket results before then lost it for good: popping again
+claims nothing. Order pages and policy sections can be re-read, so clearing those is recoverable (read it
+again), as the source says of observation masking. Recorded: ``none`` and ``summarize`` (whose summaries kept
+the phone numbers) succeed; ``clear_tool_results``, ``headtail`` and ``sliding_window`` at 8k fail. Graded per
+ticket (set F1 of the lines), so partial loss is partial failure.
 
 Source claim: clearing tool results is safe only because results can be fetched again (source 004,
 tier 1: observation masking relies on re-fetchable results); dropping old rounds "is free but the
 information is simply gone". Anchor: Anthropic's context-editing evaluation (a 100-turn web search; the
 tool results ``clear_tool_uses`` clears must be re-fetchable).
 
-Sizes (``configs/task/one_shot_queue.yaml``), measured with the reference agent (realistic profile):
-default ``tickets=20, ticket_sentences=16, order_lines=22`` (28 steps, ``none`` peaks at about 45K
-tokens); long ``tickets=50, ticket_sentences=20, order_lines=30`` (65 steps, ``none`` peaks at about 152K
-tokens; it needs ``max_steps`` >= 100 and a context window above 152K); smoke ``tickets=3,
-ticket_sentences=5, order_lines=3, order_events=3, policy_paragraphs=2`` (6 steps, about 4K tokens: it
-fits 8k, so only a 2k budget loses tickets there). A documented limit of 4 calls per turn
-(``max_calls_per_turn``); pops go one per turn (a batch of identical calls is one call).
+Sizes (``configs/task/one_shot_queue.yaml``; steps and peaks per suite: tasks/README.md's generated tables):
+default ``tickets=24``; long ``tickets=120`` (``configs/suite/long.yaml``); smoke ``tickets=3`` with short
+messages and pages. A documented limit of 4 calls per turn (``max_calls_per_turn``): an agent claims up to
+four tickets a turn.
 
 Layout: ``world.py`` (generation and templates), ``tools.py`` (prompts, schemas, rendering), ``grade.py``,
 ``family.py`` (the ``TaskFamily`` and ``TaskInstance``). Reference policy:
