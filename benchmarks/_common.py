@@ -24,9 +24,10 @@ def compose(*overrides: str, hydra_config: bool = False):
 
 
 def suite_knobs(suite: str, family: str) -> list[str]:
-    """The ``task.KNOB=VALUE`` overrides that size ``family`` alone (``task=NAME``) as ``suite`` sizes it."""
+    """The ``task.KNOB=VALUE`` overrides that size ``family`` alone (``task=NAME``) as ``suite`` sizes it (a null
+    knob as Hydra's ``null``, not ``None``)."""
     knobs = compose(f"suite={suite}").suite.families[family]
-    return [f"task.{key}={value}" for key, value in knobs.items() if key != "_target_"]
+    return [f"task.{key}={'null' if value is None else value}" for key, value in knobs.items() if key != "_target_"]
 
 
 def timed_run(*overrides: str) -> tuple[float, list[dict]]:

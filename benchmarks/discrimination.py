@@ -53,11 +53,6 @@ GAP = 0.20  # issue 34: a strategy at least this far (20 points of success rate)
 QUALIFYING = 4  # issue 34: families with two or more such strategies, for "target met"
 
 
-def knobs(suite: str, family: str) -> list[str]:
-    """``suite_knobs`` with a null knob spelled ``null`` (``late_question``'s ``question``), not ``None``."""
-    return [o[: -len("None")] + "null" if o.endswith("=None") else o for o in suite_knobs(suite, family)]
-
-
 def run_cell(family: str, strategy: str, budget: str, args: argparse.Namespace, out: Path) -> list[dict]:
     """Trial rows of one (family, strategy, budget) cell."""
     from harness.runner import execute
@@ -66,7 +61,7 @@ def run_cell(family: str, strategy: str, budget: str, args: argparse.Namespace, 
         f"suite={args.suite}",
         f"suite.instances={args.instances}",
         f"task={family}",
-        *knobs(args.suite, family),
+        *suite_knobs(args.suite, family),
         f"strategy={strategy}",
         f"budget={budget}",
         f"trials={args.trials}",

@@ -23,11 +23,6 @@ from pathlib import Path
 from _common import compose, suite_knobs  # noqa: E402  (puts the repository on sys.path)
 
 
-def knobs(suite: str, family: str) -> list[str]:
-    """``suite_knobs`` with a null knob spelled ``null`` (``late_question``'s ``question``), not ``None``."""
-    return [o[: -len("None")] + "null" if o.endswith("=None") else o for o in suite_knobs(suite, family)]
-
-
 def strategies(args: argparse.Namespace) -> dict[str, list[str]]:
     """Label -> strategy overrides of the two strategies under test."""
     return {
@@ -43,7 +38,7 @@ def run(overrides: list[str], args: argparse.Namespace, out: Path, family: str |
     """Trial rows of one strategy on the suite (or on ``family`` alone, at the suite's size)."""
     from harness.runner import execute
 
-    only = [f"task={family}", *knobs(args.suite, family)] if family else []
+    only = [f"task={family}", *suite_knobs(args.suite, family)] if family else []
     cfg = compose(
         f"suite={args.suite}",
         f"suite.instances={args.instances}",

@@ -1,4 +1,5 @@
 import ast
+import hashlib
 import json
 import re
 
@@ -84,7 +85,16 @@ def test_reads_have_resources_and_grep_is_capped():
     assert len(grep.content.splitlines()) == 12
 
 
-@pytest.mark.parametrize("knobs", [dict(files=5), dict(functions_per_file=1), dict(grep_cap=0)])
+@pytest.mark.parametrize(
+    "knobs",
+    [
+        dict(files=5),
+        dict(functions_per_file=1),
+        dict(grep_cap=0),
+        dict(extra_call_sites=-1),
+        dict(files=20, extra_call_sites=1),  # no generated module is free at 20 files
+    ],
+)
 def test_knobs_out_of_range(knobs):
     with pytest.raises(KnobError):
         CallbackSearch(**knobs)
@@ -566,3 +576,34 @@ def test_summary_keeps_the_target_the_alias_and_the_call_sites():
     )
     summary = policy.summarize(history)
     assert f"re-exports {name} as {_alias(instance)}" in summary and f"TARGET: {instance.target['file']}" in summary
+
+
+def _digest(instance) -> str:
+    return hashlib.sha256(json.dumps(instance.data_fingerprint(), sort_keys=True).encode()).hexdigest()
+
+
+def test_extra_call_sites_default_leaves_the_instances_as_they_were():
+    """``extra_call_sites`` (long size) draws after everything else: at 0 the default and smoke codebases are
+    byte-identical to those generated before the knob existed (digests taken then)."""
+    assert _digest(CallbackSearch().generate(0)).startswith("6622103520a5c29e")
+    assert _digest(CallbackSearch(**SMOKE).generate(0)).startswith("ef885a40ec8a4665")
+    assert CallbackSearch(extra_call_sites=0).generate(3).fingerprint() == CallbackSearch().generate(3).fingerprint()
+
+
+def test_extra_call_sites_are_calls_in_modules_of_their_own_and_the_reference_agent_finds_them(tmp_path):
+    family = CallbackSearch(files=60, functions_per_file=4, extra_call_sites=9)
+    instance = family.generate(0)
+    planted = {"payment_gateway_webhook", "replay_failed_callbacks", "reconcile_pending_payments"}
+    planted |= {"settle_from_gateway_event", "debug_replay_callback"}
+    extra = [s for s in instance.sites if s["function"] not in planted]
+    assert len(extra) == 9 and len({s["file"] for s in instance.sites}) == len(instance.sites)
+    name = instance.target["function"]
+    for site in extra:
+        assert "callback" not in site["function"], "the definitions grep must not list it as a candidate"
+        text = instance.files[site["file"]]
+        body = text.split(f"def {site['function']}(", 1)[1].split("\ndef ", 1)[0]
+        assert re.search(rf"result = (\w+\.)?({name}|\w+_event)\(", body), body
+    assert sum(f"import {name} as " in t for t in instance.files.values()) == 1, "one facade alias"
+    row = run_reference(tmp_path, instance)
+    assert row["success"] and row["score"] == 1.0, row["grade_detail"]
+    assert family.generate(0).fingerprint() == instance.fingerprint()

@@ -183,7 +183,7 @@ def test_plain_hydra_composes_and_names_folders_without_the_harness(tmp_path, co
     cfg = compose_config([])
     assert plain["run_dir"] == cfg.hydra.run.dir == f"results/runs/{run_folder_name(cfg)}"
     preset = compose_config(PRESET)
-    assert plain["preset_run_dir"] == f"results/runs/{run_folder_name(preset)}" == "results/runs/headtail-8k-12380a8f55"
+    assert plain["preset_run_dir"] == f"results/runs/{run_folder_name(preset)}" == "results/runs/headtail-8k-20de97ec8f"
     assert plain["preset_sweep_dir"] == preset.hydra.sweep.dir == "results/experiments/strategy_zoo"
     assert plain["preset_override_dirname"] == override_dirname(preset, PRESET) == "budget=8k,strategy=headtail"
     sweep_dir = Path(plain["preset_sweep_dir"])

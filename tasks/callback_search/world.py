@@ -9,7 +9,9 @@ the prompt's rules, tested in tests/test_callback_search.py): a ``handle_callbac
 handler that nothing calls, other services' ``*callback*`` functions, the endpoints that pass the
 event on (call sites, not the handler), comments and log strings that mention the target without
 calling it, and tests and docs that call or name it. One call site calls the alias under which the
-facade module ``FACADE`` re-exports the target, one calls it as a module attribute.
+facade module ``FACADE`` re-exports the target, one calls it as a module attribute. ``extra_call_sites``
+(0 by default) plants that many more call sites, one in each of as many generated modules, in the same three
+styles (the size knob of the verify phase: each is one more file to read).
 """
 
 from __future__ import annotations
@@ -118,6 +120,20 @@ CALLER_SPECS = [
     ("payment", "settlement", "settle_from_gateway_event", "event"),
     ("api", "routes", "debug_replay_callback", "request"),
 ]
+# extra call sites (``extra_call_sites``): VERB_NOUN_SUFFIX in a generated module (never "callback" in the name,
+# so the definitions grep does not list them as candidates)
+EXTRA_SUFFIXES = ["from_gateway", "on_payment_event", "after_gateway_event", "for_settled_payment"]
+EXTRA_ARGS = ["event", "events", "batch", "payload", "request"]
+POOL_SUFFIXES = ("", "_v2", "_utils", "_service", "_models", "_tasks")  # generated module names: PACKAGES x these
+
+
+def extra_room(files: int) -> int:
+    """The most ``extra_call_sites`` a codebase of ``files`` files always has room for: the generated modules
+    (at most the pool's size, beside the three planted modules outside it) less the at most 14 planted ones and
+    the one with the mention."""
+    n_src = files - 3 - max(2, files // 12)
+    pool = len(POOL_SUFFIXES) * sum(len(ms) for ms in PACKAGES.values())
+    return max(0, min(n_src, pool + 3) - 15)
 
 
 @dataclass(frozen=True)
@@ -130,9 +146,9 @@ class Codebase:
     sites: list[dict]
 
 
-def generate_codebase(seed: int, files: int, functions_per_file: int) -> Codebase:
+def generate_codebase(seed: int, files: int, functions_per_file: int, extra_call_sites: int = 0) -> Codebase:
     """The codebase for ``seed``: source modules with the target, its decoys and its call sites, tests, docs
-    (knobs already validated by the family)."""
+    (knobs already validated by the family; ``extra_call_sites`` at most ``extra_room(files)``)."""
     rng = random.Random(f"callback_search:{seed}")
     target_name = rng.choice(TARGET_NAMES)
     target_path = f"src/payment/{rng.choice(TARGET_FILES)}.py"
@@ -142,8 +158,13 @@ def generate_codebase(seed: int, files: int, functions_per_file: int) -> Codebas
     modules = {path: _module_functions(rng, path, functions_per_file) for path in paths}
     _plant_callbacks(rng, modules, target_name, target_path, legacy_name, legacy_path)
     module = target_path[4:-3].replace("/", ".")
-    imports, sites = _plant_call_sites(rng, modules, callers, module, target_name, rng.choice(ALIASES))
+    alias = rng.choice(ALIASES)
+    imports, sites = _plant_call_sites(rng, modules, callers, module, target_name, alias)
     _plant_mention(rng, modules, [p for p in paths if p not in planted], target_name)
+    if extra_call_sites:  # drawn after everything else, so that 0 leaves the default instances as they were
+        free = [p for p in paths if p not in planted and not any("def audit_gateway_events(" in f for f in modules[p])]
+        for index, path in enumerate(sorted(rng.sample(free, extra_call_sites))):
+            sites.append(_plant_extra_call_site(rng, modules, imports, path, index, module, target_name, alias))
     texts = {path: _render_module(path, modules[path], imports.get(path, [])) for path in paths}
     texts.update(_test_files(rng, n_tests, module, target_name, legacy_name))
     texts.update(_doc_files(target_name, target_path, legacy_name, legacy_path))
@@ -164,12 +185,7 @@ def _module_paths(
     callers = rng.sample(CALLER_SPECS, rng.randint(2, 4))
     planted += [f"src/{p}/{m}.py" for p, m, *_ in callers]
     paths: list[str] = list(dict.fromkeys(planted))
-    pool = [
-        f"src/{p}/{m}{suffix}.py"
-        for suffix in ("", "_v2", "_utils", "_service", "_models", "_tasks")
-        for p, ms in PACKAGES.items()
-        for m in ms
-    ]
+    pool = [f"src/{p}/{m}{suffix}.py" for suffix in POOL_SUFFIXES for p, ms in PACKAGES.items() for m in ms]
     rng.shuffle(pool)
     for path in pool:
         if len(paths) >= n_src:
@@ -241,6 +257,36 @@ def _plant_call_sites(
         _insert(rng, modules, path, _caller_function(func, arg, call))
         sites.append({"file": path, "function": func})
     return imports, sites
+
+
+def _plant_extra_call_site(
+    rng: random.Random,
+    modules: dict[str, list[str]],
+    imports: dict[str, list[str]],
+    path: str,
+    index: int,
+    module: str,
+    target_name: str,
+    alias: str,
+) -> dict:
+    """One more call site (``extra_call_sites``) in the generated module ``path``: through the facade's alias,
+    as a module attribute or directly (by turns, ``index``); its import and the site."""
+    package, leaf = module.rsplit(".", 1)
+    facade = FACADE[4:-3].replace("/", ".")
+    service = path.split("/")[1]
+    func = f"{rng.choice(VERBS)}_{rng.choice(NOUNS[service])}_{rng.choice(EXTRA_SUFFIXES)}"
+    arg = rng.choice(EXTRA_ARGS)
+    if index % 3 == 0:
+        imports.setdefault(path, []).append(f"from {facade} import {alias}")
+        call = f"{alias}({arg})"
+    elif index % 3 == 1:
+        imports.setdefault(path, []).append(f"from {package} import {leaf}")
+        call = f"{leaf}.{target_name}({arg})"
+    else:
+        imports.setdefault(path, []).append(f"from {module} import {target_name}")
+        call = f"{target_name}({arg})"
+    _insert(rng, modules, path, _caller_function(func, arg, call))
+    return {"file": path, "function": func}
 
 
 def _plant_mention(rng: random.Random, modules: dict[str, list[str]], others: list[str], target_name: str) -> None:
