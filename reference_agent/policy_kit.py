@@ -349,7 +349,7 @@ class StrategyToolUse:
                     )
                 except json.JSONDecodeError:
                     continue
-                if key in offloaded:
+                if key in offloaded and key[0] not in getattr(self.policy, "consuming_tools", ()):
                     calls[index] = make_call("read_memory", id=offloaded[key])
         if (
             "write_note" in available

@@ -1,7 +1,7 @@
 """README.md: its generated block equals a fresh run of the main job (tests/docs_current.py), its test
 command is the one .ci/run runs, its links and those of the pages it maps resolve, and it stays short.
 
-The main job is 70 trials: the slow tier (``pytest -m slow``, run by .ci/run) checks the block."""
+The main job is 100 trials: the slow tier (``pytest -m slow``, run by .ci/run) checks the block."""
 
 import re
 from pathlib import Path

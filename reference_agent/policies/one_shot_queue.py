@@ -55,6 +55,7 @@ REFERENCE_SOURCES = {
     "seller case number": ("seller case", "ticket", re.compile(r"\b(MKT-\d{5})\b")),
     "callback number": ("callback number", "ticket", re.compile(r"\breach me on (0\d{4} \d{6})\b")),
 }
+STORED_TICKET = re.compile(r"\[offloaded to memory: id=(mem-\d+) \| pop_ticket \{\} \| resource ticket:(TK-\d+) \|")
 MENTIONED = re.compile(r"\b((?:PRF|DCK|MKT|PO)-\d+)\b")  # the references a careful agent copies from a ticket
 BY_NAME = {name: (phrase, where) for phrase, (name, where, _) in REFERENCE_SOURCES.items()}
 NOT_NOTED = "NOT NOTED"
@@ -126,6 +127,7 @@ class Desk:
     left: int | None = None
     ticket_texts: dict[str, str] = field(default_factory=dict)
     order_texts: dict[str, str] = field(default_factory=dict)
+    stored: dict[str, str] = field(default_factory=dict)  # ticket id -> memory id of its offloaded text
 
     def read_note(self, text: str) -> None:
         """Ledger lines and summary lines: tickets, policies, the queue."""
@@ -146,7 +148,10 @@ class Desk:
             self.claimed, self.left = max(self.claimed, int(claimed)), int(left)
 
     def read_result(self, text: str) -> None:
-        """A visible tool result: a ticket, an order page, a policy section or the empty queue."""
+        """A visible tool result: a ticket, an order page, a policy section, the empty queue, or the placeholder of a
+        ticket the ``offload`` strategy stored (``read_memory`` returns its text)."""
+        for memory_id, resource in STORED_TICKET.findall(text):
+            self.stored[resource] = memory_id
         if text.startswith(QUEUE_EMPTY):
             self.left = 0
         ticket = TICKET_HEADER.search(text)
@@ -221,6 +226,8 @@ def decide(desk: Desk) -> list[dict]:
         found = pattern.search(source) if source else None
         if found:
             ticket.action, ticket.reference = policy.actions.get(ticket.kind, "unknown"), found.group(1)
+        elif where == "ticket" and ticket.id in desk.stored:
+            calls.append(make_call("read_memory", id=desk.stored[ticket.id]))  # offload kept the ticket's text
         elif where == "ticket":
             ticket.action, ticket.reference = policy.actions.get(ticket.kind, "unknown"), NOT_NOTED
         else:
@@ -248,6 +255,10 @@ def ledger_of(desk: Desk, rules: list[str], calls: list[dict]) -> Ledger:
 
 class OneShotQueuePolicy(LedgerPolicy):
     """Reference policy for ``one_shot_queue`` (see the module docstring)."""
+
+    consuming_tools = frozenset({"pop_ticket"})
+    """Tools whose repeated call is a new action (the next ticket), never a re-read: under ``offload`` a pop is
+    not swapped for ``read_memory`` of an earlier pop's stored result (``policy_kit``)."""
 
     def plan(self, messages: list[dict]) -> Plan:
         """Claim until the queue is empty; then look up, read the policy, decide; then submit."""
