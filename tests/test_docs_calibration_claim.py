@@ -27,8 +27,7 @@ def test_the_readme_quotes_the_calibration_block():
     assert f"success agrees in {agreement.group(1)} of {agreement.group(2)} cells" in readme
     assert f"within 1.5x in {inside.group(1)} of {inside.group(2)}" in readme
     assert (
-        f"lowest Kendall tau-b over the {tau.group(1)} groups with three or more strategies is {tau.group(2)}"
-        in readme
+        f"lowest Kendall tau-b over the {tau.group(1)} groups with three or more strategies is {tau.group(2)}" in readme
     )
     rows = [row.split("|")[1:-1] for row in verdict.splitlines() if re.match(r"\| \w+ \| \w+ \| \d+ \|", row)]
     strict = min(float(cells[-1]) for cells in rows if int(cells[2]) >= 3)
