@@ -10,10 +10,22 @@ axes; long titles are wrapped, never clipped; a configuration whose label is lon
 short code (``C1``, ``C2`` …) and a key under the figure lists the full configuration; curves that
 coincide are drawn once and the legend says "N identical curves"; a task family has one colour in
 every figure (``FAMILY_COLORS``).
+
+On the token curves and the sawtooth panels a strategy with a size trigger of its own (below or above
+the budget: ``clear_tool_results`` ``trigger``, ``summarize`` ``threshold``, any ``size_trigger``,
+strategies/triggers.py) gets a purple dash-dot line at it, labelled ``trigger 60k (...)``; a trial
+that ended in ``context_overflow`` gets a black ✕ at its last step. The Pareto plot puts cost per
+trial on x (tokens when every configuration cost 0, and the axis says so) and lays its labels out so
+that none covers another (leader lines to the points they name).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import json
+import math
+import sys
 import textwrap
 import zlib
 from pathlib import Path
@@ -29,7 +41,8 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 from harness.analysis import all_reference, config_label, cumulative_input, reference_note  # noqa: E402
 from harness.budget import format_budget  # noqa: E402
-from harness.curves import NEAR, THRASH_REREAD  # noqa: E402
+from harness.curves import BAND, THRASH_REREAD  # noqa: E402
+from strategies.triggers import RequestSizeMixin, SizeTrigger  # noqa: E402
 
 SHAPE_STYLE = {"sawtooth": "-", "monotonic": "-", "pinned": "-", "flat": ":", "short": ":"}
 FAMILY_COLORS = {  # one colour per task family, the same in every figure
@@ -48,6 +61,15 @@ KEY_CHARS = 150  # a key entry is cut here (the full identity: ``config`` / ``co
 LEGEND_ROWS = 8  # a panel legend lists at most this many curves; more are summarised per family
 LINESTYLES = ["-", "--", "-.", ":"]
 DPI = 110
+TRIGGER_COLOR = "#6a3d9a"  # a strategy's own size trigger: purple dash-dot, never the budget's red dashes
+OVERFLOW = "context_overflow"  # the outcome marked with a black ✕ at the trial's last step
+TRIGGER_PARAMS = {  # the size-trigger parameter of the built-in strategies, for rows without ``strategy_class``
+    "clear_tool_results": "trigger",
+    "summarize": "threshold",
+    "adaptive_window": "ratio",
+    "server_clear_tool_uses": "trigger",
+    "server_compaction": "trigger",
+}
 
 
 def family_color(family: str) -> str:
@@ -120,8 +142,13 @@ def _config_key(fig: Figure, shorts: list[str], fulls: list[str]) -> None:
 
 
 def _budget_line(ax, budget: float, targeted: bool, band: bool = False) -> None:
-    """The budget: red dashed (with the ±NEAR band when asked); grey dotted, "not targeted", when the
-    strategy ignores it."""
+    """The budget: red dashed (with the ±``BAND`` band when asked); grey dotted, "not targeted", when the
+    strategy ignores it.
+
+    The band is the ``pinned`` band of harness/curves.py and docs/analysis.md (``|level - B| <= BAND B``,
+    BAND = 20%): a curve whose level settles inside it is ``pinned``, one that is cut back below it is
+    a ``sawtooth``. The band drawn and every caption that names it read ``BAND``.
+    """
     if not targeted:
         ax.axhline(
             budget,
@@ -133,7 +160,7 @@ def _budget_line(ax, budget: float, targeted: bool, band: bool = False) -> None:
         return
     ax.axhline(budget, color="red", linestyle="--", linewidth=1.2, label=f"budget {format_budget(int(budget))}")
     if band:
-        ax.axhspan(budget * (1 - NEAR), budget * (1 + NEAR), color="red", alpha=0.07)
+        ax.axhspan(budget * (1 - BAND), budget * (1 + BAND), color="red", alpha=0.07, gid="budget-band")
 
 
 def _labels(summary: pd.DataFrame) -> list[str]:
@@ -153,10 +180,126 @@ def _tokens_axis(ax) -> None:
 
 
 def _k(value: float, _=None) -> str:
-    """Token counts as 1.5K / 25K / 1,100K."""
+    """Token counts as 1.5K / 25K / 950K / 1M / 1.25M (a million is never "1,000K")."""
     if not value:
         return "0"
-    return f"{value / 1000:,.1f}K" if abs(value) < 10_000 and value % 1000 else f"{value / 1000:,.0f}K"
+    if abs(value) >= 999_500:  # what would round to 1,000K
+        return f"{value / 1e6:.2f}".rstrip("0").rstrip(".") + "M"
+    return f"{value / 1000:.1f}K" if abs(value) < 10_000 and value % 1000 else f"{value / 1000:.0f}K"
+
+
+def _usd(value: float, _=None) -> str:
+    """Dollars per trial as $0 / $0.0012 / $1.5 / $1,234."""
+    if not value:
+        return "$0"
+    return f"${value:,.0f}" if abs(value) >= 100 else f"${value:.3g}"
+
+
+# ------------------------------------------------------------------------------- triggers, overflows
+
+
+def _declared_trigger(class_name: str, params: dict) -> SizeTrigger | None:
+    """The ``size_trigger`` an instance of the strategy class ``class_name`` declares with ``params``.
+
+    Only a ``RequestSizeMixin`` strategy whose module is the project's ``strategies`` package or already
+    imported is built (a class named in a results file is never imported from elsewhere); None otherwise.
+    """
+    module, _, name = class_name.rpartition(".")
+    if not module or not (module == "strategies" or module.startswith("strategies.") or module in sys.modules):
+        return None
+    try:
+        cls = getattr(importlib.import_module(module), name)
+        if not (isinstance(cls, type) and issubclass(cls, RequestSizeMixin)):
+            return None
+        trigger = getattr(cls(**params), "size_trigger", None)
+    except Exception:  # a class or parameters this version cannot build: the fallback decides
+        return None
+    return trigger if isinstance(trigger, SizeTrigger) else None
+
+
+@functools.lru_cache(maxsize=512)
+def _trigger(strategy: str, params_json: str, budget: int, class_name: str) -> tuple[int, str] | None:
+    params = json.loads(params_json)
+    trigger = _declared_trigger(class_name, params) if class_name else None
+    if trigger is None and TRIGGER_PARAMS.get(strategy) in params:
+        name = TRIGGER_PARAMS[strategy]
+        try:
+            trigger = SizeTrigger(params[name], f"{strategy}: {name}")
+        except (TypeError, ValueError):
+            return None
+    if trigger is None or trigger.threshold is None:
+        return None
+    try:
+        tokens = trigger.tokens(budget)
+    except (TypeError, ValueError):
+        return None
+    if tokens == budget:
+        return None
+    fraction = isinstance(trigger.threshold, float) and 0 < trigger.threshold <= 1
+    return tokens, trigger.name + (f" = {trigger.threshold:g} x budget" if fraction else "")
+
+
+def trigger_of(row) -> tuple[int, str] | None:
+    """A trial's own size trigger in tokens and its name, e.g. ``(60000, "clear_tool_results: trigger")``.
+
+    Read from the row's ``strategy_params`` (trials.jsonl) and ``strategy_class``: the strategy's
+    declared ``size_trigger`` (strategies/triggers.py), else the parameter named in ``TRIGGER_PARAMS``;
+    a fraction of the budget is resolved against the row's ``budget``. None for a strategy without a
+    trigger of its own and for one at the budget itself (the budget line already shows it).
+    """
+    params = row.get("strategy_params")
+    budget = row.get("budget")
+    if not isinstance(params, dict) or budget is None or (isinstance(budget, float) and math.isnan(budget)):
+        return None
+    class_name = row.get("strategy_class")
+    return _trigger(
+        str(row.get("strategy")),
+        json.dumps(params, sort_keys=True, default=str),
+        int(budget),
+        class_name if isinstance(class_name, str) else "",
+    )
+
+
+def _trigger_lines(ax, cell: pd.DataFrame) -> None:
+    """A purple dash-dot line at each distinct size trigger of the trials in ``cell``, labelled with its name."""
+    names: dict[int, list[str]] = {}
+    for _, row in cell.iterrows():
+        found = trigger_of(row)
+        if found is not None and found[1] not in names.setdefault(found[0], []):
+            names[found[0]].append(found[1])
+    for tokens in sorted(names):
+        ax.axhline(
+            tokens,
+            color=TRIGGER_COLOR,
+            linestyle="-.",
+            linewidth=1.2,
+            gid="trigger",
+            label=f"trigger {format_budget(tokens)} ({', '.join(names[tokens])})",
+        )
+
+
+def _overflow_marks(ax, agent: pd.DataFrame, cell: pd.DataFrame) -> None:
+    """A black ✕ at the last step of every trial in ``cell`` that ended in ``context_overflow``."""
+    if "outcome" not in cell:
+        return
+    points = []
+    for _, row in cell[cell["outcome"] == OVERFLOW].iterrows():
+        curve = _trial_curve(agent, row)
+        if not curve.empty:
+            points.append((curve["step"].iloc[-1], curve["request_tokens"].iloc[-1]))
+    if points:
+        xs, ys = zip(*points, strict=True)
+        ax.plot(
+            xs,
+            ys,
+            linestyle="none",
+            marker="X",
+            markersize=8,
+            color="black",
+            zorder=5,
+            gid="overflow",
+            label=f"context overflow ({len(points)} trial{'s' if len(points) > 1 else ''}; ✕ at the last step)",
+        )
 
 
 # ------------------------------------------------------------------------------------- token curves
@@ -208,7 +351,8 @@ def _budgets(ax, cell: pd.DataFrame, band: bool = False) -> None:
 
 
 def token_curves_figure(steps: pd.DataFrame, trials: pd.DataFrame, title: str = "") -> Figure:
-    """Prepared-request tokens per step, one line per trial, a panel per family, the budget line."""
+    """Prepared-request tokens per step, one line per trial, a panel per family, the budget line, each
+    strategy's own size trigger (``_trigger_lines``) and a ✕ where a trial overflowed the context."""
     agent = steps[steps["kind"] == "agent"]
     families = sorted(trials["family"].unique())
     fig, axes = _figure(len(families), 1, 10, 3.2 * len(families) + (0.6 if title else 0.2))
@@ -223,6 +367,8 @@ def token_curves_figure(steps: pd.DataFrame, trials: pd.DataFrame, title: str = 
             ),
         )
         _budgets(ax, cell)
+        _trigger_lines(ax, cell)
+        _overflow_marks(ax, agent, cell)
         ax.set_title(f"{family}: prepared-request tokens per agent step", fontsize=10)
         ax.set_xlabel("agent step (model call)")
         ax.set_ylabel("request tokens")
@@ -247,7 +393,12 @@ def _cell_title(strategy: str, budget: float, cell: pd.DataFrame) -> str:
 
 
 def sawtooth_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
-    """Token curve of every trial, one panel per strategy (rows) x budget (columns), budget line and band."""
+    """Token curve of every trial, one panel per strategy (rows) x budget (columns), budget line and band.
+
+    The band is ±``BAND`` (20%) of the budget, the ``pinned`` band of the curve-shape rules
+    (harness/curves.py, docs/analysis.md): the title states the same constant that draws it. Each
+    panel also draws the strategy's own size trigger and a ✕ where a trial overflowed the context.
+    """
     agent = steps[steps["kind"] == "agent"]
     strategies = sorted(trials["strategy"].unique())
     budgets = sorted(trials["budget"].unique())
@@ -263,6 +414,8 @@ def sawtooth_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
                 ax, agent, cell, lambda r: f"{r['instance_id']} t{r['trial']} ({'ok' if r['success'] else 'fail'})"
             )
             _budget_line(ax, budget, targets_budget(strategy), band=True)
+            _trigger_lines(ax, cell)
+            _overflow_marks(ax, agent, cell)
             ax.set_title(wrap(_cell_title(strategy, budget, cell), 4.0, 9), fontsize=9)
             ax.set_ylabel("request tokens")
             ax.set_xlabel("agent step")
@@ -272,8 +425,9 @@ def sawtooth_figure(steps: pd.DataFrame, trials: pd.DataFrame) -> Figure:
             _legend_outside(ax, fontsize=6)
     _suptitle(
         fig,
-        "Token curves: prepared-request tokens per agent step (red: budget, band ±10%; grey dotted: a "
-        "budget the strategy does not aim at; colour: task family)" + _suffix(trials),
+        f"Token curves: prepared-request tokens per agent step (red: budget, band ±{BAND:.0%}, the pinned band; "
+        "grey dotted: a budget the strategy does not aim at; purple dash-dot: the strategy's own trigger; "
+        "✕: context overflow; colour: task family)" + _suffix(trials),
     )
     return fig
 
@@ -332,7 +486,7 @@ def cumulative_input_plot(steps: pd.DataFrame, trials: pd.DataFrame, path: Path)
 
 
 def _pareto_front(points: np.ndarray) -> list[int]:
-    """Rows no other point beats: at most as many tokens and at least the success, better on one."""
+    """Rows no other point beats: at most the cost (x) and at least the success (y), better on one."""
     return [
         i
         for i, (x, y) in enumerate(points)
@@ -340,35 +494,148 @@ def _pareto_front(points: np.ndarray) -> list[int]:
     ]
 
 
-def _label_spots(s: pd.DataFrame) -> dict[tuple[float, float], list[int]]:
+def _label_spots(s: pd.DataFrame, x: str = "mean_total_input_tokens") -> dict[tuple[float, float], list[int]]:
     """Rows grouped by where their label goes: closer than 4% of the x range on the same success share one label."""
     spots: dict = {}
-    span = max(float(s["mean_total_input_tokens"].max() - s["mean_total_input_tokens"].min()), 1.0)
-    for i, row in s.sort_values("mean_total_input_tokens").iterrows():
-        x, y = row["mean_total_input_tokens"], round(row["success_rate"], 3)
-        spot = next((k for k in spots if k[1] == y and abs(k[0] - x) < 0.04 * span), (x, y))
+    span = max(float(s[x].max() - s[x].min()), 1e-12)
+    for i, row in s.sort_values(x).iterrows():
+        px, py = row[x], round(row["success_rate"], 3)
+        spot = next((k for k in spots if k[1] == py and abs(k[0] - px) < 0.04 * span), (px, py))
         spots.setdefault(spot, []).append(i)
     return spots
 
 
-def pareto_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = None) -> Figure:
-    """Success rate (Wilson 95%) vs mean input tokens of all calls (bootstrap 95%), one point per configuration.
+PARETO_X = {  # the Pareto plot's x: column, bootstrap interval, axis label, tick formatter
+    "cost": (
+        "mean_cost",
+        "cost_ci_low",
+        "cost_ci_high",
+        "mean cost per trial, $ (all calls: agent, summarizer, sub-agents, stop hook; bars: bootstrap 95%)",
+    ),
+    "tokens": (
+        "mean_total_input_tokens",
+        "total_input_tokens_ci_low",
+        "total_input_tokens_ci_high",
+        "mean input tokens per trial, standing in for cost: every configuration cost $0 (no pricing) "
+        "(all calls: agent, summarizer, sub-agents, stop hook; bars: bootstrap 95%)",
+    ),
+}
+LABEL_RADII = (9, 18, 30, 44, 62, 84)  # points from a marker to its label; beyond the first a leader line is drawn
+LABEL_ANGLES = (-30, 30, 150, -150, -90, 90, 0, 180, -60, 60, 120, -120)  # degrees, tried in this order
+MARKER_PT = 5  # half the size of a marker that labels keep clear of (markersize 7, edge included)
 
+
+def pareto_x(config_summary: pd.DataFrame) -> str:
+    """``"cost"`` when any configuration cost more than $0 (mean cost per trial on x), else ``"tokens"``."""
+    cost = pd.to_numeric(config_summary.get("mean_cost", pd.Series(dtype=float)), errors="coerce").fillna(0)
+    return "cost" if bool((cost > 0).any()) else "tokens"
+
+
+def _label_box(anchor: tuple[float, float], size: tuple[float, float], dx: float, dy: float):
+    """The display box of a label of ``size`` (w, h px) placed ``dx, dy`` px from ``anchor``, with its alignment."""
+    w, h = size
+    ha = "left" if dx > 1e-9 else "right" if dx < -1e-9 else "center"
+    va = "bottom" if dy > 1e-9 else "top" if dy < -1e-9 else "center"
+    x0 = anchor[0] + dx - {"left": 0.0, "right": w, "center": w / 2}[ha]
+    y0 = anchor[1] + dy - {"bottom": 0.0, "top": h, "center": h / 2}[va]
+    return matplotlib.transforms.Bbox.from_bounds(x0, y0, w, h), ha, va
+
+
+def _overlap(a, b) -> float:
+    """The area two display boxes share."""
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def place_labels(
+    ax,
+    points: list[tuple[float, float]],
+    texts: list[str],
+    markers: list[tuple[float, float]] | None = None,
+    fontsize: float = 8,
+) -> list:
+    """Annotate each of ``points`` (data coordinates) with its text so that no label covers another label, a
+    marker (``markers``, default ``points``) or the axes' edge: the first free spot around the point, tried
+    outwards (``LABEL_RADII`` x ``LABEL_ANGLES``), with a grey leader line when the label sits away from its
+    point (where no spot is free, the one that covers least). Call it when the axes are laid out (their
+    limits set, the figure drawn once); the labels take no part in the layout after. Returns the annotations."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    px = fig.dpi / 72  # display pixels per point
+    frame = ax.get_window_extent(renderer)
+    anchors = [tuple(ax.transData.transform(p)) for p in points]
+    pad = MARKER_PT * px
+    taken = [
+        matplotlib.transforms.Bbox.from_extents(x - pad, y - pad, x + pad, y + pad)
+        for x, y in (ax.transData.transform(p) for p in (points if markers is None else markers))
+    ]
+    sizes = []
+    for text in texts:
+        probe = ax.text(0, 0, text, fontsize=fontsize)
+        box = probe.get_window_extent(renderer)
+        probe.remove()
+        sizes.append((box.width, box.height))
+    notes = []
+    for anchor, text, size in zip(anchors, texts, sizes, strict=True):
+        best = None
+        for radius in LABEL_RADII:
+            for angle in LABEL_ANGLES:
+                dx = radius * px * math.cos(math.radians(angle))
+                dy = radius * px * math.sin(math.radians(angle))
+                box, ha, va = _label_box(anchor, size, dx, dy)
+                outside = box.width * box.height - _overlap(box, frame)
+                cost = sum(_overlap(box.padded(1.5 * px), other) for other in taken) + 4 * outside
+                if best is None or cost < best[0]:
+                    best = (cost, radius, dx / px, dy / px, ha, va, box)
+                if cost == 0:
+                    break
+            if best is not None and best[0] == 0:
+                break
+        assert best is not None
+        _, radius, dx, dy, ha, va, box = best
+        taken.append(box)
+        note = ax.annotate(
+            text,
+            ax.transData.inverted().transform(anchor),
+            xytext=(dx, dy),
+            textcoords="offset points",
+            ha=ha,
+            va=va,
+            fontsize=fontsize,
+            gid="pareto-label",
+            arrowprops=None
+            if radius == LABEL_RADII[0]
+            else {"arrowstyle": "-", "color": "grey", "linewidth": 0.6, "shrinkA": 0, "shrinkB": MARKER_PT - 2},
+        )
+        note.set_in_layout(False)
+        notes.append(note)
+    return notes
+
+
+def pareto_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = None) -> Figure:
+    """Success rate (Wilson 95%) vs mean cost per trial (bootstrap 95%), one point per configuration.
+
+    x is the mean cost per trial (all calls) when any configuration cost more than $0, else the mean
+    input tokens of all calls, and the axis label says that tokens stand in for cost (``pareto_x``).
     The Pareto frontier is drawn; a configuration that did not hold its budget (some agent request
-    above it, ``held_budget`` false) has a hollow marker ("exceeded budget" in the legend).
+    above it, ``held_budget`` false) has a hollow marker ("exceeded budget" in the legend). Labels are
+    laid out by ``place_labels``: none covers another, a leader line joins one placed away from its point.
     """
     fig, axes = _figure(1, 1, 10, 5.6)
     ax = axes[0, 0]
     s = config_summary.reset_index(drop=True)
     fulls = _labels(s)
     shorts = short_labels(fulls)
+    axis = pareto_x(s)
+    xcol, lo_col, hi_col, xlabel = PARETO_X[axis]
     colors = plt.cm.tab10(np.linspace(0, 1, 10))
     strategies = sorted(s["strategy"].unique())
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     budgets = sorted(s["budget"].unique())
     for _, row in s.iterrows():
-        x, y = row["mean_total_input_tokens"], row["success_rate"]
-        xerr = [[max(0.0, x - row["total_input_tokens_ci_low"])], [max(0.0, row["total_input_tokens_ci_high"] - x)]]
+        x, y = row[xcol], row["success_rate"]
+        xerr = [[max(0.0, x - row.get(lo_col, x))], [max(0.0, row.get(hi_col, x) - x)]]
         yerr = [[max(0.0, y - row["success_ci_low"])], [max(0.0, row["success_ci_high"] - y)]]
         color = colors[strategies.index(row["strategy"]) % 10]
         marker = markers[budgets.index(row["budget"]) % len(markers)]
@@ -386,17 +653,7 @@ def pareto_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = No
             markerfacecolor=color if held else "none",
             markeredgewidth=1.0 if held else 1.8,
         )
-    for (x, y), rows in _label_spots(s).items():  # one label per spot: coinciding configurations are listed together
-        ax.annotate(
-            ", ".join(shorts[i] for i in rows) if shorts != fulls else "\n".join(shorts[i] for i in rows),
-            (x, y),
-            textcoords="offset points",
-            xytext=(7, -4),
-            fontsize=8,
-            va="top",
-            annotation_clip=True,
-        )
-    points = s[["mean_total_input_tokens", "success_rate"]].to_numpy()
+    points = s[[xcol, "success_rate"]].to_numpy(dtype=float)
     front = _pareto_front(points)
     if len(front) > 1:
         fp = points[sorted(front, key=lambda i: points[i][0])]
@@ -415,21 +672,24 @@ def pareto_figure(config_summary: pd.DataFrame, trials: pd.DataFrame | None = No
         ax.plot(
             [], [], "o", color="black", markerfacecolor="none", markeredgewidth=1.8, label="exceeded budget (hollow)"
         )
-    ax.set_xlabel(
-        wrap(
-            "mean input tokens per trial (all calls: agent, summarizer, sub-agents, stop hook; bars: bootstrap 95%)",
-            9.0,
-            10,
-        )
-    )
+    ax.set_xlabel(wrap(xlabel, 9.0, 10))
     ax.set_ylabel("success rate (bars: Wilson 95%)")
     ax.set_ylim(-0.05, 1.1)
     ax.margins(x=0.12)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_k))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_usd if axis == "cost" else _k))
     ax.grid(alpha=0.3)
     _legend_outside(ax, fontsize=8)
     _config_key(fig, shorts, fulls)
-    _suptitle(fig, "Success vs input tokens per configuration (up and left is better)" + _suffix(trials))
+    what = "cost per trial" if axis == "cost" else "input tokens (no cost recorded)"
+    _suptitle(fig, f"Success vs {what} per configuration (up and left is better)" + _suffix(trials))
+    fig.canvas.draw()  # the layout settles first: the labels are placed in its display coordinates
+    spots = _label_spots(s, xcol)  # one label per spot: coinciding configurations are listed together
+    place_labels(
+        ax,
+        list(spots),
+        [(", " if shorts != fulls else "\n").join(shorts[i] for i in rows) for rows in spots.values()],
+        markers=[tuple(p) for p in points],
+    )
     return fig
 
 

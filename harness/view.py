@@ -1,9 +1,10 @@
 """``python -m harness view RUN [TRIAL] [--out FILE]``: static HTML, one page per trial and an index.
 
 ``view RUN`` writes ``RUN/view/index.html`` (the trial list with outcomes, each linking to its
-page) and ``RUN/view/<trial>.html`` per trial (``--out FILE``: the index at FILE, the trial pages
-beside it), so what a browser opens is one trial at a time (pages from ``file://`` cannot load
-other files, so there is no loading on demand). ``view RUN TRIAL`` writes that trial's page alone
+page; it sorts and filters by family, outcome and input tokens, ``index_controls``) and
+``RUN/view/<trial>.html`` per trial (``--out FILE``: the index at FILE, the trial pages beside it),
+so what a browser opens is one trial at a time (pages from ``file://`` cannot load other files, so
+there is no loading on demand). ``view RUN TRIAL`` writes that trial's page alone
 (``RUN/view-TRIAL.html``, or ``--out FILE``).
 
 A trial page shows the token curve (harness/view_svg.py); per step the prepared request as the
@@ -12,8 +13,9 @@ offloaded, summary, inserted), the tool calls and results, strategy events and c
 leading messages a request shares with the previous step's request (same refs, same marks, in
 order) are one line naming them and linking to that step; the rest are listed. No server, no
 network, no script library: long messages are folded into ``<details>`` (a few lines of inline
-script only expand or collapse them all). A message body is written in full once per page, where
-it first appears; later appearances show a preview and link to it.
+script only expand or collapse them all; on the index, ``INDEX_SCRIPT`` sorts and hides rows). A
+message body is written in full once per page, where it first appears; later appearances show a
+preview and link to it.
 """
 
 from __future__ import annotations
@@ -57,6 +59,38 @@ svg.curve .tick{stroke:#bbb}
 """
 SCRIPT = """
 function setAll(open){document.querySelectorAll('details').forEach(function(d){d.open=open;});}
+"""
+INDEX_SCRIPT = """
+(function(){
+var form=document.getElementById('filters'),body=document.querySelector('table.trials tbody');
+if(!form||!body){return;}
+var rows=Array.prototype.slice.call(body.rows),names=['family','outcome','min','max','sort','desc'];
+function field(n){return form.elements[n];}
+function num(v,none){return v===''||isNaN(Number(v))?none:Number(v);}
+function value(r,k){return k==='tokens'||k==='order'?Number(r.dataset[k]):r.dataset[k];}
+function apply(){
+  var fam=field('family').value,out=field('outcome').value,lo=num(field('min').value,-Infinity),
+      hi=num(field('max').value,Infinity),key=field('sort').value,dir=field('desc').checked?-1:1,shown=0;
+  rows.slice().sort(function(a,b){
+    var x=value(a,key),y=value(b,key),c=x<y?-1:x>y?1:0;
+    return c?c*dir:Number(a.dataset.order)-Number(b.dataset.order);
+  }).forEach(function(r){
+    var t=Number(r.dataset.tokens),ok=(!fam||r.dataset.family===fam)&&(!out||r.dataset.outcome===out)&&t>=lo&&t<=hi;
+    r.hidden=!ok;if(ok){shown++;}body.appendChild(r);
+  });
+  document.getElementById('f-count').textContent=shown+' of '+rows.length+' trials shown';
+  var q=names.map(function(n){
+    var e=field(n);return n+'='+encodeURIComponent(e.type==='checkbox'?(e.checked?'1':''):e.value);
+  });
+  try{history.replaceState(null,'','#'+q.join('&'));}catch(e){}
+}
+location.hash.replace(/^#/,'').split('&').forEach(function(p){
+  var kv=p.split('='),e=names.indexOf(kv[0])>=0?field(kv[0]):null;
+  if(!e){return;}var v=decodeURIComponent(kv[1]||'');
+  if(e.type==='checkbox'){e.checked=v==='1';}else{e.value=v;}
+});
+form.addEventListener('input',apply);form.addEventListener('change',apply);apply();
+})();
 """
 
 
@@ -246,24 +280,77 @@ def page_name(trial_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in trial_id) + ".html"
 
 
+def _tokens(row: dict) -> int:
+    """The row's ``input_tokens`` as a whole number (0 when missing)."""
+    try:
+        return int(row.get("input_tokens") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def trial_table(trials: list[TrialView], href=lambda t: f"#{_anchor(t.trial_id)}") -> str:
-    """The trial list with outcomes; each trial links to ``href(trial)``."""
+    """The trial list with outcomes; each trial links to ``href(trial)``.
+
+    Each row carries ``data-trial``, ``data-family``, ``data-outcome``, ``data-tokens`` (input tokens)
+    and ``data-order`` (its place in the run), which the index's controls sort and filter on.
+    """
     head = (
-        "<tr><th>trial</th><th>success</th><th>outcome</th><th>score</th><th>steps</th><th>input tokens</th>"
-        "<th>peak context</th><th>over budget</th><th>compactions</th><th>cache breaks</th></tr>"
+        "<thead><tr><th>trial</th><th>family</th><th>success</th><th>outcome</th><th>score</th><th>steps</th>"
+        "<th>input tokens</th><th>peak context</th><th>over budget</th><th>compactions</th><th>cache breaks</th>"
+        "</tr></thead>"
     )
     rows = []
-    for t in trials:
+    for order, t in enumerate(trials):
         r = t.row
         ok = r.get("success")
+        family, outcome = escape(str(r.get("family", ""))), escape(str(r.get("outcome")))
         rows.append(
-            f'<tr><td><a href="{escape(href(t))}">{escape(t.trial_id)}</a></td>'
-            f'<td class="{"ok" if ok else "fail"}">{"yes" if ok else "no"}</td><td>{escape(str(r.get("outcome")))}</td>'
+            f'<tr class="trial" data-order="{order}" data-trial="{escape(t.trial_id)}" data-family="{family}" '
+            f'data-outcome="{outcome}" data-tokens="{_tokens(r)}">'
+            f'<td><a href="{escape(href(t))}">{escape(t.trial_id)}</a></td><td>{family}</td>'
+            f'<td class="{"ok" if ok else "fail"}">{"yes" if ok else "no"}</td><td>{outcome}</td>'
             f"<td>{r.get('score', '')}</td><td>{r.get('steps', len(t.steps))}</td><td>{r.get('input_tokens', 0):,}</td>"
             f"<td>{r.get('peak_context', 0):,}</td><td>{r.get('over_budget_steps', '')}</td>"
             f"<td>{r.get('compactions', '')}</td><td>{r.get('cache_breaks', '')}</td></tr>"
         )
-    return f'<table class="trials">{head}{"".join(rows)}</table>'
+    return f'<table class="trials">{head}<tbody>{"".join(rows)}</tbody></table>'
+
+
+def _options(values: Iterable[str]) -> str:
+    return '<option value="">all</option>' + "".join(
+        f'<option value="{escape(v)}">{escape(v)}</option>' for v in sorted(set(values))
+    )
+
+
+def index_controls(trials: list[TrialView]) -> str:
+    """The index's sort and filter controls (family, outcome, an input-token range; sort key and order).
+
+    Plain HTML; ``INDEX_SCRIPT`` applies them to the rows of ``trial_table``, and keeps them in the
+    address's fragment (``#family=code_review&outcome=submitted&min=&max=&sort=tokens&desc=1``), so a
+    filtered view can be bookmarked or opened as a link.
+    """
+    families = _options(str(t.row.get("family", "")) for t in trials)
+    outcomes = _options(str(t.row.get("outcome")) for t in trials)
+    sorts = "".join(
+        f'<option value="{key}">{label}</option>'
+        for key, label in (
+            ("order", "run order"),
+            ("trial", "trial"),
+            ("family", "family"),
+            ("outcome", "outcome"),
+            ("tokens", "input tokens"),
+        )
+    )
+    return (
+        '<form class="filters" id="filters" onsubmit="return false">'
+        f'<label>family <select id="f-family" name="family">{families}</select></label> '
+        f'<label>outcome <select id="f-outcome" name="outcome">{outcomes}</select></label> '
+        '<label>input tokens from <input type="number" id="f-min" name="min" min="0" step="1000"></label> '
+        '<label>to <input type="number" id="f-max" name="max" min="0" step="1000"></label> '
+        f'<label>sort by <select id="f-sort" name="sort">{sorts}</select></label> '
+        '<label><input type="checkbox" id="f-desc" name="desc"> descending</label> '
+        f'<span id="f-count">{len(trials)} of {len(trials)} trials shown</span></form>'
+    )
 
 
 def trial_section(renderer: Renderer, trial: TrialView) -> str:
@@ -332,7 +419,8 @@ def render_index(run_dir: Path, trials: list[TrialView]) -> str:
         title,
         f"<h1>{escape(title)}</h1><p>{len(trials)} trials; one page each (the request of every "
         f"step marked against the full history: {_marks()}).</p>"
-        f"{trial_table(trials, lambda t: page_name(t.trial_id))}\n",
+        f"{index_controls(trials)}"
+        f"{trial_table(trials, lambda t: page_name(t.trial_id))}\n<script>{INDEX_SCRIPT}</script>\n",
     )
 
 

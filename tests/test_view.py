@@ -143,6 +143,51 @@ def test_view_html_shows_curve_budget_and_cache_breaks(page, run_dir):
     assert 'class="msg same"' in text, "what a request shares with the previous one is one line"
 
 
+class IndexRows(HTMLParser):
+    """The index's trial rows (their attributes, in order) and its form controls (id: option values)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict] = []
+        self.controls: dict[str, list[str]] = {}
+        self.select: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "tr" and "trial" in (attrs.get("class") or "").split():
+            self.rows.append(attrs)
+        if tag in ("select", "input") and attrs.get("id"):
+            self.controls[attrs["id"]] = []
+            self.select = attrs["id"] if tag == "select" else None
+        if tag == "option" and self.select:
+            self.controls[self.select].append(attrs.get("value") or "")
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self.select = None
+
+
+def index_rows(html: str) -> IndexRows:
+    parser = IndexRows()
+    parser.feed(html)
+    return parser
+
+
+def test_index_has_sort_and_filter_controls_and_every_row_their_data(page, run_dir):
+    html = page.read_text(encoding="utf-8")
+    trials = read_jsonl(run_dir / "trials.jsonl")
+    index = index_rows(html)
+    assert [r["data-trial"] for r in index.rows] == [t["trial_id"] for t in trials]
+    for row, trial in zip(index.rows, trials, strict=True):
+        assert row["data-family"] == trial["family"] and row["data-outcome"] == trial["outcome"]
+        assert row["data-tokens"] == str(trial["input_tokens"])
+    assert index.controls["f-family"] == ["", *sorted({t["family"] for t in trials})]
+    assert index.controls["f-outcome"] == ["", *sorted({t["outcome"] for t in trials})]
+    assert {"f-min", "f-max", "f-desc"} <= set(index.controls)
+    assert {"family", "outcome", "tokens"} <= set(index.controls["f-sort"])
+    assert "<script src" not in html and "function apply()" in html  # inline, no external script
+
+
 def test_view_one_trial_with_out(run_dir, tmp_path):
     trial = sorted(t for t in transcript_files(run_dir / "transcripts") if t.startswith("callback_search"))[0]
     out = tmp_path / "one.html"
@@ -268,8 +313,9 @@ def chromium() -> str | None:
     )
 
 
-def open_in_chromium(path: Path, profile: Path) -> tuple[float, subprocess.CompletedProcess]:
-    """Seconds to load ``path`` and dump its DOM in headless Chromium (the best of two), and the last run."""
+def open_in_chromium(path: Path, profile: Path, fragment: str = "") -> tuple[float, subprocess.CompletedProcess]:
+    """Seconds to load ``path`` (``#fragment`` appended) and dump its DOM in headless Chromium (the best of two),
+    and the last run."""
     binary = chromium()
     if binary is None:
         pytest.skip("no chromium binary (apt-get install chromium)")
@@ -284,7 +330,7 @@ def open_in_chromium(path: Path, profile: Path) -> tuple[float, subprocess.Compl
         "--enable-logging=stderr",
         "--v=0",
         "--dump-dom",
-        path.resolve().as_uri(),
+        path.resolve().as_uri() + (f"#{fragment}" if fragment else ""),
     ]
     best, dom = None, None
     for _ in range(2):
@@ -337,6 +383,25 @@ def test_view_in_headless_chromium(page, run_dir, tmp_path):
         timeout=120,
     )
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_index_sorts_and_filters_in_headless_chromium(page, run_dir, tmp_path):
+    """The index's script applies the filter and sort given in the address: input tokens from the median,
+    descending; then one family and outcome. The other rows are hidden, none is lost."""
+    trials = read_jsonl(run_dir / "trials.jsonl")
+    median = sorted(t["input_tokens"] for t in trials)[len(trials) // 2]
+    _, dom = open_in_chromium(page, tmp_path / "profile", f"min={median}&sort=tokens&desc=1")
+    rows = index_rows(dom.stdout).rows
+    assert sorted(r["data-trial"] for r in rows) == sorted(t["trial_id"] for t in trials)  # all rows kept
+    shown = [int(r["data-tokens"]) for r in rows if "hidden" not in r]
+    assert shown == sorted((t["input_tokens"] for t in trials if t["input_tokens"] >= median), reverse=True)
+    assert 1 < len(shown) < len(rows) and f"{len(shown)} of {len(rows)} trials shown" in dom.stdout
+    trial = trials[-1]
+    _, dom = open_in_chromium(page, tmp_path / "profile", f"family={trial['family']}&outcome={trial['outcome']}")
+    rows = index_rows(dom.stdout).rows
+    expected = [t["trial_id"] for t in trials if (t["family"], t["outcome"]) == (trial["family"], trial["outcome"])]
+    assert [r["data-trial"] for r in rows if "hidden" not in r] == expected and len(expected) < len(rows)
 
 
 @pytest.mark.slow
