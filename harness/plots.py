@@ -12,7 +12,7 @@ coincide are drawn once and the legend says "N identical curves"; a task family 
 every figure (``FAMILY_COLORS``).
 
 On the token curves and the sawtooth panels a strategy with a size trigger of its own (below or above
-the budget: ``clear_tool_results`` ``trigger``, ``summarize`` ``threshold``, any ``size_trigger``,
+the budget: ``clear_tool_results`` ``trigger``, ``summarize`` ``threshold``; ``TRIGGER_PARAMS``, after
 strategies/triggers.py) gets a purple dash-dot line at it, labelled ``trigger 60k (...)``; a trial
 that ended in ``context_overflow`` gets a black ✕ at its last step. The Pareto plot puts cost per
 trial on x (tokens when every configuration cost 0, and the axis says so) and lays its labels out so
@@ -22,10 +22,8 @@ that none covers another (leader lines to the points they name).
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import math
-import sys
 import textwrap
 import zlib
 from pathlib import Path
@@ -40,9 +38,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from harness.analysis import all_reference, config_label, cumulative_input, reference_note  # noqa: E402
-from harness.budget import format_budget  # noqa: E402
+from harness.budget import format_budget, parse_budget  # noqa: E402
 from harness.curves import BAND, THRASH_REREAD  # noqa: E402
-from strategies.triggers import RequestSizeMixin, SizeTrigger  # noqa: E402
 
 SHAPE_STYLE = {"sawtooth": "-", "monotonic": "-", "pinned": "-", "flat": ":", "short": ":"}
 FAMILY_COLORS = {  # one colour per task family, the same in every figure
@@ -63,12 +60,15 @@ LINESTYLES = ["-", "--", "-.", ":"]
 DPI = 110
 TRIGGER_COLOR = "#6a3d9a"  # a strategy's own size trigger: purple dash-dot, never the budget's red dashes
 OVERFLOW = "context_overflow"  # the outcome marked with a black ✕ at the trial's last step
-TRIGGER_PARAMS = {  # the size-trigger parameter of the built-in strategies, for rows without ``strategy_class``
+TRIGGER_PARAMS = {  # the size-trigger parameter of the built-in strategies, by strategy name or class name
     "clear_tool_results": "trigger",
     "summarize": "threshold",
     "adaptive_window": "ratio",
     "server_clear_tool_uses": "trigger",
     "server_compaction": "trigger",
+    "ClearToolResults": "trigger",
+    "Summarize": "threshold",
+    "AdaptiveWindow": "ratio",
 }
 
 
@@ -198,53 +198,38 @@ def _usd(value: float, _=None) -> str:
 # ------------------------------------------------------------------------------- triggers, overflows
 
 
-def _declared_trigger(class_name: str, params: dict) -> SizeTrigger | None:
-    """The ``size_trigger`` an instance of the strategy class ``class_name`` declares with ``params``.
-
-    Only a ``RequestSizeMixin`` strategy whose module is the project's ``strategies`` package or already
-    imported is built (a class named in a results file is never imported from elsewhere); None otherwise.
-    """
-    module, _, name = class_name.rpartition(".")
-    if not module or not (module == "strategies" or module.startswith("strategies.") or module in sys.modules):
-        return None
+def trigger_tokens(value: object, budget: int) -> int | None:
+    """A trigger parameter in tokens at ``budget``: a float in (0, 1] is that fraction of it, else a token count
+    (``60k`` works); None when the value is not a threshold (the strategies' own rule, strategies/_common.py;
+    harness does not import strategies)."""
+    if isinstance(value, float) and 0 < value <= 1:
+        return max(1, int(value * budget))
     try:
-        cls = getattr(importlib.import_module(module), name)
-        if not (isinstance(cls, type) and issubclass(cls, RequestSizeMixin)):
-            return None
-        trigger = getattr(cls(**params), "size_trigger", None)
-    except Exception:  # a class or parameters this version cannot build: the fallback decides
+        return parse_budget(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+    except ValueError:
         return None
-    return trigger if isinstance(trigger, SizeTrigger) else None
 
 
 @functools.lru_cache(maxsize=512)
 def _trigger(strategy: str, params_json: str, budget: int, class_name: str) -> tuple[int, str] | None:
     params = json.loads(params_json)
-    trigger = _declared_trigger(class_name, params) if class_name else None
-    if trigger is None and TRIGGER_PARAMS.get(strategy) in params:
-        name = TRIGGER_PARAMS[strategy]
-        try:
-            trigger = SizeTrigger(params[name], f"{strategy}: {name}")
-        except (TypeError, ValueError):
-            return None
-    if trigger is None or trigger.threshold is None:
+    name = TRIGGER_PARAMS.get(class_name.rpartition(".")[2]) or TRIGGER_PARAMS.get(strategy)
+    if name is None or params.get(name) is None:
         return None
-    try:
-        tokens = trigger.tokens(budget)
-    except (TypeError, ValueError):
+    tokens = trigger_tokens(params[name], budget)
+    if tokens is None or tokens == budget:
         return None
-    if tokens == budget:
-        return None
-    fraction = isinstance(trigger.threshold, float) and 0 < trigger.threshold <= 1
-    return tokens, trigger.name + (f" = {trigger.threshold:g} x budget" if fraction else "")
+    value = params[name]
+    fraction = isinstance(value, float) and 0 < value <= 1
+    return tokens, f"{strategy}: {name}" + (f" = {value:g} x budget" if fraction else "")
 
 
 def trigger_of(row) -> tuple[int, str] | None:
     """A trial's own size trigger in tokens and its name, e.g. ``(60000, "clear_tool_results: trigger")``.
 
-    Read from the row's ``strategy_params`` (trials.jsonl) and ``strategy_class``: the strategy's
-    declared ``size_trigger`` (strategies/triggers.py), else the parameter named in ``TRIGGER_PARAMS``;
-    a fraction of the budget is resolved against the row's ``budget``. None for a strategy without a
+    Read from the row's ``strategy_params`` (trials.jsonl): the parameter ``TRIGGER_PARAMS`` names for the
+    row's ``strategy_class`` (so an arm such as ``clear60`` is found by its class) or its ``strategy``; a
+    fraction of the budget is resolved against the row's ``budget``. None for a strategy without a
     trigger of its own and for one at the budget itself (the budget line already shows it).
     """
     params = row.get("strategy_params")

@@ -117,7 +117,7 @@ def test_trigger_lines_at_each_strategys_own_trigger(run, figure):
     plt.close(fig)
 
 
-def test_trigger_of_reads_the_declared_size_trigger_and_falls_back_to_the_parameter():
+def test_trigger_of_reads_the_trigger_parameter_of_the_strategy_or_its_class():
     row = {"strategy": "clear_tool_results", "budget": 25_000, "strategy_params": {"trigger": 0.8}}
     assert plots.trigger_of(row) == (20_000, "clear_tool_results: trigger = 0.8 x budget")
     declared = dict(row, strategy_class="strategies.clear_tool_results.ClearToolResults")
@@ -132,9 +132,14 @@ def test_trigger_of_reads_the_declared_size_trigger_and_falls_back_to_the_parame
         is None
     )
     assert plots.trigger_of({"strategy": "none", "budget": 25_000, "strategy_params": float("nan")}) is None
-    # a class named in a results file is built only when it is a strategy with a size trigger
+    # a class named in a results file is only looked up in the table, never imported or built
     evil = {"strategy": "x", "budget": 1_000, "strategy_params": {"command": "true"}, "strategy_class": "os.system"}
     assert plots.trigger_of(evil) is None
+    arm = {"strategy": "clear60", "budget": 1_000_000, "strategy_params": {"trigger": "60k"}}
+    assert plots.trigger_of(dict(arm, strategy_class="strategies.clear_tool_results.ClearToolResults")) == (
+        60_000,
+        "clear60: trigger",
+    )
 
 
 @pytest.mark.parametrize("figure", ["token_curves", "sawtooth"])
