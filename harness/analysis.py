@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from harness import identity as ident
+from harness import verdicts
 from harness.budget import format_budget
 from harness.curves import CURVE_RULES, SHAPES, classify, is_thrashing
 from harness.records import STEPS, TRIALS, read_jsonl, read_transcript, transcript_path
@@ -650,8 +651,26 @@ class Comparison:
 
     @property
     def regression(self) -> bool:
-        """True when any stratum is significantly worse in success or costlier beyond the tolerance."""
+        """True when the gate fails any stratum: fewer successes, or costlier without more successes
+        (``harness.verdicts``)."""
         return bool(self.table["regression"].any()) if not self.table.empty else False
+
+
+def decide(cmp: Comparison, adjusted: Sequence[float] | None = None) -> None:
+    """Set each stratum's ``p_adjusted`` (``adjusted``, else its own McNemar p), ``verdict`` (the kind),
+    ``verdict_text``, ``regression`` and ``reasons`` (why the gate fails it) in place (``harness.verdicts``)."""
+    table = cmp.table
+    if table.empty:
+        return
+    ps = list(adjusted) if adjusted is not None else [float(p) for p in table["mcnemar_p"]]
+    decided = [
+        verdicts.verdict(row, p, cmp.alpha, cmp.tolerance) for row, p in zip(table.to_dict("records"), ps, strict=True)
+    ]
+    table["p_adjusted"] = ps
+    table["verdict"] = [v.kind for v in decided]
+    table["verdict_text"] = [v.text for v in decided]
+    table["regression"] = [v.regression for v in decided]
+    table["reasons"] = ["; ".join(v.reasons) for v in decided]
 
 
 def _legacy_flat(row) -> dict:
@@ -727,7 +746,40 @@ def _pairing_frame(trials: pd.DataFrame, flats: list[dict], strata: Sequence[str
     if "cost_uncached" in trials:
         frame["cost"] = pd.to_numeric(trials["cost_uncached"], errors="coerce").fillna(frame["cost"])
     frame["stratum"] = [_stratum_label(f, strata) for f in flats]
+    frame["knobs"] = [
+        json.dumps(family_knobs(f, family), sort_keys=True, default=str)
+        for f, family in zip(flats, trials["family"], strict=True)
+    ]
+    frame["run"] = [Path(str(r)).name for r in trials["run_dir"]] if "run_dir" in trials else "?"
     return frame
+
+
+def family_knobs(flat: dict, family: str) -> dict:
+    """The knobs a trial's instance of ``family`` was generated with, from its flat identity: ``task.*`` when
+    the run named one family (``task=...``), else ``suite.families.<family>.*``; ``name`` aside. Empty when the
+    identity does not say (runs without identity.json, imported runs)."""
+    prefix = "task." if flat.get("task.name") == family else f"suite.families.{family}."
+    return {k[len(prefix) :]: v for k, v in flat.items() if k.startswith(prefix) and k != f"{prefix}name"}
+
+
+def check_family_knobs(merged: pd.DataFrame) -> None:
+    """``CompareError`` when a pair's two instances were generated with different family knobs (the same instance
+    id for different tasks: ``callback_search`` at 26 or 80 functions per file). Sides whose identity says
+    nothing of the knobs are not checked."""
+    for _, pair in merged[merged["knobs_base"] != merged["knobs_cand"]].iterrows():
+        kb, kc = json.loads(pair["knobs_base"]), json.loads(pair["knobs_cand"])
+        if not kb or not kc:
+            continue
+        knob = next(k for k in sorted(set(kb) | set(kc)) if kb.get(k, "<absent>") != kc.get(k, "<absent>"))
+        raise CompareError(
+            f"compare: {pair['family']} instances differ in {knob} ({_knob_value(kb, knob)} in {pair['run_base']}, "
+            f"{_knob_value(kc, knob)} in {pair['run_cand']}): not the same instances"
+        )
+
+
+def _knob_value(knobs: dict, knob: str) -> str:
+    """A knob's value as the error line shows it (``absent`` when that side's family has no such knob)."""
+    return json.dumps(knobs[knob], default=str) if knob in knobs else "absent"
 
 
 def _side_label(flat: dict, compared: Sequence[str], strata: Sequence[str]) -> str:
@@ -744,10 +796,11 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
     old strategy/params/budget/model key when a run has no identity.json). Keys that take the same
     several values on both sides (two matching sweeps) become strata: pairs are matched within a
     stratum and each is tested on its own. A key that differs between the sides is what is being
-    compared; it must hold one value per side. Per stratum: McNemar's exact test on success, the paired-bootstrap
-    interval of the success difference, and the paired-bootstrap ratios of total input tokens
-    and of cost (cand / base). ``regression`` is true when (p < alpha and fewer candidate
-    successes) or (a ratio > 1 + tolerance and its interval's lower bound > 1).
+    compared; it must hold one value per side. The instances paired must have been generated with the
+    same family knobs (``check_family_knobs``). Per stratum: McNemar's exact test on success, the
+    paired-bootstrap interval of the success difference, and the paired-bootstrap ratios of total input
+    tokens and of cost (cand / base); then the verdict and the gate at McNemar's own p (``decide``;
+    ``compare_runs`` decides again at Holm-adjusted p when there are several candidates).
     """
     if base.empty or cand.empty:
         raise CompareError("no trials to compare on one side")
@@ -755,14 +808,12 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
     fb, fc = _pairing_flats(base, cand)
     compared, strata = _split_keys(fb, fc)
     merged, unpaired = _pairs(_pairing_frame(base, fb, strata), _pairing_frame(cand, fc, strata), base, cand)
+    check_family_knobs(merged)
     if unpaired:
         notes.append(f"{unpaired} trials without a partner were left out")
-    rows = [
-        _stratum_row(stratum, g, bool(strata), tolerance, alpha, notes)
-        for stratum, g in merged.groupby("stratum", sort=True)
-    ]
+    rows = [_stratum_row(stratum, g, bool(strata), alpha, notes) for stratum, g in merged.groupby("stratum", sort=True)]
     notes.extend(_reference_notes(base, cand))
-    return Comparison(
+    cmp = Comparison(
         pd.DataFrame(rows),
         ["stratum"] if strata else [],
         _side_label(fb[0], compared, strata),
@@ -771,6 +822,8 @@ def paired(base: pd.DataFrame, cand: pd.DataFrame, tolerance: float = 0.10, alph
         alpha,
         notes,
     )
+    decide(cmp)
+    return cmp
 
 
 def _pairs(b: pd.DataFrame, c: pd.DataFrame, base: pd.DataFrame, cand: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -791,9 +844,7 @@ def _pairs(b: pd.DataFrame, c: pd.DataFrame, base: pd.DataFrame, cand: pd.DataFr
     return merged, len(b) + len(c) - 2 * len(merged)
 
 
-def _stratum_row(
-    stratum: str, g: pd.DataFrame, stratified: bool, tolerance: float, alpha: float, notes: list[str]
-) -> dict:
+def _stratum_row(stratum: str, g: pd.DataFrame, stratified: bool, alpha: float, notes: list[str]) -> dict:
     """One stratum's comparison row (see ``paired``); a warning about too few discordant pairs goes to ``notes``."""
     sb, sc = g["success_base"].astype(bool).to_numpy(), g["success_cand"].astype(bool).to_numpy()
     n_b = int((sb & ~sc).sum())  # base succeeded, candidate failed
@@ -808,15 +859,6 @@ def _stratum_row(
             f"{stratum or 'all'}: the candidate lost {n_b - n_c} more pairs than it won, but "
             "with fewer than 6 discordant pairs McNemar's test cannot reach p < 0.05: run more instances"
         )
-    reasons = []
-    if worse_success:
-        reasons.append(
-            f"successes base {int(sb.sum())}/{len(g)}, candidate {int(sc.sum())}/{len(g)} (McNemar p={p:.3g})"
-        )
-    if _costlier(tok, tlo, tolerance):
-        reasons.append(f"input tokens x{tok:.2f} [{tlo:.2f}, {thi:.2f}]")
-    if _costlier(cost, clo, tolerance):
-        reasons.append(f"cost x{cost:.2f} [{clo:.2f}, {chi:.2f}]")
     return {
         **({"stratum": stratum} if stratified else {}),
         "pairs": len(g),
@@ -834,14 +876,7 @@ def _stratum_row(
         "cost_ratio": cost,
         "cost_ratio_ci_low": clo,
         "cost_ratio_ci_high": chi,
-        "regression": bool(reasons),
-        "reasons": "; ".join(reasons),
     }
-
-
-def _costlier(ratio: float, low: float, tolerance: float) -> bool:
-    """A ratio (cand / base) above 1 + ``tolerance`` whose interval's lower bound ``low`` is above 1."""
-    return not math.isnan(ratio) and ratio > 1 + tolerance and low > 1
 
 
 def _reference_notes(base: pd.DataFrame, cand: pd.DataFrame) -> list[str]:
@@ -858,6 +893,184 @@ def _reference_notes(base: pd.DataFrame, cand: pd.DataFrame) -> list[str]:
         f"all trials come from the {note}: under the perfect profile repeated trials of an "
         "instance are identical, not independent evidence"
     ]
+
+
+# ---------------------------------------------------------------- several candidates against one base
+
+
+@dataclass
+class MultiComparison:
+    """``compare BASE CAND...``: the arms (base first) with their labels, and each candidate's ``Comparison``
+    against the base, decided at McNemar's p Holm-adjusted over the candidates (``compare_runs``)."""
+
+    labels: list[str]
+    arms: list[pd.DataFrame]
+    comparisons: list[Comparison]
+    tolerance: float
+    alpha: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def regression(self) -> bool:
+        """True when the gate fails any candidate."""
+        return any(cmp.regression for cmp in self.comparisons)
+
+
+def compare_runs(
+    arms: Sequence[pd.DataFrame], names: Sequence[str], tolerance: float = 0.10, alpha: float = 0.05
+) -> MultiComparison:
+    """Pair every candidate (``arms[1:]``) with the base (``arms[0]``; ``paired``), Holm-adjust each stratum's
+    McNemar p over the candidates that have that stratum, and decide the verdicts at the adjusted p.
+
+    ``names`` (the arms' folder names) label an arm that holds several configurations (a sweep) or whose
+    configuration another arm shares; otherwise an arm is labelled by its configuration (``config_names``).
+    """
+    if len(arms) < 2:
+        raise CompareError("compare needs a base and at least one candidate")
+    comparisons = [paired(arms[0], cand, tolerance, alpha) for cand in arms[1:]]
+    holm_over_candidates(comparisons)
+    labels = arm_labels(arms, names)
+    return MultiComparison(labels, list(arms), comparisons, tolerance, alpha, _multi_notes(arms, labels, comparisons))
+
+
+def _multi_notes(arms: Sequence[pd.DataFrame], labels: Sequence[str], comparisons: Sequence[Comparison]) -> list[str]:
+    """The comparisons' notes: one candidate's as they are; of several, what the reference agent's trials can
+    show once, then each candidate's own notes prefixed with its label."""
+    if len(comparisons) == 1:
+        return list(comparisons[0].notes)
+    shared = _reference_notes(arms[0], pd.concat(list(arms[1:]), ignore_index=True))
+    own = [
+        f"{label}: {note}"
+        for label, cand, cmp in zip(labels[1:], arms[1:], comparisons, strict=True)
+        for note in cmp.notes
+        if note not in _reference_notes(arms[0], cand)
+    ]
+    return [*shared, *own]
+
+
+def holm_over_candidates(comparisons: Sequence[Comparison]) -> None:
+    """Decide every comparison again (``decide``) at its strata's McNemar p, Holm-adjusted within each stratum
+    over the candidates: one candidate keeps its own p."""
+    cells: dict[str, list[tuple[int, int]]] = {}
+    for i, cmp in enumerate(comparisons):
+        for j, row in enumerate(cmp.table.to_dict("records")):
+            cells.setdefault(str(row.get("stratum", "")), []).append((i, j))
+    adjusted = [[float(p) for p in cmp.table["mcnemar_p"]] for cmp in comparisons]
+    for members in cells.values():
+        for (i, j), p in zip(members, verdicts.holm([adjusted[i][j] for i, j in members]), strict=True):
+            adjusted[i][j] = p
+    for cmp, ps in zip(comparisons, adjusted, strict=True):
+        decide(cmp, ps)
+        cmp.notes.extend(_holm_notes(cmp, len(comparisons)))
+
+
+def _holm_notes(cmp: Comparison, candidates: int) -> list[str]:
+    """A note per stratum whose success loss is significant on its own but not after Holm's correction."""
+    lost = cmp.table[
+        (cmp.table["mcnemar_p"] < cmp.alpha)
+        & (cmp.table["p_adjusted"] >= cmp.alpha)
+        & (cmp.table["cand_successes"] < cmp.table["base_successes"])
+    ]
+    return [
+        f"{r['stratum'] + ': ' if r.get('stratum') else ''}the loss in success is significant alone "
+        f"(McNemar p={r['mcnemar_p']:.3g}) but not after Holm's correction over {candidates} candidates "
+        f"(p={r['p_adjusted']:.3g}): run more instances"
+        for r in lost.to_dict("records")
+    ]
+
+
+def arm_labels(arms: Sequence[pd.DataFrame], names: Sequence[str]) -> list[str]:
+    """One distinct label per arm: its configuration's name among all the arms' (``config_names``) when it holds
+    one configuration, else its folder's name (``names``); a label given twice gets its folder name too, then
+    its position."""
+    combined = pd.concat(list(arms), ignore_index=True)
+    by_id = config_names(combined)
+    labels = [
+        by_id[str(arm["config_id"].iloc[0])] if arm["config_id"].nunique() == 1 else str(name)
+        for arm, name in zip(arms, names, strict=True)
+    ]
+    labels = [f"{lab} [{name}]" if labels.count(lab) > 1 else lab for lab, name in zip(labels, names, strict=True)]
+    return [f"{lab} #{i + 1}" if labels.count(lab) > 1 else lab for i, lab in enumerate(labels)]
+
+
+def _with_arm(arms: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:
+    """The arms' trials in one frame with an ``arm`` column."""
+    return pd.concat([arm.assign(arm=label) for arm, label in zip(arms, labels, strict=True)], ignore_index=True)
+
+
+ARM_COLUMNS = [
+    "arm",
+    "trials",
+    "successes",
+    "success_rate",
+    "success_ci_low",
+    "success_ci_high",
+    "mean_cost",
+    "cost_per_success",
+    "mean_total_input_tokens",
+    "reread_rate",
+    "mean_compactions",
+]
+"""The columns of ``arm_table``."""
+
+
+def arm_table(arms: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:
+    """One row per arm, in the order given (``ARM_COLUMNS``): trials, successes, success rate with its Wilson
+    interval, mean cost per trial and cost per success (what the calls cost: ``cost_uncached``, as ``paired``
+    compares; NaN without a success), mean input tokens of all calls, mean re-read rate and compactions."""
+    summary = summarize(_with_arm(arms, labels), by=["arm"]).set_index("arm").loc[list(labels)].reset_index()
+    summary["mean_cost"] = summary["mean_cost_uncached"]
+    summary["cost_per_success"] = [
+        total / k if k else math.nan
+        for total, k in zip(summary["total_cost_uncached"], summary["successes"], strict=True)
+    ]
+    return summary[ARM_COLUMNS]
+
+
+def family_table(arms: Sequence[pd.DataFrame], labels: Sequence[str]) -> pd.DataFrame:
+    """Success per task family per arm, long form: ``family``, ``arm``, ``successes``, ``trials``,
+    ``success_rate``; families sorted, arms in the order given."""
+    trials = _with_arm(arms, labels)
+    rows = [
+        {
+            "family": family,
+            "arm": label,
+            "successes": int(g["success"].astype(bool).sum()),
+            "trials": len(g),
+            "success_rate": float(g["success"].astype(bool).mean()),
+        }
+        for family in sorted(trials["family"].unique())
+        for label in labels
+        if len(g := trials[(trials["family"] == family) & (trials["arm"] == label)])
+    ]
+    return pd.DataFrame(rows, columns=["family", "arm", "successes", "trials", "success_rate"])
+
+
+def pareto_frontier(
+    rows: pd.DataFrame,
+    label: str = "arm",
+    cost: str = "mean_cost",
+    tokens: str = "mean_total_input_tokens",
+) -> pd.DataFrame:
+    """The Pareto frontier of success rate against cost per trial over ``rows`` (``arm_table``, or
+    ``summarize(trials, by=CONFIG_KEYS)`` with ``label="config"``): mean input tokens of all calls instead of
+    cost when every row costs 0. Columns: the label, ``success_rate``, ``measure`` (``cost`` or ``input
+    tokens``), ``value``, ``frontier`` (no other row has at least its success at no more cost, better in one)
+    and ``dominated_by`` (the rows that do); frontier rows first, by cost."""
+    measure, column = ("cost", cost) if (rows[cost].astype(float).fillna(0) > 0).any() else ("input tokens", tokens)
+    points = [verdicts.Point(str(r[label]), float(r["success_rate"]), float(r[column])) for _, r in rows.iterrows()]
+    dominated = verdicts.pareto_frontier(points)
+    out = pd.DataFrame(
+        {
+            label: [p.arm for p in points],
+            "success_rate": [p.success for p in points],
+            "measure": measure,
+            "value": [p.cost for p in points],
+            "frontier": [not dominated[p.arm] for p in points],
+            "dominated_by": [", ".join(dominated[p.arm]) for p in points],
+        }
+    )
+    return out.sort_values(["frontier", "value"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- markdown

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness import importer, report, view
+from harness import power
 from harness.config import CONFIG_DIR, options
 from harness.errors import UsageError
 from harness.importer import DEFAULT_OUT, FORMATS
@@ -94,11 +95,11 @@ def _report(parser: argparse.ArgumentParser) -> Handler:
     return lambda ns: report.cmd_report(ns.runs, ns.out)
 
 
-@subcommand("compare", "paired comparison of two runs, and the regression gate")
+@subcommand("compare", "paired comparison of candidate runs with a base run, their verdicts, and the regression gate")
 def _compare(parser: argparse.ArgumentParser) -> Handler:
-    parser.add_argument("base", metavar="BASE", help="the base run folder")
-    parser.add_argument("cand", metavar="CAND", help="the candidate run folder")
-    parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when the candidate regresses")
+    parser.add_argument("base", metavar="BASE", help="the base run folder (or sweep folder)")
+    parser.add_argument("cands", nargs="+", metavar="CAND", help="the candidate run folders, each paired with BASE")
+    parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when a candidate regresses")
     parser.add_argument(
         "--tolerance",
         type=float,
@@ -108,7 +109,7 @@ def _compare(parser: argparse.ArgumentParser) -> Handler:
     )
     parser.add_argument("--alpha", type=float, default=0.05, metavar="A", help="McNemar's level (default 0.05)")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    return lambda ns: report.cmd_compare(ns.base, ns.cand, ns.fail_on_regression, ns.tolerance, ns.alpha, ns.json)
+    return lambda ns: report.cmd_compare(ns.base, ns.cands, ns.fail_on_regression, ns.tolerance, ns.alpha, ns.json)
 
 
 @subcommand("view", "static HTML: RUN/view/index.html and a page per trial (token curve, requests marked)")
@@ -160,10 +161,39 @@ def _cmd_export(runs: list[str], fmt: str, out_dir: str) -> int:
     return cmd_export(runs, fmt, out_dir)
 
 
+@subcommand("power", "how many paired instances (and trials) detect a difference in success, for the gate's test")
+def _power(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument("--base", type=float, required=True, metavar="P", help="the base arm's success rate, e.g. 0.6")
+    parser.add_argument(
+        "--delta", type=float, required=True, metavar="D", help="candidate - base success, e.g. -0.2 or 0.2"
+    )
+    parser.add_argument("--alpha", type=float, default=0.05, metavar="A", help="McNemar's level (default 0.05)")
+    parser.add_argument("--power", type=float, default=0.80, metavar="P", help="the power wanted (default 0.80)")
+    parser.add_argument("--trials", type=int, default=1, metavar="N", help="trials per instance (default 1)")
+    parser.add_argument(
+        "--families",
+        type=int,
+        default=power.DEFAULT_FAMILIES,
+        metavar="N",
+        help=f"task families per instance (default {power.DEFAULT_FAMILIES}, the default suite; 1 with task=NAME)",
+    )
+    parser.add_argument(
+        "--worse-wins",
+        type=float,
+        default=None,
+        metavar="S",
+        help="share of pairs only the worse arm solves (default: the arms independent within a pair)",
+    )
+    return lambda ns: power.cmd_power(
+        power.Question(ns.base, ns.delta, ns.alpha, ns.power, ns.trials, ns.families, ns.worse_wins)
+    )
+
+
 # ---------------------------------------------------------------- list
 
 LIST_SECTIONS = (
     ("strategies", "strategy"),
+    ("arms (a strategy with its parameters and budget)", "arm"),
     ("task families", "task"),
     ("suites", "suite"),
     ("models", "model"),

@@ -35,8 +35,8 @@ from hydra_plugins.ctxbench_resolvers.resolvers import job_dirname as job_dirnam
 from hydra_plugins.ctxbench_resolvers.resolvers import register_resolvers
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "experiment")
-NULLABLE_GROUPS = ("task", "experiment", "summarizer", "faults")
+GROUPS = ("strategy", "task", "suite", "model", "summarizer", "pricing", "faults", "arm", "experiment")
+NULLABLE_GROUPS = ("task", "experiment", "summarizer", "faults", "arm")
 
 
 class SettingError(ValueError):
@@ -168,6 +168,22 @@ def validate_overrides(args: list[str]) -> None:
                     parse_budget(budget)
                 except BudgetError as exc:
                     raise UsageError(str(exc)) from None
+    check_arm_alone(args)
+
+
+def check_arm_alone(args: list[str]) -> None:
+    """``arm=NAME`` chooses the strategy and its parameters (configs/arm/): beside ``strategy=...`` it is refused in
+    one line (``strategy.KEY=VALUE`` still sets one parameter of the arm's strategy)."""
+    chosen: dict[str, str] = {}
+    for arg in override_lines(args):
+        key, _, value = arg.partition("=")
+        chosen[key.lstrip("+~")] = value
+    arms = [v for v in sweep_values(chosen.get("arm", "")) if v != "null"]
+    if arms and "strategy" in chosen:
+        raise UsageError(
+            f"arm={chosen['arm']} chooses the strategy and its parameters: drop strategy={chosen['strategy']}, "
+            "or set one parameter with strategy.KEY=VALUE (configs/arm/README.md)"
+        )
 
 
 def register_plugins(args: list[str]) -> None:

@@ -6,8 +6,10 @@ Two sources, chosen with ``pricing=``:
   bundled with the installed package), keyed by the model the backend reports (the response's
   model name, else the configured model id). Only the bundled data is read: the package's optional
   auto-update from the network is never started, and every lookup goes through a snapshot of the
-  bundled data made here. The reference agent is not an LLM: ``auto`` gives it no price (cost 0,
-  recorded as ``pricing: none`` with the price source saying why).
+  bundled data made here. The reference agent is not an LLM: ``auto`` prices its calls as those of a
+  named representative model, ``REPRESENTATIVE_MODEL`` (the database's prices of ``gpt-4.1-mini``,
+  fixed for the run), so that an offline run's cost is never silently 0; the run header and every
+  row's ``price_source`` say so, and ``pricing=none`` prices nothing.
 - a profile of ``configs/pricing/`` (``openai-like``, ``anthropic-like``, ...): fixed prices, an
   explicit override. One warning line says when it disagrees with the database's price of the
   configured model by more than ``DISAGREE_SHARE``.
@@ -30,7 +32,14 @@ from typing import Any, Callable, Mapping
 DATABASE = "genai-prices"
 AUTO = "auto"
 NONE = "none"
-REFERENCE_SOURCE = "none: the reference agent is not an LLM"
+REFERENCE_SOURCE = "none: the reference agent is not an LLM"  # its price when the database lacks the representative
+# auto's price of the reference agent (not an LLM): this model's database prices. gpt-4.1-mini is the ``openai``
+# preset's model (configs/model/openai.yaml), a provider whose cache the reference agent's default cache profile
+# (``openai``) simulates: cache reads at a quarter of the input price, no cache-write premium. Its prices are
+# those of the ``openai-mini-like`` profile.
+REPRESENTATIVE_MODEL = "gpt-4.1-mini"
+REPRESENTATIVE_URL = "https://api.openai.com/v1"  # pins the provider the model is looked up at
+REPRESENTATIVE_NOTE = "(representative: the reference agent is not an LLM)"
 LOCAL_SOURCE = "none: a model served on this machine, not in genai-prices"
 REFERENCE_TARGETS = ("reference_agent.",)  # the reference agent's model classes (reference_agent/scripted.py)
 LOCAL_TARGETS = ("harness.models.local.",)  # backends that start their own server on this machine
@@ -143,7 +152,7 @@ def database_version() -> str:
 @functools.cache
 def _snapshot() -> Any:
     """A snapshot of the price data bundled with genai-prices (never the network's)."""
-    # imported on first use: the bundled data is large, and a run of the reference agent never needs it
+    # imported on first use: the bundled data is large (about 0.25 s to load), and a run under a profile never needs it
     from genai_prices.data import providers
     from genai_prices.data_snapshot import DataSnapshot
 
@@ -299,9 +308,49 @@ class AutoPricing:
         raise AttributeError(key)
 
 
+@dataclass(frozen=True)
+class RepresentativePrice(Pricing):
+    """``auto``'s price of the reference agent: the database's per-1M prices of ``REPRESENTATIVE_MODEL``,
+    fixed for the run (the same config gives the same records). ``priced_as`` is the database's
+    provider/model (``openai/gpt-4.1-mini``)."""
+
+    priced_as: str = ""
+
+
+@functools.cache
 def reference_price() -> Pricing:
-    """``auto``'s price of the reference agent: none (it is not an LLM, its calls cost 0)."""
-    return Pricing(name=NONE, source=REFERENCE_SOURCE)
+    """``auto``'s price of the reference agent (not an LLM): that of the representative model, recorded as
+    ``pricing: auto`` with ``price_source`` ``genai-prices 0.2.5 openai/gpt-4.1-mini (representative: ...)``.
+    Without the model in the installed database: no price (cost 0, ``REFERENCE_SOURCE``), with one warning line.
+    """
+    found = lookup(REPRESENTATIVE_MODEL, REPRESENTATIVE_URL)
+    if found is None:
+        warn(
+            f"pricing=auto: the representative model {REPRESENTATIVE_MODEL} is not in {DATABASE} "
+            f"{database_version()}: the reference agent's calls cost 0 (choose a profile with pricing=NAME)"
+        )
+        return Pricing(name=NONE, source=REFERENCE_SOURCE)
+    return RepresentativePrice(
+        name=AUTO,
+        input=found.input,
+        cached_input=found.cached_input,
+        output=found.output,
+        cache_write=found.cache_write,
+        source=f"{found.source} {REPRESENTATIVE_NOTE}",
+        priced_as=found.source.removeprefix(f"{DATABASE} {database_version()} "),
+    )
+
+
+def header(pricing: Any) -> str:
+    """The run header's pricing: its name, and for the reference agent under ``auto`` the model it is priced
+    as (``auto -> priced as openai/gpt-4.1-mini (representative: ...; pricing=none to turn off)``)."""
+    agent = pricing.agent if isinstance(pricing, AutoPricing) else pricing
+    if isinstance(agent, RepresentativePrice):
+        return (
+            f"{pricing.name} -> priced as {agent.priced_as} "
+            "(representative: the reference agent is not an LLM; pricing=none to turn off)"
+        )
+    return str(pricing.name)
 
 
 # ---------------------------------------------------------------- from the config
@@ -315,7 +364,8 @@ def pricing_from(
 ) -> Pricing | AutoPricing:
     """The pricing of a run: ``node`` (the ``pricing`` group: ``auto``, or a profile) for its models.
 
-    ``auto`` of a run whose every model is the reference agent is plain ``none`` (cost 0).
+    ``auto`` of a run whose every model is the reference agent is the representative model's fixed prices
+    (``reference_price``).
     A profile is checked against the database's price of the configured agent model
     (``on_warning``, by default ``warn``, gets the line when they disagree). A bad profile raises ``TypeError``.
     """

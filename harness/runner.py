@@ -35,7 +35,7 @@ from harness.models.base import Model, ModelError, PreflightError, innermost
 from harness.models.faults import FaultInjecting
 from harness.models.response_cache import DEFAULT_PATH, Cached, ResponseStore, request_settings
 from harness.models.wrappers import Delayed, Limits, Throttled
-from harness.pricing import pricing_from
+from harness.pricing import header as pricing_header, pricing_from
 from harness.records import TRIALS, RunWriter, read_jsonl
 from harness.report import end_of_run_lines
 from harness.run_outputs import write_run_outputs
@@ -442,7 +442,7 @@ def banner(model: Model, settings: TrialSettings, n_pending: int, n_done: int, r
         f"budget: {format_budget(settings.budget)}  "
         f"max_steps: {settings.max_steps}  trials to run: {n_pending} (already recorded: {n_done})"
     )
-    lines.append(f"pricing: {settings.pricing.name}  cache profile: {settings.cache_profile.name}")
+    lines.append(f"pricing: {pricing_header(settings.pricing)}  cache profile: {settings.cache_profile.name}")
     return "\n".join(lines)
 
 

@@ -245,9 +245,13 @@ def test_paired_comparison():
     assert cmp.regression and "McNemar" in row["reasons"]
     same = analysis.paired(base, base)
     assert not same.regression and same.table.iloc[0]["input_ratio"] == pytest.approx(1.0)
-    # costlier beyond the tolerance: the candidate is `none` against sliding_window as base
+    # `none` against sliding_window as base: more successes for more input tokens is a trade-off the gate passes
     reverse = analysis.paired(cand, base)
-    assert reverse.regression and "input tokens" in reverse.table.iloc[0]["reasons"]
-    assert not analysis.paired(cand, base, tolerance=10.0).regression
+    assert not reverse.regression and reverse.table.iloc[0]["verdict"] == "trade-off"
+    # costlier beyond the tolerance at the same successes: the gate fails it
+    fat = base.assign(total_input_tokens=base["total_input_tokens"] * 2)
+    costlier = analysis.paired(base, fat)
+    assert costlier.regression and "input tokens" in costlier.table.iloc[0]["reasons"]
+    assert not analysis.paired(base, fat, tolerance=10.0).regression
     with pytest.raises(analysis.CompareError):
         analysis.paired(trials, base)  # several strategies on one side only

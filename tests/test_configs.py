@@ -121,7 +121,7 @@ def test_every_option_composes_and_builds(compose_config, group, option):
 
 def test_every_group_is_covered():
     groups = {group.split("/")[0] for group, _ in config_options()}
-    assert {"model", "pricing", "suite", "faults", "summarizer", "strategy", "task", "experiment"} <= groups
+    assert {"model", "pricing", "suite", "faults", "summarizer", "strategy", "task", "arm", "experiment"} <= groups
     assert {"variant", "hydra"} <= groups
 
 

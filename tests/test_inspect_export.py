@@ -203,6 +203,9 @@ def test_export_command(folders, tmp_path):
     files = sorted((tmp_path / "out").glob("*.eval"))
     assert len(files) == len(STRATEGIES) + 1 and all(str(f) in result.stdout for f in files)
     assert f"inspect view --log-dir {tmp_path / 'out'}" in result.stdout
+    hint = next(line for line in result.stdout.splitlines() if line.startswith("browse them: "))
+    program = tmp_path / hint.removeprefix("browse them: ").split()[0]  # relative to where export ran, or absolute
+    assert program.is_file() and os.access(program, os.X_OK), f"the hint does not run as printed: {hint}"
 
 
 @pytest.mark.parametrize(

@@ -125,13 +125,15 @@ def test_the_summarizer_is_priced_by_its_own_model():
     assert auto.price_for("subagent").source.endswith("openai/gpt-4.1-mini")
 
 
-def test_the_reference_agent_has_no_price():
-    price = pricing_from({"name": "auto"}, SCRIPTED_SPEC)
-    assert price.name == "none" and price.source == "none: the reference agent is not an LLM"
-    assert price.cost(10_000, 5_000, 300) == 0.0
-    summarizer = pricing_from({"name": "auto"}, SCRIPTED_SPEC, OPENAI_SPEC)  # the summarizer is an LLM: priced
-    assert summarizer.price_for("summarizer").source.endswith("openai/gpt-4.1-mini")
-    assert summarizer.price_for("agent").name == "none"
+def test_the_reference_agent_is_priced_as_the_representative_model():
+    price = pricing_from({"name": "auto"}, SCRIPTED_SPEC)  # issue 35: never silently $0 (tests/test_pricing_default.py)
+    assert price.name == "auto" and price.source == f"genai-prices {VERSION} openai/gpt-4.1-mini " + (
+        "(representative: the reference agent is not an LLM)"
+    )
+    assert price.cost(10_000, 5_000, 300) == pytest.approx(db_cost("gpt-4.1-mini", 10_000, 5_000, 300), rel=1e-12)
+    summarizer = pricing_from({"name": "auto"}, SCRIPTED_SPEC, OPENAI_SPEC)  # the summarizer is an LLM: its own model
+    assert summarizer.price_for("summarizer").source == f"genai-prices {VERSION} openai/gpt-4.1-mini"
+    assert summarizer.price_for("agent") == price
 
 
 def test_an_unknown_model_warns_once_and_costs_nothing(warned, capsys):

@@ -79,9 +79,13 @@ def test_a_run_without_faults_after_one_with_faults_holds_no_injected_reply(tmp_
 
     def strip_run(rows):
         volatile = ("wall_s", "started_at", "run", "latency_s", "from_cache", "from_cache_calls")
-        return [{k: v for k, v in r.items() if k not in volatile} for r in rows]
+        # a replayed call costs 0 and keeps what it cost in cost_uncached (the reference agent is priced by default)
+        return [{k: v for k, v in r.items() if k not in volatile and not k.endswith("cost")} for r in rows]
 
-    assert strip_run(read_jsonl(again / "trials.jsonl")) == strip_run(read_jsonl(faulty / "trials.jsonl"))
+    replayed, original = read_jsonl(again / "trials.jsonl"), read_jsonl(faulty / "trials.jsonl")
+    assert strip_run(replayed) == strip_run(original)
+    assert all(r["cost"] == 0 for r in replayed) and all(r["cost"] > 0 for r in original)
+    assert [r["cost_uncached"] for r in replayed] == [r["cost"] for r in original]
 
 
 def test_the_cache_never_stores_a_reply_marked_injected(tmp_path):

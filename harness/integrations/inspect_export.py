@@ -40,6 +40,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
+import shutil
+import sys
 from collections import defaultdict, deque
 from datetime import datetime, timedelta, timezone
 from importlib import metadata as package_metadata
@@ -746,6 +749,19 @@ def export_runs(targets: Iterable[Path], out_dir: Path) -> list[tuple[Path, Eval
     return written
 
 
+def inspect_command() -> str:
+    """``inspect`` as printed so that it runs: the script installed beside this Python (``.venv/bin/inspect``,
+    relative when under the working directory), else ``inspect`` on the PATH."""
+    found = shutil.which("inspect", path=str(Path(sys.executable).parent))
+    if not found:
+        return "inspect"
+    script = Path(found)
+    try:
+        return shlex.quote(str(script.relative_to(Path.cwd())))
+    except ValueError:
+        return shlex.quote(str(script))
+
+
 def cmd_export(runs: Iterable[str | Path], fmt: str, out_dir: str | Path) -> int:
     """The ``export RUN... --to inspect DIR`` command: write the logs and say where, with their samples and sizes."""
     if fmt != FORMAT:
@@ -756,5 +772,5 @@ def cmd_export(runs: Iterable[str | Path], fmt: str, out_dir: str | Path) -> int
         raise UsageError(str(exc)) from None
     for path, log in written:
         print(f"wrote {path} ({len(log.samples or [])} samples, {path.stat().st_size / 1024:,.0f} KiB)")
-    print(f"browse them: inspect view --log-dir {out_dir}")
+    print(f"browse them: {inspect_command()} view --log-dir {shlex.quote(str(out_dir))}")
     return 0
