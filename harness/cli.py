@@ -29,7 +29,7 @@ from hydra._internal.callbacks import Callbacks  # honours hydra.callbacks, as t
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.utils import run_job
 from hydra.types import HydraContext, RunMode
-from omegaconf import open_dict
+from omegaconf import DictConfig, open_dict
 
 from harness import commands
 from harness.commands import PROG, SUBCOMMANDS, CommandParser, synopsis
@@ -46,7 +46,7 @@ from harness.dryrun import dry_run as print_plan
 from harness.errors import ConfigError, UsageError
 from harness.identity import sweep_folder_name
 from harness.records import trial_files
-from harness.report import end_of_run_lines
+from harness.report import end_of_run_lines, print_study
 from harness.retry_errors import FAIL_FLAG, RETRY_FLAG, error_counts, error_line, retry_outcomes, set_aside_errors
 from harness.run_lock import hold_run_folder
 from harness.runner import execute
@@ -153,6 +153,7 @@ def fail(message: str) -> None:
 
 
 _STATE: dict[str, Path] = {}  # the folder of the run in progress (for the Ctrl-C line)
+_JOBS: list[Path] = []  # the run folders of this command's jobs, in the order they ran (a study compares them)
 
 
 def cmd_run(args: list[str]) -> int:
@@ -160,6 +161,7 @@ def cmd_run(args: list[str]) -> int:
     fresh, dry, fail_on_error = FRESH in args, DRY_RUN in args, FAIL_FLAG in args
     retry = retry_flag(args)
     _STATE.clear()
+    _JOBS.clear()
     if retry is not None and fresh:
         raise UsageError(f"{RETRY_FLAG} keeps the other trials and --fresh deletes them all: choose one")
     args = [a for a in args if a not in (FRESH, DRY_RUN, FAIL_FLAG) and a.partition("=")[0] != RETRY_FLAG]
@@ -167,6 +169,7 @@ def cmd_run(args: list[str]) -> int:
     validate_overrides(args)
     register_plugins(args)
     cfg, sweeps = compose_checked(args)
+    baseline = study_baseline(cfg)
     sweep_dir: Path | None = None
     if "-m" in args or "--multirun" in args:
         args, sweep_dir = sweep_dir_override(args, cfg, sweeps)
@@ -180,6 +183,9 @@ def cmd_run(args: list[str]) -> int:
     def job(cfg) -> None:
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         _STATE.setdefault("target", run_dir)
+        _JOBS.append(run_dir)
+        with open_dict(cfg):
+            cfg.pop("study", None)  # what the sweep prints at its end, not what a trial is: not in the identity
         existed_with_trials = (run_dir / "trials.jsonl").exists()
         try:
             with hold_run_folder(run_dir):  # --fresh and --retry-errors change records: not under a running run
@@ -204,6 +210,8 @@ def cmd_run(args: list[str]) -> int:
         return interrupted(_STATE.get("target"))
     if sweep_dir is not None and sweep_dir.exists():
         print_sweep_summary(sweep_dir)
+        if baseline is not None:
+            print_study(list(_JOBS), baseline, sweep_dir, plots=bool(cfg.get("plots", True)))
     errors = error_counts(_STATE.get("target")) if fail_on_error else None
     if errors:
         print(error_line(errors), file=sys.stderr)
@@ -338,6 +346,22 @@ def clear_records(run_dir: Path) -> str:
         f"--fresh: deleted the earlier records of this config ({n} trials, steps, transcripts, summary, plots) "
         f"in {run_dir}"
     )
+
+
+def study_baseline(cfg: Any) -> str | None:
+    """The baseline arm of the study the config declares (``study: {baseline: ARM}``, the study presets such as
+    configs/experiment/strategy_question.yaml), or None; a sweep that declares one ends with ``compare`` of its
+    run folders against that arm (``report.print_study``). ``UsageError`` for a study block of another shape."""
+    node = cfg.get("study")
+    if node is None:
+        return None
+    keys = set(node) if isinstance(node, DictConfig) else set()
+    baseline = node.get("baseline") if isinstance(node, DictConfig) else None
+    if keys != {"baseline"} or not isinstance(baseline, str) or not baseline:
+        raise UsageError(
+            f"study={node} must be {{baseline: ARM}}: the arm the sweep's other run folders are compared with"
+        )
+    return baseline
 
 
 def print_sweep_summary(sweep_dir: Path) -> None:

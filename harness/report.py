@@ -616,3 +616,55 @@ def cmd_compare(
         raise UsageError(str(exc)) from None
     print(json.dumps(compare_json(multi), indent=1) if as_json else format_compare(multi))
     return 1 if (fail_on_regression and multi.regression) else 0
+
+
+# ---------------------------------------------------------------- a study: the end of a sweep that declares one
+
+STUDY_FOLDER = "study"  # the study's report in the sweep folder: summary.md, plots/pareto.png, ...
+
+
+def study_runs(run_dirs: list[Path], baseline: str) -> list[Path]:
+    """``run_dirs`` (a sweep's run folders, in the order they ran) with the one whose trials ran the arm (strategy
+    name) ``baseline`` first; ``UsageError`` unless exactly one did."""
+    ran = {d: set(analysis.load_trials([d], curves=False).get("strategy", pd.Series(dtype=str))) for d in run_dirs}
+    base = [d for d, names in ran.items() if baseline in names]
+    if len(base) != 1:
+        found = ", ".join(sorted({n for names in ran.values() for n in names})) or "no trials"
+        raise UsageError(
+            f"study.baseline={baseline}: {len(base)} of the sweep's {len(run_dirs)} run folders ran it "
+            f"(the study needs one; they ran: {found})"
+        )
+    return [*base, *(d for d in run_dirs if d != base[0])]
+
+
+def print_study(run_dirs: list[Path], baseline: str, sweep_dir: Path, plots: bool = True) -> None:
+    """What a sweep that declares ``study: {baseline: ARM}`` (configs/experiment/strategy_question.yaml) prints
+    after its table: ``compare BASE CAND...`` over its run folders (``run_dirs``, the jobs that ran here; else
+    every run folder below ``sweep_dir``, when a launcher ran them elsewhere), the baseline's first (the per-arm
+    table, success per family, the verdicts, the Pareto frontier), then, with ``plots``, the runs' report written
+    into ``<sweep>/study`` (``report``'s files; its Pareto plot has cost per trial on x). A study decides nothing
+    for the exit code: a verdict never changes it, and a comparison that cannot be made is one line."""
+    try:
+        run_dirs = [d for d in run_dirs if (Path(d) / "trials.jsonl").exists()] or analysis.run_dirs([sweep_dir])
+        runs = [str(d) for d in study_runs(run_dirs, baseline)]
+        multi = analysis.compare_runs([_load_trials([r]) for r in runs], [Path(r).resolve().name for r in runs])
+    except (UsageError, analysis.CompareError, FileNotFoundError, analysis.ForeignRecords) as exc:
+        print(f"\nstudy: no comparison: {exc}")
+        return
+    names = " ".join(Path(r).name for r in runs)
+    print(f"\nstudy: the arms against {baseline}, as `compare {names}` prints it (the exit code ignores verdicts)")
+    print(format_compare(multi))
+    if not plots:
+        return
+    try:
+        out = claim_output_dir(runs, Path(sweep_dir) / STUDY_FOLDER, chosen=False)
+    except UsageError as exc:
+        print(f"study: no report: {exc}")
+        return
+    _, md = write_report(runs, out)
+    priced = any(
+        pd.to_numeric(arm.get("cost", pd.Series(dtype=float)), errors="coerce").fillna(0).gt(0).any()
+        for arm in multi.arms
+    )
+    x = "cost per trial" if priced else "input tokens per trial: every arm costs 0"  # plots.pareto_x
+    print(f"study report: {md}; Pareto plot (success against {x}): {out / 'plots' / 'pareto.png'}")

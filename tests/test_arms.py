@@ -114,6 +114,7 @@ def test_a_sweep_over_arms_writes_one_folder_per_arm_named_for_it(tmp_path):
         assert ident["strategy"]["name"] == arm and ident["budget"] == "1M"
     for arm in ("none@1M", "clear60@1M", "sum100@1M"):
         assert arm in result.stdout  # the sweep's table labels each arm
+    assert "\nstudy: " not in result.stdout  # no study declared (tests/test_study.py): the sweep's table ends it
 
 
 @pytest.mark.parametrize(
