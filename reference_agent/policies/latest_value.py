@@ -93,6 +93,10 @@ class State:
     def furthest(self) -> int:
         return max(self.pages, default=0)
 
+    def lose(self, key: tuple[str, str], what: str) -> None:
+        """Note that ``what`` set ``key`` to a value the agent cannot recover; the field keeps its value."""
+        self.lost.append(f"Not recovered: {what}; kept {self.values.get(key, ('unknown', 0))[0]}")
+
     def gone(self, page: int | None) -> bool:
         """Whether ``page`` cannot be read again: unknown, or at or before a page the channel said is archived
         (the channel archives its oldest pages first)."""
@@ -305,10 +309,10 @@ class LatestValuePolicy(LedgerPolicy):
             if value is not None:
                 state.put((shipment, name), value, withdrawal)
             elif state.gone(state.page_of(restored)):
-                kept = state.values.get((shipment, name), ("unknown", 0))[0]
-                state.lost.append(
-                    f"Not recovered: #{withdrawal} brings back {shipment} {name} of #{restored}, whose page "
-                    f"{state.page_of(restored)} is archived; kept {kept}"
+                state.lose(
+                    (shipment, name),
+                    f"#{withdrawal} brings back {shipment} {name} of #{restored}, whose page "
+                    f"{state.page_of(restored)} is archived",
                 )
             else:
                 still.append((withdrawal, shipment, name, restored))
@@ -322,10 +326,10 @@ class LatestValuePolicy(LedgerPolicy):
             if value is not None:
                 state.put((shipment, name), value, adoption)
             elif state.gone(state.page_of(proposal)):
-                kept = state.values.get((shipment, name), ("unknown", 0))[0]
-                state.lost.append(
-                    f"Not recovered: #{adoption} adopts the {shipment} {name} proposed in #{proposal}, which is "
-                    f"neither in view nor in my notes; kept {kept}"
+                state.lose(
+                    (shipment, name),
+                    f"#{adoption} adopts the {shipment} {name} proposed in #{proposal}, which is neither in view "
+                    "nor in my notes",
                 )
             else:
                 adopting.append((adoption, shipment, name, proposal))

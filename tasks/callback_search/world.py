@@ -241,19 +241,10 @@ def _plant_call_sites(
     """
     imports: dict[str, list[str]] = {FACADE: [f"from {module} import {target_name} as {alias}"]}
     sites = []
-    package, leaf = module.rsplit(".", 1)
-    facade = FACADE[4:-3].replace("/", ".")
     for index, (p, m, func, arg) in enumerate(callers):
         path = f"src/{p}/{m}.py"
-        if index == 0:
-            imports.setdefault(path, []).append(f"from {facade} import {alias}")
-            call = f"{alias}({arg})"
-        elif index % 2:
-            imports.setdefault(path, []).append(f"from {package} import {leaf}")
-            call = f"{leaf}.{target_name}({arg})"
-        else:
-            imports.setdefault(path, []).append(f"from {module} import {target_name}")
-            call = f"{target_name}({arg})"
+        style = "alias" if index == 0 else "attribute" if index % 2 else "direct"
+        call = _import_call(imports, path, style, module, target_name, alias, arg)
         _insert(rng, modules, path, _caller_function(func, arg, call))
         sites.append({"file": path, "function": func})
     return imports, sites
@@ -271,22 +262,29 @@ def _plant_extra_call_site(
 ) -> dict:
     """One more call site (``extra_call_sites``) in the generated module ``path``: through the facade's alias,
     as a module attribute or directly (by turns, ``index``); its import and the site."""
-    package, leaf = module.rsplit(".", 1)
-    facade = FACADE[4:-3].replace("/", ".")
     service = path.split("/")[1]
     func = f"{rng.choice(VERBS)}_{rng.choice(NOUNS[service])}_{rng.choice(EXTRA_SUFFIXES)}"
     arg = rng.choice(EXTRA_ARGS)
-    if index % 3 == 0:
-        imports.setdefault(path, []).append(f"from {facade} import {alias}")
-        call = f"{alias}({arg})"
-    elif index % 3 == 1:
-        imports.setdefault(path, []).append(f"from {package} import {leaf}")
-        call = f"{leaf}.{target_name}({arg})"
-    else:
-        imports.setdefault(path, []).append(f"from {module} import {target_name}")
-        call = f"{target_name}({arg})"
+    style = ("alias", "attribute", "direct")[index % 3]
+    call = _import_call(imports, path, style, module, target_name, alias, arg)
     _insert(rng, modules, path, _caller_function(func, arg, call))
     return {"file": path, "function": func}
+
+
+def _import_call(
+    imports: dict[str, list[str]], path: str, style: str, module: str, target_name: str, alias: str, arg: str
+) -> str:
+    """The call of the target from ``path`` in one of the three styles of a call site (through the facade's alias,
+    as a module attribute, directly), with the import it needs added to ``imports``."""
+    package, leaf = module.rsplit(".", 1)
+    facade = FACADE[4:-3].replace("/", ".")
+    line, call = {
+        "alias": (f"from {facade} import {alias}", f"{alias}({arg})"),
+        "attribute": (f"from {package} import {leaf}", f"{leaf}.{target_name}({arg})"),
+        "direct": (f"from {module} import {target_name}", f"{target_name}({arg})"),
+    }[style]
+    imports.setdefault(path, []).append(line)
+    return call
 
 
 def _plant_mention(rng: random.Random, modules: dict[str, list[str]], others: list[str], target_name: str) -> None:
