@@ -25,7 +25,7 @@ from harness import identity as ident
 from harness import verdicts
 from harness.budget import format_budget
 from harness.curves import CURVE_RULES, SHAPES, classify, is_thrashing
-from harness.records import STEPS, TRIALS, read_jsonl, read_transcript, transcript_path
+from harness.records import STEPS, TRIALS, Scan, read_steps, read_transcript, scan_trials, transcript_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -92,23 +92,20 @@ def _params_label(value) -> str:
     return str(value)
 
 
-TRIAL_ROW_KEYS = ("trial_id", "family", "strategy", "budget", "outcome", "success", "input_tokens")
-"""The keys every trial row holds (ctxbench's own and imported ones): a file without them is someone else's."""
-
-
 class ForeignRecords(ValueError):
     """A ``trials.jsonl`` that is not a ctxbench trial file; the message names the file and the missing keys."""
 
 
-def check_trial_rows(rows: list[dict], path: Path) -> None:
-    """Raise ``ForeignRecords`` unless every row of ``path`` is a trial row (an object with ``TRIAL_ROW_KEYS``)."""
-    for number, row in enumerate(rows, 1):
-        missing = [k for k in TRIAL_ROW_KEYS if k not in row] if isinstance(row, dict) else list(TRIAL_ROW_KEYS)
-        if missing:
-            raise ForeignRecords(
-                f"{path}: row {number} is not a ctxbench trial row (no {', '.join(missing)}); "
-                "report reads the folders that `run` and `import` write"
-            )
+def check_trial_rows(scan: Scan, path: Path) -> None:
+    """Raise ``ForeignRecords`` when ``path`` holds lines but no trial row (``harness.record_schema.TrialRecord``):
+    a file of another harness. A file with some trial rows is ours: its bad lines are skipped and said
+    (``records.corruption_notes``)."""
+    if scan.bad and not scan.rows:
+        number, _, why = scan.reasons[0].removeprefix("line ").partition(": ")
+        raise ForeignRecords(
+            f"{path}: row {number} is not a ctxbench trial row ({why}); "
+            "report reads the folders that `run` and `import` write"
+        )
 
 
 def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFrame:
@@ -125,8 +122,9 @@ def load_trials(paths: Iterable[str | Path], curves: bool = True) -> pd.DataFram
     dirs = run_dirs(paths)
     frames = []
     for run in dirs:
-        rows = read_jsonl(run / TRIALS)
-        check_trial_rows(rows, run / TRIALS)
+        scan = scan_trials(run / TRIALS)
+        check_trial_rows(scan, run / TRIALS)
+        rows = scan.rows
         if rows:
             frame = pd.DataFrame(rows)
             frame["run_dir"] = str(run)
@@ -262,7 +260,7 @@ def load_steps(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One row per model call across the given runs, with a ``run_dir`` column."""
     frames = []
     for run in run_dirs(paths):
-        rows = read_jsonl(run / STEPS)
+        rows = read_steps(run / STEPS)
         if rows:
             frame = pd.DataFrame(rows)
             frame["run_dir"] = str(run)

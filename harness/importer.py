@@ -50,6 +50,7 @@ from harness.import_mapping import (
     parse_where,
     resolve,
 )
+from harness.record_schema import stamped, trial_problem
 from harness.records import TRIALS, dumps
 
 FORMATS = ("csv", "jsonl", "inspect-log")
@@ -243,6 +244,20 @@ def check_duplicates(folders: dict[Path, list[dict]]) -> None:
             seen[key] = row
 
 
+def imported_row(row: dict, trial_id: str, run: str) -> dict:
+    """The trial row written for ``row``: its id, run and ``format_version`` (``harness.record_schema``)."""
+    return stamped({**row, "trial_id": trial_id, "run": run})
+
+
+def check_rows(folders: dict[Path, list[dict]]) -> None:
+    """Every row as it will be written validates as a trial row; else a ``MappingError`` naming the source row."""
+    for folder, group in folders.items():
+        for row in group:
+            why = trial_problem(imported_row(row, "imp-check", folder.name))
+            if why:
+                raise MappingError(f"{row['source']} row {row['source_row']}: not a valid trial row ({why})")
+
+
 def write_runs(folders: dict[Path, list[dict]]) -> None:
     """``trials.jsonl`` and ``identity.json`` of every run folder (refuses folders that already hold trials)."""
     for folder in folders:
@@ -260,8 +275,7 @@ def write_runs(folders: dict[Path, list[dict]]) -> None:
         (folder / IDENTITY_FILE).write_text(json.dumps(identity, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         with (folder / TRIALS).open("w", encoding="utf-8") as handle:
             for index, row in enumerate(group):
-                row = {**row, "trial_id": f"imp-{index:05d}", "run": folder.name}
-                handle.write(dumps(row) + "\n")
+                handle.write(dumps(imported_row(row, f"imp-{index:05d}", folder.name)) + "\n")
 
 
 def pairing_lines(rows: list[dict]) -> list[str]:
@@ -306,6 +320,7 @@ def cmd_import(
         rows = [row for imported in imports for row in imported.rows]
         folders = run_folders(rows, Path(out))
         check_duplicates(folders)
+        check_rows(folders)
         write_runs(folders)
     except MappingError as exc:
         raise UsageError(str(exc)) from None

@@ -8,22 +8,29 @@ trial's steps are on disk (one fsync per trial, not per step; the transcript is 
 On resume, steps, transcripts and stores of trials without a row (the trial in flight when
 a run crashed) are discarded, and recorded trials are skipped.
 
-A line that does not read as a JSON object (a torn last line, a corrupt one; a trial row
-without ``trial_id``) is never dropped without a word: on resume it is appended, as it was,
-to ``<file>.corrupt`` next to the file, removed from the file, and ``RunWriter.recovered``
-holds one line per file that says so (the run prints and logs it); ``corruption_notes``
-says it for ``report``.
+Every row goes through the typed schema of ``harness.record_schema`` (``format_version`` 2 written in
+every new trial row, step row and transcript ``trial_start``; a record without it is version 1):
+``scan_trials`` / ``scan_steps`` (``read_trials`` / ``read_steps``) are the readers every command uses.
+A line that does not validate (not UTF-8, not JSON, a torn last line, ``NaN``, a damaged value such as
+``"cost": "abc"``, a trial row without its required columns) is never dropped without a word and never
+counted as done: on resume it is appended, as it was, to ``<file>.corrupt`` next to the file, removed
+from the file (a set-aside trial's step rows and transcript go beside it as ``.corrupt`` too, and the
+trial runs again), and ``RunWriter.recovered`` holds one line per file that says so, with the line
+numbers and reasons (the run prints and logs it). ``report``, ``compare``, ``view`` and ``export``
+leave the files as they are, skip such lines and say so in one line per file (``corruption_notes``),
+and one line per transcript that does not decompress to its end (``transcript_problem``).
 
 Transcripts. ``transcripts/<trial>.jsonl.gz`` is one gzip member (``zcat FILE | jq .`` reads it)
 of JSON lines, one event each (``event``: ``trial_start``, ``message``, ``request``, ``reply``,
-``tool``, ``strategy``, ...). The gzip header has no file name and mtime 0, so the same events
-give byte-identical files. A ``request`` event does not list its message refs in full: it holds
-``keep`` (the first ``keep`` refs of the previous ``request`` event of the file, 0 for the first)
-and ``add`` (the refs that follow), so ``refs = previous_refs[:keep] + add``; under ``none``, where
-every request extends the last, that is the new messages only. ``read_transcript`` is the one
-reader: it reads ``.jsonl.gz`` and the uncompressed ``<trial>.jsonl`` of older run folders (whose
-``request`` events carry ``refs``), and gives every ``request`` event its full ``refs`` list (no
-``keep`` / ``add``). ``transcript_path`` and ``transcript_files`` find them.
+``tool``, ``strategy``, ...; ``trial_start`` carries ``format_version``). The gzip header has no file
+name and mtime 0, so the same events give byte-identical files. A ``request`` event does not list its
+message refs in full: it holds ``keep`` (the first ``keep`` refs of the previous ``request`` event of
+the file, 0 for the first) and ``add`` (the refs that follow), so ``refs = previous_refs[:keep] + add``;
+under ``none``, where every request extends the last, that is the new messages only. ``read_transcript``
+is the one reader (events that do not validate as ``TranscriptEvent`` are skipped): it reads
+``.jsonl.gz`` and the uncompressed ``<trial>.jsonl`` of older run folders (whose ``request`` events
+carry ``refs``), and gives every ``request`` event its full ``refs`` list (no ``keep`` / ``add``).
+``transcript_path`` and ``transcript_files`` find them.
 """
 
 from __future__ import annotations
@@ -36,8 +43,18 @@ import shutil
 import threading
 import zlib
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, cast
+from typing import Any, Callable, Iterable, cast
+
+from harness.record_schema import (
+    FORMAT_VERSION,
+    VERSION_KEY,
+    event_problem,
+    stamped,
+    step_problem,
+    trial_problem,
+)
 
 TRIALS = "trials.jsonl"
 STEPS = "steps.jsonl"
@@ -85,27 +102,88 @@ def scan_jsonl(path: Path, required: str | None = None) -> tuple[list[dict], lis
 
     A bad line does not decode as UTF-8 JSON, is not an object, or (``required``) lacks that key.
     """
-    rows: list[dict] = []
-    bad: list[bytes] = []
+    scan = scan_records(path, None if required is None else _requiring(required))
+    return scan.rows, scan.bad
+
+
+def _requiring(key: str) -> Callable[[Any], str | None]:
+    return lambda row: None if key in row else f"missing {key}"
+
+
+@dataclass
+class Scan:
+    """A records file read through its schema: the valid rows, and the bad lines with where and why."""
+
+    rows: list[dict] = field(default_factory=list)
+    bad: list[bytes] = field(default_factory=list)  # as they are, each ending in a newline
+    reasons: list[str] = field(default_factory=list)  # ``line N: why``, one per bad line
+
+    def reason_text(self, most: int = 3) -> str:
+        """The first ``most`` reasons, joined (``...`` when there are more)."""
+        shown = "; ".join(self.reasons[:most])
+        return shown + ("; ..." if len(self.reasons) > most else "")
+
+
+class NonFinite(ValueError):
+    """A records line holding ``NaN`` or ``Infinity``, which ``dumps`` never writes."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NonFinite(f"{name} is not a number a record holds")
+
+
+def scan_records(path: Path, check: Callable[[Any], str | None] | None = None) -> Scan:
+    """Every line of a JSONL file: a row when it decodes as UTF-8 JSON to an object that ``check`` passes
+    (``check(row)`` is why not, or None), else a bad line with its line number and reason."""
+    scan = Scan()
     if not path.exists():
-        return rows, bad
+        return scan
     with path.open("rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, 1):
             if not raw.strip():
                 continue
+            reason = None
             try:
-                row = json.loads(raw)
-            except ValueError:  # JSONDecodeError and UnicodeDecodeError
-                row = None
-            if isinstance(row, dict) and (required is None or required in row):
-                rows.append(row)
+                row = json.loads(raw, parse_constant=_refuse_constant)
+            except UnicodeDecodeError:
+                row, reason = None, "not UTF-8"
+            except ValueError as exc:  # JSONDecodeError, NaN or Infinity
+                row, reason = None, str(exc) if isinstance(exc, NonFinite) else "not JSON"
+                reason = reason if raw.endswith(b"\n") else "torn last line"
+            if reason is None:
+                reason = f"not a JSON object ({type(row).__name__})" if not isinstance(row, dict) else None
+            if reason is None and check is not None:
+                reason = check(row)
+            if reason is None:
+                scan.rows.append(row)
             else:
-                bad.append(raw if raw.endswith(b"\n") else raw + b"\n")
-    return rows, bad
+                scan.bad.append(raw if raw.endswith(b"\n") else raw + b"\n")
+                scan.reasons.append(f"line {number}: {reason}")
+    return scan
 
 
-def keep_aside(path: Path, bad: list[bytes]) -> str:
-    """Append ``bad`` lines to ``<path>.corrupt`` (fsynced); the one line that says so."""
+def scan_trials(path: Path) -> Scan:
+    """``trials.jsonl`` through the trial-row schema (``harness.record_schema.TrialRecord``)."""
+    return scan_records(path, trial_problem)
+
+
+def scan_steps(path: Path) -> Scan:
+    """``steps.jsonl`` through the step-row schema (``harness.record_schema.StepRecord``)."""
+    return scan_records(path, step_problem)
+
+
+def read_trials(path: Path) -> list[dict]:
+    """The valid trial rows of a ``trials.jsonl`` (bad lines skipped: ``corruption_notes`` says so)."""
+    return scan_trials(path).rows
+
+
+def read_steps(path: Path) -> list[dict]:
+    """The valid step rows of a ``steps.jsonl`` (bad lines skipped: ``corruption_notes`` says so)."""
+    return scan_steps(path).rows
+
+
+def keep_aside(path: Path, bad: list[bytes], reasons: str = "") -> str:
+    """Append ``bad`` lines to ``<path>.corrupt`` (fsynced); the one line that says so (and why: ``reasons``)."""
     aside = path.with_name(path.name + CORRUPT)
     with aside.open("ab") as handle:
         handle.writelines(bad)
@@ -114,15 +192,17 @@ def keep_aside(path: Path, bad: list[bytes]) -> str:
     what = "its trial runs again" if path.name == TRIALS else "not in the records"
     return (
         f"warning: {path.name}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''} ({what}) moved to "
-        f"{aside} ({_count_lines(aside)} there in all)"
+        f"{aside} ({_count_lines(aside)} there in all)" + (f": {reasons}" if reasons else "")
     )
 
 
-def corruption_notes(run_dirs: Iterable[Path]) -> list[str]:
-    """One warning line per records file of ``run_dirs`` with corrupt lines, kept aside or still in it (``report``)."""
+def corruption_notes(run_dirs: Iterable[Path], trial_ids: Iterable[str] | None = None) -> list[str]:
+    """One warning line per records file of ``run_dirs`` with corrupt lines, kept aside or still in it, and one
+    per damaged transcript (of ``trial_ids``, default all) (``report``, ``compare``, ``view``: they read, and
+    leave the files as they are)."""
     notes = []
     for run in run_dirs:
-        for name in (TRIALS, STEPS):
+        for name, scan_file in ((TRIALS, scan_trials), (STEPS, scan_steps)):
             path = Path(run) / name
             aside = path.with_name(name + CORRUPT)
             if aside.exists() and (kept := _count_lines(aside)):
@@ -131,13 +211,52 @@ def corruption_notes(run_dirs: Iterable[Path]) -> list[str]:
                     f"warning: {aside}: {kept} corrupt line{'s' if kept != 1 else ''} of {name} kept aside "
                     f"by a rerun ({then})"
                 )
-            bad = scan_jsonl(path, "trial_id" if name == TRIALS else None)[1]
-            if bad:
+            scan = scan_file(path)
+            if scan.bad:
                 notes.append(
-                    f"warning: {path}: {len(bad)} corrupt line{'s' if len(bad) != 1 else ''}, not in this "
-                    f"report; rerunning the run moves them to {aside.name} (and reruns such trials)"
+                    f"warning: {path}: {len(scan.bad)} corrupt line{'s' if len(scan.bad) != 1 else ''}, skipped "
+                    f"({scan.reason_text()}); rerunning the run moves them to {aside.name} (and reruns such trials)"
                 )
+        notes.extend(transcript_notes(run, trial_ids))
     return notes
+
+
+def transcript_notes(run_dir: Path, trial_ids: Iterable[str] | None = None) -> list[str]:
+    """One warning line per damaged transcript of ``run_dir`` (of ``trial_ids``, default all): see
+    ``transcript_problem``."""
+    files = transcript_files(Path(run_dir) / TRANSCRIPTS)
+    wanted = files if trial_ids is None else {t: files[t] for t in trial_ids if t in files}
+    notes = []
+    for path in wanted.values():
+        why = transcript_problem(path)
+        if why:
+            notes.append(f"warning: {path}: damaged transcript ({why}); only what decompresses of it is read")
+    return notes
+
+
+def transcript_problem(path: Path) -> str | None:
+    """Why a committed transcript is damaged, or None: a gzip that does not decompress to its end (a corrupt
+    or cut file), or a last line that is not a whole JSON line. Decompresses without parsing the events."""
+    last = b""
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    last = (last + chunk)[-(1 << 16) :]
+        else:
+            last = path.read_bytes()[-(1 << 16) :]
+    except EOFError:
+        return "cut: the gzip stream ends early"
+    except (OSError, zlib.error) as exc:
+        return f"does not decompress: {exc}"
+    tail = last.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    if tail and not last.endswith(b"\n"):
+        return "cut: the last line is torn"
+    try:
+        json.loads(tail or b"{}")
+    except ValueError:
+        return "the last line is not JSON"
+    return None
 
 
 def _count_lines(path: Path) -> int:
@@ -189,6 +308,8 @@ class Transcript:
 
     def event(self, event: str, **data: Any) -> None:
         """Append one event (a ``request``'s ``refs`` as ``keep`` / ``add`` against the previous request)."""
+        if event == "trial_start":
+            data.setdefault(VERSION_KEY, FORMAT_VERSION)
         if event == "request":
             # every request event carries its token count (harness.trial writes it): never None
             self.request_tokens.append(cast(int, data.get("tokens")))
@@ -344,7 +465,7 @@ def read_transcript(source: str | Path, trial_id: str | None = None, only: Itera
             event = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(event, dict):
+        if event_problem(event) is not None:  # a damaged line: skipped (transcript_problem names a damaged file)
             continue
         if event.get("event") == "request":
             if "keep" in event or "add" in event:
@@ -391,21 +512,28 @@ class RunWriter:
         self._steps = JsonlAppender(self.run_dir / STEPS)
 
     def _recover(self) -> set[str]:
-        """Trial ids already recorded; drop leftovers of trials that never finished; keep corrupt lines aside."""
+        """Trial ids already recorded; drop leftovers of trials that never finished; keep bad lines aside.
+
+        A trial row that does not validate (``harness.record_schema``) is not done: it goes to
+        ``trials.jsonl.corrupt``, its step rows to ``steps.jsonl.corrupt`` and its transcript to
+        ``<trial>.jsonl.gz.corrupt`` (so the rerun of the trial overwrites nothing), each said in one line.
+        """
         trials_path = self.run_dir / TRIALS
-        rows, bad = scan_jsonl(trials_path, "trial_id")
-        done = {row["trial_id"] for row in rows}
-        if bad:
-            self.recovered.append(keep_aside(trials_path, bad))
-        if trials_path.exists() and (bad or _has_torn_line(trials_path)):
-            rewrite(trials_path, rows)
+        scan = scan_trials(trials_path)
+        done = {row["trial_id"] for row in scan.rows}
+        set_aside = _trial_ids_of(scan.bad) - done
+        moved = self._set_aside_leftovers(set_aside)
+        if scan.bad:
+            self.recovered.append(keep_aside(trials_path, scan.bad, scan.reason_text()) + moved)
+        if trials_path.exists() and (scan.bad or _has_torn_line(trials_path)):
+            rewrite(trials_path, scan.rows)
         steps_path = self.run_dir / STEPS
         if steps_path.exists():
-            steps, bad = scan_jsonl(steps_path)
-            if bad:
-                self.recovered.append(keep_aside(steps_path, bad))
-            kept = [row for row in steps if row.get("trial_id") in done]
-            if bad or len(kept) != len(steps) or _has_torn_line(steps_path):
+            steps = scan_steps(steps_path)
+            if steps.bad:
+                self.recovered.append(keep_aside(steps_path, steps.bad, steps.reason_text()))
+            kept = [row for row in steps.rows if row["trial_id"] in done]
+            if steps.bad or len(kept) != len(steps.rows) or _has_torn_line(steps_path):
                 rewrite(steps_path, kept)
         for part in (self.run_dir / TRANSCRIPTS).glob("*.part"):
             part.unlink()
@@ -416,18 +544,46 @@ class RunWriter:
                     remove_store(store)
         return done
 
+    def _set_aside_leftovers(self, trial_ids: set[str]) -> str:
+        """Keep the step rows and transcripts of set-aside trial rows beside the records (``.corrupt``), so the
+        rerun of those trials overwrites nothing; what moved, as the end of the trials line (or "")."""
+        if not trial_ids:
+            return ""
+        steps_path = self.run_dir / STEPS
+        lines = []
+        if steps_path.exists():
+            with steps_path.open("rb") as handle:
+                lines = [raw for raw in handle if _trial_ids_of([raw]) & trial_ids]
+        if lines:
+            aside = steps_path.with_name(STEPS + CORRUPT)
+            with aside.open("ab") as handle:
+                handle.writelines(raw if raw.endswith(b"\n") else raw + b"\n" for raw in lines)
+                handle.flush()
+                os.fsync(handle.fileno())
+        moved = 0
+        for trial_id in sorted(trial_ids):
+            path = transcript_path(self.run_dir, trial_id)
+            if path is not None:
+                os.replace(path, path.with_name(path.name + CORRUPT))
+                moved += 1
+        return (
+            f"; with their {len(lines)} step rows (to {STEPS}{CORRUPT}) and {moved} transcripts "
+            f"(to <trial>{TRANSCRIPT_SUFFIX}{CORRUPT})"
+        )
+
     def transcript(self, trial_id: str) -> Transcript:
         """Open the transcript of a trial."""
         return Transcript(self.run_dir / TRANSCRIPTS, trial_id)
 
     def step(self, row: dict) -> None:
-        """Append a step row (flushed)."""
-        self._steps.write(row)
+        """Append a step row (flushed), with this harness's ``format_version``."""
+        self._steps.write(stamped(row))
 
     def trial(self, row: dict) -> None:
-        """Append a trial row (flushed and fsynced: the trial's commit point), once its steps are on disk."""
+        """Append a trial row (flushed and fsynced: the trial's commit point), once its steps are on disk, with
+        this harness's ``format_version``."""
         self._steps.sync()
-        self._trials.write(row)
+        self._trials.write(stamped(row))
         self.done.add(row["trial_id"])
 
     def close(self) -> None:
@@ -451,6 +607,24 @@ class RunWriter:
                 rewrite(path, ordered)
 
 
+def _trial_ids_of(lines: list[bytes]) -> set[str]:
+    """The ``trial_id`` strings that bad lines still name (those that decode as JSON objects)."""
+    ids = set()
+    for raw in lines:
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("trial_id"), str) and row["trial_id"]:
+            ids.add(row["trial_id"])
+    return ids
+
+
+def count_trials(target: Path | None) -> int:
+    """Valid trial rows at or below ``target`` (a run or sweep folder; every ``trials.jsonl``)."""
+    return sum(len(read_trials(path)) for path in trial_files(target))
+
+
 def remove_store(path: Path) -> None:
     """Remove a trial's store (a folder, or whatever else sits at its path)."""
     if path.is_dir() and not path.is_symlink():
@@ -470,10 +644,15 @@ def _has_torn_line(path: Path) -> bool:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` all at once: a temporary file beside it, fsynced, then renamed."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once: a temporary file beside it, fsynced, then renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(text)
+    with tmp.open("wb") as handle:
+        handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)

@@ -615,6 +615,8 @@ def cmd_compare(
     except analysis.CompareError as exc:
         raise UsageError(str(exc)) from None
     print(json.dumps(compare_json(multi), indent=1) if as_json else format_compare(multi))
+    for note in corruption_notes(analysis.run_dirs(paths)):  # on stderr: --json keeps stdout one JSON object
+        print(note, file=sys.stderr)
     return 1 if (fail_on_regression and multi.regression) else 0
 
 

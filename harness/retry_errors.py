@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -26,10 +27,12 @@ from harness.records import (
     TRANSCRIPT_SUFFIX,
     TRANSCRIPTS,
     TRIALS,
-    read_jsonl,
+    dumps,
+    read_steps,
+    read_trials,
     rewrite,
     trial_files,
-    write_atomic,
+    write_bytes_atomic,
 )
 
 ERROR_OUTCOMES = ("model_error", "strategy_error")
@@ -37,6 +40,8 @@ RETRY_FLAG = "--retry-errors"
 FAIL_FLAG = "--fail-on-error"
 RETRIED = "retried"
 ASIDE_TRIALS, ASIDE_STEPS = "trials.set-aside.jsonl", "steps.set-aside.jsonl"  # not trials.jsonl: no reader globs them
+STAGING = ".tmp"  # retried/<n>.tmp: a retry being staged (renamed to retried/<n> when complete)
+PENDING = "PENDING"  # in retried/<n> until the run folder's records no longer hold what it set aside
 
 
 def retry_outcomes(flag: str) -> tuple[str, ...]:
@@ -52,69 +57,120 @@ def retry_outcomes(flag: str) -> tuple[str, ...]:
 
 
 def set_aside_errors(run_dir: Path, outcomes: Iterable[str]) -> str:
-    """Move the trials of ``run_dir`` that ended in ``outcomes`` to ``retried/<n>/``; say what moved, in one line."""
+    """Move the trials of ``run_dir`` that ended in ``outcomes`` to ``retried/<n>/``; say what moved, in one line.
+
+    Crash-safe in three steps, each one atomic or idempotent: (1) the set-aside rows and hard links to their
+    transcripts are staged in ``retried/<n>.tmp/`` (marked ``PENDING``) and renamed to ``retried/<n>/``;
+    (2) ``trials.jsonl`` is rewritten without exactly those rows (``write_atomic``: the commit point);
+    (3) ``steps.jsonl`` without their steps, their transcripts unlinked, the mark removed. A crash in (1)
+    leaves the folder as it was (a stale ``.tmp`` is removed next time); after (1), the next
+    ``--retry-errors`` finishes the pending retry first (``finish_pending``), so nothing is set aside twice.
+    Rows that do not validate stay where they are (the resumed run keeps them aside, ``harness.records``).
+    """
     outcomes = tuple(outcomes)
-    trials_path = Path(run_dir) / TRIALS
-    rows = read_jsonl(trials_path) if trials_path.exists() else []
+    run_dir = Path(run_dir)
+    finish_pending(run_dir)
+    rows = read_trials(run_dir / TRIALS)
     failed = [row for row in rows if row.get("outcome") in outcomes]
     if not failed:
         return f"{RETRY_FLAG}: no trial in {run_dir} ended in {' or '.join(outcomes)}; nothing to retry"
-    ids = {row.get("trial_id") for row in failed}
-    aside = next_aside_dir(Path(run_dir))
-    steps_path = Path(run_dir) / STEPS
-    steps = read_jsonl(steps_path) if steps_path.exists() else []
-    rewrite(aside / ASIDE_TRIALS, failed)
-    rewrite(aside / ASIDE_STEPS, [s for s in steps if s.get("trial_id") in ids])
-    move_transcripts(Path(run_dir) / TRANSCRIPTS, aside / TRANSCRIPTS, ids)
-    keep_lines_without(steps_path, ids)  # after the copies: nothing is lost
-    keep_lines_without(trials_path, ids)
+    aside = stage_aside(run_dir, failed)
+    finish(run_dir, aside)
     counts = Counter(row.get("outcome") for row in failed)
     what = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
     return f"{RETRY_FLAG}: retrying {len(failed)} trials ({what}); their first records are in {aside}"
 
 
+def stage_aside(run_dir: Path, failed: list[dict]) -> Path:
+    """Step (1): ``retried/<n>/`` with the ``failed`` rows, their steps and their transcripts (hard links), and
+    ``PENDING``, published by one rename; the records of ``run_dir`` are not touched."""
+    ids = {row["trial_id"] for row in failed}
+    final = next_aside_dir(run_dir)
+    staging = final.with_name(final.name + STAGING)
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    rewrite(staging / ASIDE_TRIALS, failed)
+    rewrite(staging / ASIDE_STEPS, [s for s in read_steps(run_dir / STEPS) if s["trial_id"] in ids])
+    link_transcripts(run_dir / TRANSCRIPTS, staging / TRANSCRIPTS, ids)
+    (staging / PENDING).write_text("", encoding="utf-8")
+    os.replace(staging, final)
+    return final
+
+
+def finish(run_dir: Path, aside: Path) -> None:
+    """Steps (2) and (3) for the retry staged in ``aside``: idempotent, so a rerun completes a crashed one."""
+    staged = read_trials(aside / ASIDE_TRIALS)
+    ids = {row["trial_id"] for row in staged}
+    keep_lines_without(run_dir / TRIALS, {dumps(row) for row in staged})
+    keep_lines_without(run_dir / STEPS, {dumps(row) for row in read_steps(aside / ASIDE_STEPS)})
+    for trial_id in ids:
+        for suffix in (TRANSCRIPT_SUFFIX, OLD_TRANSCRIPT_SUFFIX):
+            here, there = run_dir / TRANSCRIPTS / f"{trial_id}{suffix}", aside / TRANSCRIPTS / f"{trial_id}{suffix}"
+            if here.exists() and there.exists() and os.path.samefile(here, there):
+                here.unlink()
+    (aside / PENDING).unlink(missing_ok=True)
+
+
+def finish_pending(run_dir: Path) -> None:
+    """Complete every retry that a crash left pending, and remove staging folders that were never published."""
+    retried = run_dir / RETRIED
+    if not retried.is_dir():
+        return
+    for folder in sorted(retried.iterdir()):
+        if folder.name.endswith(STAGING):
+            shutil.rmtree(folder)
+        elif (folder / PENDING).exists():
+            finish(run_dir, folder)
+
+
 def next_aside_dir(run_dir: Path) -> Path:
-    """``retried/<n>`` for the first ``n`` not yet used."""
+    """``retried/<n>`` for the first ``n`` not yet used (not created)."""
     n = 1
     while (run_dir / RETRIED / str(n)).exists():
         n += 1
-    path = run_dir / RETRIED / str(n)
-    path.mkdir(parents=True)
-    return path
+    return run_dir / RETRIED / str(n)
 
 
-def move_transcripts(source: Path, target: Path, trial_ids: set) -> None:
-    """Move the transcripts of ``trial_ids`` from ``source`` to ``target``."""
+def link_transcripts(source: Path, target: Path, trial_ids: set) -> None:
+    """Hard-link (else copy) the transcripts of ``trial_ids`` from ``source`` into ``target``."""
     target.mkdir(parents=True, exist_ok=True)
     for trial_id in trial_ids:
         for suffix in (TRANSCRIPT_SUFFIX, OLD_TRANSCRIPT_SUFFIX):  # gzip, or an older uncompressed one
             path = source / f"{trial_id}{suffix}"
             if path.exists():
-                os.replace(path, target / path.name)
+                try:
+                    os.link(path, target / path.name)
+                except OSError:  # a file system without hard links
+                    shutil.copy2(path, target / path.name)
 
 
-def keep_lines_without(path: Path, trial_ids: set) -> None:
-    """Rewrite ``path`` without the rows of ``trial_ids``; every other line stays as it was, unreadable ones too."""
+def keep_lines_without(path: Path, rows: set[str]) -> None:
+    """Rewrite ``path`` (``write_atomic``) without the lines that hold one of ``rows`` (as ``dumps`` writes them);
+    every other line stays as it was, bytes that are not UTF-8 too. Nothing to remove: the file is not touched."""
     if not path.exists():
         return
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    write_atomic(path, "".join(line for line in lines if trial_id_of(line) not in trial_ids))
+    with path.open("rb") as handle:
+        lines = handle.readlines()
+    kept = [raw for raw in lines if _as_written(raw) not in rows]
+    if len(kept) != len(lines):
+        write_bytes_atomic(path, b"".join(kept))
 
 
-def trial_id_of(line: str) -> str | None:
-    """The ``trial_id`` of one JSON line (``None`` for a line that is not a row)."""
+def _as_written(raw: bytes) -> str | None:
+    """The line as ``dumps`` writes its row (None for a line that is not a JSON object)."""
     try:
-        row = json.loads(line)
-    except ValueError:
+        row = json.loads(raw)
+        return dumps(row) if isinstance(row, dict) else None
+    except ValueError:  # not JSON, not UTF-8, or NaN that dumps refuses
         return None
-    return row.get("trial_id") if isinstance(row, dict) else None
 
 
 def error_counts(target: Path | None) -> Counter:
     """Trials at or below ``target`` (a run or sweep folder) per error outcome."""
     counts: Counter = Counter()
     for path in trial_files(target):
-        counts.update(row.get("outcome") for row in read_jsonl(path) if row.get("outcome") in ERROR_OUTCOMES)
+        counts.update(row["outcome"] for row in read_trials(path) if row["outcome"] in ERROR_OUTCOMES)
     return counts
 
 

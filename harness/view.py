@@ -21,11 +21,13 @@ preview and link to it.
 from __future__ import annotations
 
 import json
+import sys
 from html import escape
 from pathlib import Path
 from typing import Iterable
 
 from harness.errors import UsageError
+from harness.records import corruption_notes
 from harness.view_data import CUT, KEPT, Slot, StepView, TrialView, load_run
 from harness.view_svg import token_curve
 
@@ -438,11 +440,16 @@ def write_view(run_dir: Path, trial: str | None = None, out: Path | None = None)
     run_dir = Path(run_dir)
     trials = load_run(run_dir, trial)
     if trial is not None:
-        out = Path(out) if out is not None else run_dir / f"view-{trials[0].trial_id}.html"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(render_trial(run_dir, trials[0]), encoding="utf-8")
-        return out
+        return write_trial_page(run_dir, trials[0], out)
     return write_pages(run_dir, trials, out)[0]
+
+
+def write_trial_page(run_dir: Path, view: TrialView, out: Path | None = None) -> Path:
+    """The page of one trial (``out``, default ``RUN/view-<trial>.html``); its path."""
+    out = Path(out) if out is not None else Path(run_dir) / f"view-{view.trial_id}.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_trial(run_dir, view), encoding="utf-8")
+    return out
 
 
 def write_pages(run_dir: Path, trials: list[TrialView], out: Path | None = None) -> tuple[Path, list[Path]]:
@@ -458,16 +465,25 @@ def write_pages(run_dir: Path, trials: list[TrialView], out: Path | None = None)
     return out, pages
 
 
+def print_damage(run_dir: Path, trial_ids: list[str] | None = None) -> None:
+    """On stderr, one line per damaged records file or transcript the view read (``records.corruption_notes``)."""
+    for note in corruption_notes([Path(run_dir)], trial_ids):
+        print(note, file=sys.stderr)
+
+
 def cmd_view(run_dir: Path, trial: str | None = None, out: Path | None = None) -> int:
     """The ``view`` command: write the HTML (the index and the trial pages, or one trial's page) and say where."""
     try:
         if trial is not None:
-            path = write_view(run_dir, trial, out)
+            view = load_run(run_dir, trial)[0]
+            path = write_trial_page(run_dir, view, out)
             print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB)")
+            print_damage(run_dir, [view.trial_id])
             return 0
         path, pages = write_pages(run_dir, load_run(run_dir), out)
     except (FileNotFoundError, LookupError) as exc:
         raise UsageError(str(exc)) from None
+    print_damage(run_dir)
     sizes = [p.stat().st_size for p in pages]
     print(
         f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB) and {len(pages)} trial pages beside it "

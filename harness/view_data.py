@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.records import STEPS, TRIALS, read_jsonl, read_transcript
+from harness.records import STEPS, TRIALS, read_steps, read_transcript, read_trials
 
 KEPT, CUT, REPLACED, OFFLOADED, SUMMARY, INSERTED = "kept", "cut", "replaced", "offloaded", "summary", "inserted"
 STEP_EVENTS = ("strategy", "summarizer", "hook", "subagent_start", "subagent_end")
@@ -201,12 +201,12 @@ def load_run(run_dir: Path, trial: str | None = None) -> list[TrialView]:
     run_dir = Path(run_dir)
     if not (run_dir / TRIALS).exists():
         raise FileNotFoundError(f"{run_dir}: not a run folder (no {TRIALS})")
-    rows = [r for r in read_jsonl(run_dir / TRIALS) if "trial_id" in r]
+    rows = read_trials(run_dir / TRIALS)  # the valid rows: view says which lines it skipped (corruption_notes)
     if trial is not None:
         exact = [r for r in rows if r["trial_id"] == trial]
         rows = exact or [r for r in rows if r["trial_id"].startswith(trial)]
         if len(rows) != 1:
             found = "no trial" if not rows else f"{len(rows)} trials"
             raise LookupError(f"{found} matching {trial!r} in {run_dir}")
-    step_rows = read_jsonl(run_dir / STEPS)
+    step_rows = read_steps(run_dir / STEPS)
     return [load_trial(run_dir, row, step_rows) for row in rows]

@@ -67,12 +67,18 @@ def test_retry_errors_refuses_other_outcomes_and_fresh(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def trial_row(trial_id: str, outcome: str) -> dict:
+    """The least a trial row holds (harness.record_schema.TrialRecord)."""
+    return {"trial_id": trial_id, "family": "f", "strategy": "s", "budget": 1, "outcome": outcome,
+            "success": False, "input_tokens": 0}  # fmt: skip
+
+
 def test_set_aside_keeps_unreadable_lines_and_counts_only_errors(tmp_path):
     lines = [
-        json.dumps({"trial_id": "a", "outcome": "model_error"}),
+        json.dumps(trial_row("a", "model_error")),
         "{torn",
-        json.dumps({"trial_id": "b", "outcome": "strategy_error"}),
-        json.dumps({"trial_id": "c", "outcome": "submitted"}),
+        json.dumps(trial_row("b", "strategy_error")),
+        json.dumps(trial_row("c", "submitted")),
     ]
     (tmp_path / "trials.jsonl").write_text("\n".join(lines) + "\n")
     assert error_counts(tmp_path) == {"model_error": 1, "strategy_error": 1}

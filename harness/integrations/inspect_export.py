@@ -81,7 +81,7 @@ from pydantic import ValidationError
 from harness.budget import format_budget
 from harness.errors import UsageError
 from harness.integrations.inspect_messages import from_dict
-from harness.records import STEPS, TRIALS, read_jsonl, read_transcript, trial_files
+from harness.records import STEPS, TRIALS, corruption_notes, read_steps, read_transcript, read_trials, trial_files
 
 FORMAT = "inspect"
 AGENT = "agent"
@@ -678,10 +678,10 @@ def _spec(run_dir: Path, first: dict, settings: dict, samples: list[EvalSample],
 def run_log(run_dir: Path) -> EvalLog:
     """The eval log of one run folder: one sample per trial of ``trials.jsonl``."""
     run_dir = Path(run_dir)
-    trials = [r for r in read_jsonl(run_dir / TRIALS) if "trial_id" in r]
-    steps: dict[str | None, list[dict]] = defaultdict(list)  # by trial_id (None: rows without one)
-    for row in read_jsonl(run_dir / STEPS):
-        steps[row.get("trial_id")].append(row)
+    trials = read_trials(run_dir / TRIALS)  # the valid rows (harness.record_schema); cmd_export names the others
+    steps: dict[str | None, list[dict]] = defaultdict(list)  # by trial_id
+    for row in read_steps(run_dir / STEPS):
+        steps[row["trial_id"]].append(row)
     settings = _read_json(run_dir / "identity.json")
     first = trials[0] if trials else {}
     model = model_name(first)
@@ -772,5 +772,7 @@ def cmd_export(runs: Iterable[str | Path], fmt: str, out_dir: str | Path) -> int
         raise UsageError(str(exc)) from None
     for path, log in written:
         print(f"wrote {path} ({len(log.samples or [])} samples, {path.stat().st_size / 1024:,.0f} KiB)")
+    for note in corruption_notes(folder for run in runs for folder in run_folders(Path(run))):
+        print(note, file=sys.stderr)
     print(f"browse them: {inspect_command()} view --log-dir {shlex.quote(str(out_dir))}")
     return 0
