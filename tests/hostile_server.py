@@ -16,9 +16,14 @@ trial that survives the hostile reply ends at once. ``GET .../v1/models`` always
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
+import struct
+import sys
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -35,7 +40,9 @@ class Reply:
     """What the server sends: a status, a body (bytes, or a JSON value), headers, and how it misbehaves.
 
     ``cut``: send only this many bytes of the body (with the full Content-Length) and close the connection;
-    ``drop``: close the connection without answering; ``delay``: seconds to wait before answering.
+    ``drop``: close the connection without answering; ``delay``: seconds to wait before answering;
+    ``drip``: seconds between the bytes of the body (the headers go at once), ``drip_headers``: the status
+    line and headers go that slowly too (a server that is never silent long enough for a per-read timeout).
     """
 
     status: int = 200
@@ -44,6 +51,8 @@ class Reply:
     cut: int | None = None
     drop: bool = False
     delay: float = 0.0
+    drip: float = 0.0
+    drip_headers: bool = False
 
     def payload(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -153,6 +162,31 @@ def error_body(protocol: str, message: str, kind: str) -> dict:
 
 def status(code: int, message: str, kind: str, **headers: str) -> Callable[[str, dict], Reply]:
     return lambda protocol, request: Reply(code, error_body(protocol, message, kind), dict(headers))
+
+
+@functools.lru_cache(maxsize=None)
+def gzip_bomb(mib: int) -> bytes:
+    """A valid gzip body of ``mib`` MiB of zero bytes, about 1 KiB per MiB (2 GiB: ~2 MB): the same fully-flushed
+    deflate block repeated, so building it costs the CRC alone (~0.8 s per GiB), once per process."""
+    zeros = bytes(1 << 20)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
+    first = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)  # the same bytes for every later MiB
+    end = packer.flush()[:-8]  # the final empty block; the trailer is written below for all the MiB
+    crc = 0
+    for _ in range(mib):
+        crc = zlib.crc32(zeros, crc)
+    return first + block * (mib - 1) + end + struct.pack("<II", crc, (mib << 20) & 0xFFFFFFFF)
+
+
+def unknown_call(protocol: str) -> Reply:
+    """A well-formed call of a tool the task does not have (the model is told so; the trial goes on)."""
+    return calls_reply(protocol, [("call_1", "rm_rf_slash", "{}" if protocol == OPENAI else {})])
+
+
+def encoded(reply: Reply, encoding: str, encode: Callable[[bytes], bytes]) -> Reply:
+    """``reply`` with its body compressed by ``encode`` and sent with ``content-encoding: encoding``."""
+    return Reply(reply.status, encode(reply.payload()), {**reply.headers, "content-encoding": encoding})
 
 
 DEEP = '{"a":' * 100_000 + "1" + "}" * 100_000
@@ -403,7 +437,27 @@ MODES: dict[str, Mode] = {
         each(lambda p: Reply(body=json.dumps(text_reply(p, "x").body).encode(), headers={"content-encoding": "gzip"}))
     ),
     "slow_reply": Mode(each(lambda p: Reply(body=text_reply(p, "late").body, delay=1.5))),
+    # -- a call's deadline and the body's size (issue 36): every attempt is hostile
+    "drip": Mode(each(lambda p: Reply(body=text_reply(p, "drip").body, drip=1.0)), times=1_000_000),
+    "drip_fast": Mode(each(lambda p: Reply(body=text_reply(p, "drip").body, drip=0.2)), times=1_000_000),
+    "drip_headers": Mode(
+        each(lambda p: Reply(body=text_reply(p, "drip").body, drip=0.2, drip_headers=True)), times=1_000_000
+    ),
+    "gzip_encoded": Mode(each(lambda p: encoded(unknown_call(p), "gzip", lambda raw: gzip.compress(raw)))),
+    "deflate_encoded": Mode(each(lambda p: encoded(unknown_call(p), "deflate", zlib.compress))),
+    "gzip_bomb": Mode(
+        each(lambda p: Reply(body=gzip_bomb(2048), headers={"content-encoding": "gzip"})), times=1_000_000
+    ),
 }
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A threaded HTTP server that does not print a client hanging up mid-request (a call cut off at its deadline
+    or its size cap) as an error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 class HostileServer:
@@ -477,18 +531,35 @@ class HostileServer:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.send_header("content-length", str(len(data)))
-                if reply.cut is not None:
+                if reply.cut is not None or reply.drip:
                     self.send_header("connection", "close")
-                self.end_headers()
+                if reply.drip_headers:
+                    head, self._headers_buffer = b"".join(self._headers_buffer) + b"\r\n", []
+                    self.dribble(head, reply.drip)
+                else:
+                    self.end_headers()
                 try:
-                    self.wfile.write(data if reply.cut is None else data[: reply.cut])
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                if reply.cut is not None:
+                    if reply.drip:
+                        self.dribble(data, reply.drip)
+                    else:
+                        self.wfile.write(data if reply.cut is None else data[: reply.cut])
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client stopped reading (a cut-off call)
+                    self.close_connection = True
+                if reply.cut is not None or reply.drip:
                     self.close_connection = True
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            def dribble(self, data: bytes, seconds: float) -> None:
+                """Send ``data`` one byte every ``seconds`` (until the client hangs up)."""
+                try:
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(seconds)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+        self._httpd = QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="hostile-server", daemon=True)
         self._thread.start()

@@ -148,10 +148,17 @@ EXPECT: dict[str, Expect | dict[str, Expect]] = {
     "dropped_connection": Expect("retried"),
     "always_dropped": Expect("model_error", "gave up after 2 attempts: APIConnectionError"),
     "bad_gzip": Expect("retried"),
+    "gzip_encoded": Expect("tool_error", "unknown tool 'rm_rf_slash'"),
+    "deflate_encoded": Expect("tool_error", "unknown tool 'rm_rf_slash'"),
+    "gzip_bomb": Expect("model_error", "larger than model.max_response_bytes=16,777,216"),
 }
 SLOW = {
     "huge_content": Expect("context_overflow", "exceeds the 1,000,000-token context window"),
     "slow_reply": Expect("retried"),
+    # issue 36: each attempt ends at its deadline (timeout=1.0 here; tests/test_call_deadline.py times it)
+    "drip": Expect("model_error", "gave up after 2 attempts: APITimeoutError"),
+    "drip_fast": Expect("model_error", "no complete reply within model.timeout=1s"),
+    "drip_headers": Expect("model_error", "no complete reply within model.timeout=1s"),
 }
 # a reply the harness cannot count yet: tiktoken raises on a run of ~1M blanks (harness/tokens.py, in the loop)
 CRASHING = {"whitespace_run": Expect("unreadable", "no tool call")}

@@ -37,6 +37,8 @@ reading a body) is ``harness.models.http_backend.HTTPBackend``; this module hold
   ``harness.models.openai_backend`` (``harness.models.http_backend.response_object``), a body that is
   not a JSON object is a ``ModelError`` that says why, and a usage figure that is not a count is kept as
   it came, for the harness to drop and record.
+- A slow or huge reply cannot hold a run up: ``timeout`` is the wall-clock deadline of each attempt (connect,
+  headers, body) and ``max_response_bytes`` caps the decoded body (harness/models/bounded_http.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from harness.models.base import ModelError, PreflightError, Usage, current_reque
 from harness.models import endpoint
 from harness.models.http_backend import (
     CUT_OFF,
+    MAX_RESPONSE_BYTES,
     ErrorRules,
     HTTPBackend,
     as_object,
@@ -58,6 +61,7 @@ from harness.models.http_backend import (
     sdk_http_module,
     short,
     status_of,
+    timeout_cause,
 )
 from harness.models.http_backend import usage_figure as _figure
 from harness.models.messages_format import MessagesRequest, reply_message, to_messages
@@ -118,7 +122,8 @@ def describe(exc: BaseException) -> str:
     error = as_object(body.get("error")) if isinstance(body, dict) else {}
     kind = f" {error['type']}" if error.get("type") else ""
     message = error.get("message") or getattr(exc, "message", None) or str(exc)
-    return f"{type(exc).__name__}{f' ({status}{kind})' if status else ''}: {message}".replace("\n", " ")[:500]
+    text = f"{type(exc).__name__}{f' ({status}{kind})' if status else ''}: {message}{timeout_cause(exc)}"
+    return text.replace("\n", " ")[:500]
 
 
 def _add(total: Any, part: Any) -> Any:
@@ -227,7 +232,9 @@ class AnthropicModel(HTTPBackend):
         context_window: the window a request may not exceed (tokens).
         max_tokens: the reply limit (required by the API).
         temperature: sampling temperature (``null`` for the provider's default).
-        timeout: seconds per HTTP request.
+        timeout: the wall-clock deadline of one attempt in seconds: connect, headers and body (a call past it
+            is a timeout, retried by ``retry``; harness/models/bounded_http.py).
+        max_response_bytes: the cap on a response's decoded body (a larger one is a ``ModelError``).
         retry: a ``RetryPolicy`` mapping (attempts, initial_wait, max_wait, jitter, max_retry_after).
         cache_breakpoints: place ``cache_control`` breakpoints (see the module docstring).
         cache_ttl: the breakpoints' ``ttl`` (``null``: the API's 5 minutes; ``1h``).
@@ -254,6 +261,7 @@ class AnthropicModel(HTTPBackend):
         max_tokens: int = 4096,
         temperature: float | None = 0.0,
         timeout: float = 120.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         retry: dict | RetryPolicy | None = None,
         cache_breakpoints: bool = True,
         cache_ttl: str | None = None,
@@ -272,6 +280,7 @@ class AnthropicModel(HTTPBackend):
             context_window=context_window,
             temperature=temperature,
             timeout=timeout,
+            max_response_bytes=max_response_bytes,
             retry=retry,
             parse_text_tool_calls=parse_text_tool_calls,
             extra_body=extra_body,

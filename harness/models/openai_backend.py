@@ -22,6 +22,8 @@ the name of the environment variable holding the key change (see configs/model/)
   says so; a reply whose ``tool_calls`` are not a list of objects carries a ``_parse_error`` the model is
   told; a usage figure that is not a count (a string, a fraction, NaN, ``true``, 1e30) is kept as it came,
   so the harness drops it and records it as ``usage_invalid`` (harness/accounting.py).
+- A slow or huge reply cannot hold a run up: ``timeout`` is the wall-clock deadline of each attempt (connect,
+  headers, body) and ``max_response_bytes`` caps the decoded body (harness/models/bounded_http.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from harness.models import endpoint
 from harness.models.base import ModelError, Usage
 from harness.models.http_backend import (
     CUT_OFF,
+    MAX_RESPONSE_BYTES,
     ErrorRules,
     HTTPBackend,
     as_object,
@@ -43,6 +46,7 @@ from harness.models.http_backend import (
     sdk_http_module,
     short,
     status_of,
+    timeout_cause,
     usage_figure,
 )
 from harness.models.http_backend import quiet_http_logs as quiet_http_logs  # imported from here by local_build
@@ -90,7 +94,8 @@ def describe(exc: BaseException) -> str:
     """One line for an API error."""
     status = _status(exc)
     message = getattr(exc, "message", None) or str(exc)
-    return f"{type(exc).__name__}{f' ({status})' if status else ''}: {message}".replace("\n", " ")[:500]
+    text = f"{type(exc).__name__}{f' ({status})' if status else ''}: {message}{timeout_cause(exc)}"
+    return text.replace("\n", " ")[:500]
 
 
 def normalize_usage(data: dict) -> Usage:
@@ -149,7 +154,9 @@ class OpenAIModel(HTTPBackend):
         max_tokens_param: ``max_tokens`` or ``max_completion_tokens`` (newer OpenAI models).
         temperature: sampling temperature (``null`` to leave the provider's default).
         seed: sent when set (OpenAI, vLLM and llama.cpp honour it).
-        timeout: seconds per HTTP request.
+        timeout: the wall-clock deadline of one attempt in seconds: connect, headers and body (a call past it
+            is a timeout, retried by ``retry``; harness/models/bounded_http.py).
+        max_response_bytes: the cap on a response's decoded body (a larger one is a ``ModelError``).
         retry: a ``RetryPolicy`` mapping (attempts, initial_wait, max_wait, jitter, max_retry_after).
         parse_text_tool_calls: also read tool calls written in the reply's text.
         extra_body: provider-specific request fields, sent as they are.
@@ -174,6 +181,7 @@ class OpenAIModel(HTTPBackend):
         temperature: float | None = 0.0,
         seed: int | None = None,
         timeout: float = 120.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         retry: dict | RetryPolicy | None = None,
         parse_text_tool_calls: bool = True,
         extra_body: dict | None = None,
@@ -189,6 +197,7 @@ class OpenAIModel(HTTPBackend):
             context_window=context_window,
             temperature=temperature,
             timeout=timeout,
+            max_response_bytes=max_response_bytes,
             retry=retry,
             parse_text_tool_calls=parse_text_tool_calls,
             extra_body=extra_body,

@@ -4,7 +4,7 @@
 
 - the model's request settings: its config (``_target_``, ``name``, model id, sampling parameters
   such as ``temperature``, ``seed``, ``max_tokens``, endpoint, ...) minus ``TRANSPORT_KEYS``, which
-  change how a call is made but not what it answers (retries, timeouts, key variable, concurrency);
+  change how a call is made but not what it answers (retries, timeouts, the body cap, key variable, concurrency);
 - the exact messages and tool schemas sent;
 - the sample the call belongs to: task instance, trial index, sub-agent task and run, and the
   n-th time this very request is sent in that session. Repeated trials are separate samples (a
@@ -42,7 +42,15 @@ from typing import Any
 from harness.models.base import Completion, Usage, current_request_options, session_for, subagent_session
 
 DEFAULT_PATH = Path("results") / "cache" / "responses.sqlite"
-TRANSPORT_KEYS = ("retry", "timeout", "api_key_env", "max_concurrency", "cache_profile", "startup_timeout")
+TRANSPORT_KEYS = (
+    "retry",
+    "timeout",
+    "max_response_bytes",
+    "api_key_env",
+    "max_concurrency",
+    "cache_profile",
+    "startup_timeout",
+)
 SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,

@@ -26,7 +26,8 @@ RUN_TIME_KEYS = ("trials", "progress", "plots", "workers", "latency_s", "max_cos
 """Top-level keys that change how a run is carried out, never what a trial is: the one list. They are left
 out of a run's identity (``harness.runner.identity``), and of the job folders' names of the main config
 and every experiment preset (``exclude_keys: ${ctxbench_exclude_keys:...}``, ``folder_name_exclusions``)."""
-RUN_TIME_MODEL_KEYS = ("max_concurrency",)  # keys of ``model`` / ``summarizer`` that change how calls are made only
+# keys of ``model`` / ``summarizer`` that change how calls are made only
+RUN_TIME_MODEL_KEYS = ("max_concurrency", "max_response_bytes")
 NOT_CONFIG = ("seed", *RUN_TIME_KEYS, "hydra")
 NOT_CONFIG_MODEL = RUN_TIME_MODEL_KEYS
 HASH_CHARS = 10
