@@ -230,3 +230,30 @@ def test_a_cut_note_in_view_keeps_the_ledger_restated(tmp_path):
     row, instance = run(tmp_path, InvoiceAudit(), 0, strategy=HeadTail(), budget=8_000, max_steps=40)
     assert row["outcome"] == "submitted" and row["success"] and row["steps"] == instance.pages + 1
     assert _pointing_replies(tmp_path / "t-0") == []
+
+
+# --- every seed generates (issue 36) ---------------------------------------------------------------------------
+
+
+def test_a_distance_that_leaves_nothing_to_copy_falls_back_to_a_shorter_one():
+    """The smoke-size world of seed 4723 raised "no one-off charge left to copy": its second duplicate drew distance 3,
+    and page 1, the one page that leaves, held subscriptions and a charge copied already. The copy now lands
+    at the longest shorter distance that has a source, and the instance obeys every rule of the template."""
+    instance = InvoiceAudit(**SMOKE).generate(4723)
+    position = {invoice.id: n for n, invoice in enumerate(instance.invoices)}
+    assert len(instance.invoices) == 20 and len(instance.pairs) == SMOKE["duplicates"]
+    for a, b in instance.pairs:
+        distance = position[b] // 5 - position[a] // 5
+        assert SMOKE["min_distance"] <= distance <= SMOKE["max_distance"] + 1  # inserts can shift a copy by one
+    groups: dict = {}
+    for invoice in instance.invoices:
+        groups.setdefault(invoice.key, []).append(invoice.id)
+    assert sorted(sorted(g) for g in groups.values() if len(g) > 1) == sorted(sorted(p) for p in instance.pairs)
+    assert instance.grade({"invoice_ids": instance.answer_ids}).success
+
+
+def test_knobs_that_leave_nothing_to_copy_at_any_distance_are_a_knob_error():
+    """Five duplicates, each copied 9 pages later, need five one-off charges on page 1 of 2 invoices: no seed can
+    place them, and the error names the knobs to lower (the runner prints it as one line, exit 2)."""
+    with pytest.raises(KnobError, match="lower duplicates or min_distance"):
+        InvoiceAudit(pages=10, invoices_per_page=2, duplicates=5, min_distance=9, max_distance=9).generate(0)
