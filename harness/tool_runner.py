@@ -1,11 +1,19 @@
 """Running a reply's tool calls: ``ToolRunner``.
 
 Each call of a reply is parsed and run in turn: the task's own tools (at most the task's
-``max_calls_per_turn`` a turn: a call over it is answered with an error), the strategy's (a
-``ToolError`` is the model's mistake, any other exception a ``strategy_error``), and the final
-tool, which the agent loop runs (``final_call``). A tool of the run that this step did not offer
-is refused, and a task tool that raises is answered with an error; the run goes on. The runner
-counts the refused and failed calls (``CallCounts``); the loop appends each result as it comes.
+``max_calls_per_turn`` a turn: a call over it is answered with an error), the strategy's, and
+the final tool, which the agent loop runs (``final_call``).
+
+Blame for a strategy's tool: the model's arguments are checked against the tool's declared
+schema first (``argument_problem``: required keys, and the JSON type, ``enum`` and array
+``items`` type of each declared property); a mismatch is answered as a tool error that the model
+sees, and the strategy is not called. A ``ToolError`` the strategy raises is the model's mistake
+too (the strategy validates what the schema cannot say: paths, sizes, caps). Any other exception
+is the strategy's bug: the run ends as ``strategy_error``.
+
+A tool of the run that this step did not offer is refused, and a task tool that raises is
+answered with an error; the run goes on. The runner counts the refused and failed calls
+(``CallCounts``); the loop appends each result as it comes.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.contracts import FullStrategy, ToolError
+from harness.contracts import FullStrategy, ToolError, tool_name
 from harness.conversation import parse_arguments
 from harness.tool_offer import ToolOffer
 from harness.trial_row import CallCounts
@@ -102,7 +110,11 @@ class ToolRunner:
         return self.task_tool(name, args)
 
     def strategy_tool(self, name: str, args: dict) -> CallResult:
-        """Run a tool the strategy offers; an exception (not a ``ToolError``) is a ``strategy_error``."""
+        """Run a tool the strategy offers: arguments that do not fit its schema are a tool error (the strategy is
+        not called), and so is a ``ToolError``; any other exception is a ``strategy_error``."""
+        problem = argument_problem(args, self.parameters(name))
+        if problem is not None:
+            return CallResult(f"ERROR: {name}: {problem}; check the arguments against the tool's schema.", True)
         try:
             return CallResult(str(self.strategy.call(name, args)), False)
         except ToolError as exc:
@@ -110,6 +122,14 @@ class ToolRunner:
         except Exception as exc:
             self.end("strategy_error", f"strategy tool {name} raised: {type(exc).__name__}: {exc}")
             return CallResult(f"ERROR: internal error in {name}", True)
+
+    def parameters(self, name: str) -> Any:
+        """The ``parameters`` schema the run's tool ``name`` declares (``None`` when it declares none)."""
+        for tool in self.offer.all_tools:
+            if tool_name(tool) == name:
+                function = tool.get("function")
+                return function.get("parameters") if isinstance(function, dict) else None
+        return None
 
     def task_tool(self, name: str, args: dict) -> CallResult:
         """Run one of the task's tools; one that raises on odd arguments is answered with an error (the run goes
@@ -124,3 +144,77 @@ class ToolRunner:
                 True,
             )
         return CallResult(result.content, result.is_error, result.resource)
+
+
+JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+"""The Python types of the JSON-schema types ``argument_problem`` checks (a bool is never a number)."""
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a parsed argument (``integer`` for a whole number)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    for name, types in JSON_TYPES.items():
+        if isinstance(value, types):
+            return name
+    return type(value).__name__
+
+
+def type_fits(value: Any, declared: Any) -> bool:
+    """Whether ``value`` is of the declared JSON type (a name or a list of names; an unknown name fits all)."""
+    names = declared if isinstance(declared, list) else [declared]
+    if not all(isinstance(name, str) and name in JSON_TYPES for name in names):
+        return True
+    actual = json_type(value)
+    return actual in names or (actual == "integer" and "number" in names)
+
+
+def argument_problem(args: dict, schema: Any) -> str | None:
+    """Why ``args`` do not fit a tool's ``parameters`` schema, in one line (``None`` when they fit).
+
+    Checked: the ``required`` keys, and for each declared property that is present its ``type``,
+    its ``enum`` and, for an array, its ``items`` ``type``. Anything else the schema says is left
+    to the tool; a schema that is not an object schema checks nothing.
+    """
+    if not isinstance(schema, dict):
+        return None
+    required = schema.get("required")
+    missing = (
+        [key for key in required if isinstance(key, str) and key not in args] if isinstance(required, list) else []
+    )
+    if missing:
+        return f"missing required argument {', '.join(missing)}"
+    properties = schema.get("properties")
+    for key, spec in properties.items() if isinstance(properties, dict) else ():
+        if key in args and isinstance(spec, dict):
+            problem = value_problem(args[key], spec)
+            if problem is not None:
+                return f"argument {key} {problem}"
+    return None
+
+
+def value_problem(value: Any, spec: dict) -> str | None:
+    """Why one argument does not fit its property schema (type, enum, array items' type), else ``None``."""
+    declared = spec.get("type")
+    if declared is not None and not type_fits(value, declared):
+        expected = declared if isinstance(declared, str) else " or ".join(map(str, declared))
+        return f"must be {expected}, not {json_type(value)}"
+    enum = spec.get("enum")
+    if isinstance(enum, list) and not any(type(value) is type(option) and value == option for option in enum):
+        return f"must be one of {', '.join(str(option)[:40] for option in enum[:10])}"
+    items = spec.get("items")
+    if isinstance(value, list) and isinstance(items, dict) and items.get("type") is not None:
+        wrong = [json_type(item) for item in value if not type_fits(item, items["type"])]
+        if wrong:
+            return f"must hold {items['type']} items, not {wrong[0]}"
+    return None

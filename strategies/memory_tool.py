@@ -11,7 +11,12 @@ compare), not as the native ``memory_20250818`` type.
 Safety: a path must be ``/memories`` or below it; ``..``, ``.``, empty components, NUL bytes
 and backslashes are refused, and so is any symlink on the way (a link planted in the store
 cannot lead outside it): a tool error, never an exception. Files hold at most
-``max_file_chars`` characters. Trimming is delegated to ``base`` (default none: the history
+``max_file_chars`` characters.
+
+Caps: the store is bounded whatever the model sends (``MAX_PATH_CHARS``, ``MAX_PATH_DEPTH``,
+``MAX_ENTRIES``, ``MAX_TOTAL_BYTES``). A path over a cap, or a write that would take the store
+over one, is a ``ToolError`` with a one-line reason (the model sees it and the run goes on); the
+store is left as it was. Trimming is delegated to ``base`` (default none: the history
 unchanged), e.g. ``server_clear_tool_uses`` or ``clear_tool_results``, the pairing Anthropic
 recommends (memory keeps what clearing removes).
 """
@@ -52,6 +57,16 @@ SCHEMA = {
     },
     "required": ["command"],
 }
+MAX_PATH_CHARS = 256
+"""The longest path a command takes, ``/memories`` included (characters)."""
+MAX_PATH_DEPTH = 8
+"""The most components below ``/memories`` a path may have (``/memories/a/b.md`` has 2); a directory moved by
+``rename`` may not take its contents deeper."""
+MAX_ENTRIES = 200
+"""The most files and directories the store holds together."""
+MAX_TOTAL_BYTES = 1_000_000
+"""The most bytes (UTF-8) the store's files hold together."""
+
 DESCRIPTION = (
     "Your memory directory /memories persists across this task while older context may be cleared. "
     "Commands: view, create, str_replace, insert, delete, rename. Record progress and findings there; "
@@ -70,6 +85,8 @@ class MemoryStore:
         """The file-system path of a ``/memories`` path; ``ToolError`` for anything outside or through a symlink."""
         if not isinstance(path, str) or not path:
             raise ToolError("a path under /memories is required")
+        if len(path) > MAX_PATH_CHARS:
+            raise ToolError(f"the path has {len(path):,} characters (max {MAX_PATH_CHARS}); use a shorter one")
         if "\x00" in path or "\\" in path or unicode_problem(path):
             raise ToolError(f"invalid path {path!r}")
         pure = PurePosixPath(path)
@@ -79,6 +96,8 @@ class MemoryStore:
         rest = parts[2:]
         if any(part in ("", ".", "..") for part in rest):
             raise ToolError(f"path {path!r} may not contain '..', '.' or empty components")
+        if len(rest) > MAX_PATH_DEPTH:
+            raise ToolError(f"the path is {len(rest)} levels below {ROOT} (max {MAX_PATH_DEPTH}); use a flatter one")
         self.root.mkdir(parents=True, exist_ok=True)
         target = self.root
         for part in rest:
@@ -136,11 +155,47 @@ class MemoryStore:
             raise ToolError(f"{what} refused: {problem}")
         return value
 
+    def usage(self) -> tuple[int, int]:
+        """The store's files and directories (not following links) and the bytes its files hold."""
+        entries = size = 0
+        for folder, dirs, files in os.walk(self.root):
+            entries += len(dirs) + len(files)
+            for name in files:
+                size += os.lstat(os.path.join(folder, name)).st_size
+        return entries, size
+
+    def new_entries(self, target: Path) -> int:
+        """How many files and directories writing ``target`` would create (it and its missing parents)."""
+        created = 0
+        while target != self.root and not os.path.lexists(target):
+            created, target = created + 1, target.parent
+        return created
+
+    def check_room(self, target: Path, new_bytes: int, moved: Path | None = None) -> None:
+        """``ToolError`` unless the store stays within its caps once ``target`` holds ``new_bytes`` (a file) or,
+        for ``rename``, what is ``moved`` there (its deepest entry may not go below ``MAX_PATH_DEPTH``)."""
+        depth = len(target.relative_to(self.root).parts) + (self.tree_depth(moved) if moved is not None else 0)
+        if depth > MAX_PATH_DEPTH:
+            raise ToolError(f"that would put an entry {depth} levels below {ROOT} (max {MAX_PATH_DEPTH})")
+        entries, size = self.usage()
+        created = self.new_entries(target) - (moved is not None)  # a move creates only the missing parents
+        if entries + created > MAX_ENTRIES:
+            raise ToolError(
+                f"the store holds {entries} files and directories (max {MAX_ENTRIES}); delete or merge some first"
+            )
+        old = os.lstat(target).st_size if target.is_file() else 0
+        if size - old + new_bytes > MAX_TOTAL_BYTES:
+            raise ToolError(
+                f"the store would hold {size - old + new_bytes:,} bytes (max {MAX_TOTAL_BYTES:,}); "
+                "delete or shorten some files first"
+            )
+
     def _write(self, target: Path, text: str) -> None:
         if len(text) > self.max_file_chars:
             raise ToolError(
                 f"the file would hold {len(text):,} characters (max {self.max_file_chars:,}); keep memory short"
             )
+        self.check_room(target, len(text.encode("utf-8")))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
 
@@ -207,9 +262,20 @@ class MemoryStore:
             raise ToolError(f"{new_path} already exists")
         if source.is_dir() and target.is_relative_to(source):
             raise ToolError(f"cannot move {old_path} into itself")
+        self.check_room(target, 0, moved=source)
         target.parent.mkdir(parents=True, exist_ok=True)
         source.rename(target)
         return f"Renamed {self.shown(source)} to {self.shown(target)}"
+
+    @staticmethod
+    def tree_depth(source: Path) -> int:
+        """How many levels the deepest entry under ``source`` is below it (0 for a file)."""
+        depth = 0
+        if source.is_dir():
+            for folder, dirs, files in os.walk(source):
+                if dirs or files:
+                    depth = max(depth, len(Path(folder).relative_to(source).parts) + 1)
+        return depth
 
     def run(self, args: dict) -> str:
         """Execute one ``memory`` call."""

@@ -78,6 +78,8 @@ def test_commands_edit_files_under_the_trial_store(memory, tmp_path):
         ({"command": "create", "path": "/memories/a.md/b.md", "file_text": "x"}, "is a file"),
         ({"command": "shred", "path": "/memories/a.md"}, "unknown command"),
         ({"command": "create", "path": "/memories/b.md", "file_text": 3}, "must be a string"),
+        ({"command": "create", "path": "/memories/" + "d/" * 9 + "x.md", "file_text": "x"}, "10 levels below"),
+        ({"command": "view", "path": "/memories/" + "a" * 300}, "310 characters"),
     ],
 )
 def test_bad_commands_are_tool_errors(memory, args, needle):
