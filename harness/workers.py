@@ -14,6 +14,10 @@ whatever the number and kind of workers (the runner sorts them into plan order a
 Workers ignore Ctrl-C: the parent stops starting trials, the ones in flight finish unrecorded (they
 run again on resume), as with threads. The parent's run-folder lock covers them; they close their
 copies of it and die with the parent, so after ``kill -9`` a rerun finds the folder free.
+
+``workers`` is capped at the trials the run has to run (``capped_workers``; the runner prints the one line
+``workers=1000 capped at 7: the run has 7 trials to run``): a worker beyond them would be a thread or a
+forked process with nothing to do.
 """
 
 from __future__ import annotations
@@ -58,6 +62,14 @@ def uses_processes(model: Any, workers: int, shared_state: bool) -> bool:
         and not shared_state
         and "fork" in multiprocessing.get_all_start_methods()
     )
+
+
+def capped_workers(workers: int, trials: int) -> tuple[int, str | None]:
+    """``workers`` capped at the ``trials`` to run (a worker more than there are trials would only start, and with
+    processes fork, for nothing), at least one; and the line that says so when the cap applies, else None."""
+    if 0 < trials < workers:
+        return trials, f"workers={workers} capped at {trials}: the run has {trials} trial{'s' * (trials != 1)} to run"
+    return max(1, workers), None
 
 
 _FORKED: dict[str, Any] = {}  # what a forked worker inherits: the jobs and how to run one

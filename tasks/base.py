@@ -6,7 +6,7 @@ implementations (``call``) and the grader (``grade``). The reference agent that
 ``model=scripted`` runs lives apart, in ``reference_agent/``: it reads tasks, and
 nothing in ``tasks`` reads it.
 
-Rules every family obeys (see ../shared/DESIGN.md):
+Rules every family obeys (tasks/README.md; a new family: docs/new_task.md):
 
 * generation is deterministic: the same seed and knobs give a byte-identical instance;
 * grading is code, never an LLM;
@@ -16,10 +16,13 @@ Rules every family obeys (see ../shared/DESIGN.md):
 
 from __future__ import annotations
 
+import inspect
 import json
+import types
+import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 
 class KnobError(ValueError):
@@ -128,6 +131,19 @@ class TaskInstance(ABC):
         """The generated hidden data, JSON-serializable; families override it."""
         return None
 
+    def answer_key(self) -> dict:
+        """An answer (``submit``'s arguments) that ``grade`` passes as a success, on this fresh instance.
+
+        ``python -m harness check task=`` submits it as its scripted solver (harness/task_conformance.py).
+        Derive it from what ``grade`` compares against. A family whose grader also judges what the trial
+        did (``call_budget``: only deals closed in this trial count) makes those calls here, through its
+        own tools, so call it once, on a fresh instance. Optional: the default raises ``NotImplementedError``.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no answer_key(): add one to it returning an answer that grades as "
+            "success (tasks/base.py, TaskInstance.answer_key)"
+        )
+
 
 class TaskFamily(ABC):
     """A configurable generator of task instances. Knobs are constructor arguments."""
@@ -144,6 +160,104 @@ class TaskFamily(ABC):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise KnobError(f"task knob {name}={value!r} is out of range (valid: {low}..{high})")
         return value
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One knob of a family as its constructor declares it: the parameter's name, annotation and default.
+
+    The annotation is the knob's type (``int``, ``bool``, ``str | None``, ``list[int] | None``); the
+    constructor checks the range (``TaskFamily.check_knob``), often against other knobs."""
+
+    name: str
+    hint: Any
+    default: Any
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` is of the declared type."""
+        return _fits(value, self.hint)
+
+    def rule(self) -> str:
+        """``an integer, default 30``: what the declaration accepts."""
+        default = "" if self.default is inspect.Parameter.empty else f", default {_plain(self.default)}"
+        return f"{_type_name(self.hint)}{default}"
+
+
+def family_knobs(family: type[Any]) -> dict[str, Knob]:
+    """The knobs ``family`` declares: its constructor's named parameters, with their annotations and defaults."""
+    signature = inspect.signature(family)
+    try:
+        hints = typing.get_type_hints(family.__init__)
+    except Exception:  # annotations that do not evaluate: every value is accepted, the constructor checks
+        hints = {}
+    return {
+        name: Knob(name, hints.get(name, Any), param.default)
+        for name, param in signature.parameters.items()
+        if param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+    }
+
+
+def check_knobs(family: type[Any], knobs: Mapping[str, Any]) -> Any:
+    """``family`` built with ``knobs``: names and types checked against ``family_knobs`` first, then the
+    constructor's own range checks. ``KnobError`` names the first bad knob, its value and the rule."""
+    if not (isinstance(family, type) and issubclass(family, TaskFamily)):
+        raise KnobError(f"{family!r} is not a task family (a subclass of tasks.base.TaskFamily)")
+    declared = family_knobs(family)
+    open_ended = any(p.kind == p.VAR_KEYWORD for p in inspect.signature(family).parameters.values())
+    for name, value in knobs.items():
+        knob = declared.get(name)
+        if knob is None:
+            if open_ended:
+                continue
+            raise KnobError(f"task knob {name}={_plain(value)} is not a knob (its knobs: {', '.join(declared)})")
+        if not knob.accepts(value):
+            raise KnobError(f"task knob {name}={_plain(value)} must be {knob.rule()}")
+    try:
+        return family(**knobs)
+    except KnobError:
+        raise
+    except Exception as exc:  # a family (a plugin's) that checks without KnobError: still one line
+        raise KnobError(f"task knobs {dict(knobs)}: {exc}") from None
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` is of the type ``hint`` (an int is a float; a bool is neither)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arm) for arm in args)
+    if hint is type(None):
+        return value is None
+    if origin in (list, tuple):
+        return isinstance(value, (list, tuple)) and all(_fits(item, args[0]) for item in value if args)
+    if hint in (int, float) and isinstance(value, bool):
+        return False
+    if hint is float:
+        return isinstance(value, (int, float))
+    if isinstance(hint, type) and hint is not Any:
+        return isinstance(value, hint)
+    return True  # Any, or a hint this check does not read: the constructor decides
+
+
+TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "null"}
+
+
+def _type_name(hint: Any) -> str:
+    """``an integer``, ``null or a string``, ``a list of integers``: the declared type in words."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(arm) for arm in sorted(args, key=lambda a: a is not type(None)))
+    if origin in (list, tuple):
+        return f"a list of {_type_name(args[0]).split(' ', 1)[-1]}s" if args else "a list"
+    return TYPE_NAMES.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _plain(value: Any) -> str:
+    """A value as a config spells it: ``abc``, ``3``, ``true``, ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 @dataclass(frozen=True)
