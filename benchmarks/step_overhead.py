@@ -5,6 +5,8 @@ under a strategy (``--strategy none|headtail|clear_tool_results --budget 25k``),
 so the history grows by ~1K tokens a step. The overhead of a step is the time between
 two model calls (projection, validation, counting, records, tool execution). Because
 token counts are memoized per message, it must stay flat as the history grows.
+The last line is the part of it the loop's in-place mutation check takes (``History.first_change``,
+one comparison of the history with its frozen copies per step; harness/agent_loop.py).
 
     python benchmarks/step_overhead.py [--steps 220] [--strategy headtail --budget 25k]
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import _common  # noqa: F401  (puts the repo on sys.path)
 
+from harness.history import History
 from harness.trial import TrialSettings, run_trial
 from harness.models.base import Completion, Usage
 from harness.records import RunWriter
@@ -79,6 +82,21 @@ class InstantModel:
         return Completion(message, Usage(prompt_tokens=None, cached_tokens=None, output_tokens=None))
 
 
+def time_mutation_checks() -> list[tuple[int, float]]:
+    """Time every ``History.first_change`` call from now on: ``(messages, seconds)`` per call."""
+    checks: list[tuple[int, float]] = []
+    check = History.first_change
+
+    def timed(history: History) -> str | None:
+        start = time.perf_counter()
+        change = check(history)
+        checks.append((len(history.messages), time.perf_counter() - start))
+        return change
+
+    History.first_change = timed  # type: ignore[method-assign,assignment]
+    return checks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=220)
@@ -86,6 +104,7 @@ def main() -> None:
     parser.add_argument("--budget", default="1G", help="token budget for the strategy (e.g. 25k)")
     args = parser.parse_args()
     model = InstantModel()
+    checks = time_mutation_checks()
     with tempfile.TemporaryDirectory() as tmp:
         writer = RunWriter(Path(tmp))
         strategy = STRATEGIES[args.strategy]()
@@ -124,6 +143,12 @@ def main() -> None:
         f"\nstrategy {args.strategy}, budget {args.budget}: {len(steps)} steps, history {tokens[-1]:,} tokens, "
         f"last request {steps[-1]['request_tokens']:,} tokens; "
         f"median overhead early {first:.3f} ms, late {last:.3f} ms (ratio {last / first:.2f})"
+    )
+    early_check = statistics.median(seconds for _, seconds in checks[5:25]) * 1e6
+    late_check = statistics.median(seconds for _, seconds in checks[-20:]) * 1e6
+    print(
+        f"mutation check (History.first_change, {len(checks)} calls): median early {early_check:.1f} us, "
+        f"late {late_check:.1f} us at {checks[-1][0]:,} messages"
     )
 
 

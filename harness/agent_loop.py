@@ -10,6 +10,17 @@ task's ``max_calls_per_turn`` a turn; a tool that is not offered is refused), th
 and the final tool, which ends the run; each result is appended and logged before the next call
 runs. A failure ends the run with an outcome (``OUTCOMES``) and its reason.
 
+The history is append-only, and a strategy must not edit the messages it is given (its
+projection is new messages). The loop checks it (``History.first_change``, harness/history.py
+says what it catches) after every ``prepare``, after the step's strategy tools ran (when one
+did) and after ``observe_server_edits`` (when the server reported edits): an edit made in place
+ends the run as ``strategy_error`` naming the step, the hook and the message, e.g. ``strategy
+mutated the history in place at step 7 (prepare): message 12 (tool) changed its content; prepare
+must return new messages (copy before editing)``. An edit by another hook (``bind``,
+``order_tools``, ``expose_tools``, ``server_options``) is caught by the next check. The check is one
+C-level list comparison against the messages' frozen copies, about 0.25 us a message on the
+reference machine (benchmarks/step_overhead.py prints it).
+
 ``AgentLoop`` is that pipeline, parameterised by the final tool and the kind of call its model
 calls are recorded as; a subclass says where the rest of its records go (``record_step``,
 ``step_fields``, ``log_result``, the ``LogHooks``) and what its final tool does (``final_call``):
@@ -204,8 +215,11 @@ class AgentLoop(LogHooks, ABC):
     def prepare(self) -> Prepared | None:
         """The strategy's projection, validated, counted and logged; ``None`` ends the run."""
         history = self.history.messages
+        self.history.freeze_new()  # the messages appended to the list directly (the opening ones)
         try:
             request = self.strategy.prepare(list(history))
+            if self.caught_mutation("prepare"):
+                return None
             known = self.meter.known_prefix(request)
             validate_projection(request, history[0], allow_system_rewrite=self.strategy.rewrites_system, start=known)
             self.offer.choose(self.strategy)
@@ -262,6 +276,20 @@ class AgentLoop(LogHooks, ABC):
                 f"strategy observe_server_edits raised at step {self.steps}: {type(exc).__name__}: {exc}",
             )
             return False
+        return not self.caught_mutation("observe_server_edits")
+
+    def caught_mutation(self, hook: str) -> bool:
+        """Whether the strategy's ``hook`` edited the history in place (``History.first_change``); if so the run
+        ends with ``strategy_error`` saying where."""
+        change = self.history.first_change()
+        if change is None:
+            return False
+        advice = "prepare must return new messages" if hook == "prepare" else f"{hook} must not edit the messages"
+        self.end(
+            "strategy_error",
+            f"strategy mutated the history in place at step {self.steps} ({hook}): {change}; {advice} "
+            "(copy before editing)",
+        )
         return True
 
     # ------------------------------------------------------------ tools
@@ -269,10 +297,14 @@ class AgentLoop(LogHooks, ABC):
     def run_tools(self, calls: list[tuple[str, str, Any]], request: list[dict], reply: dict) -> None:
         """Run the reply's tool calls (``ToolRunner``), append and log each result before the next call runs, and
         end the run on an accepted final call."""
-        ended = False
+        ended, strategy_tools = False, []
         for call_id, name, args, result in self.tool_runner.run(calls, request, reply):
             resource = self.result_resource(result.resource, result.is_error)
             self.log_result(self.history.append_result(call_id, name, args, result, self.steps, resource))
             ended = ended or result.ends
+            if name in self.offer.strategy_tool_names:
+                strategy_tools.append(name)
+        if strategy_tools and self.caught_mutation("strategy tool " + ", ".join(dict.fromkeys(strategy_tools))):
+            return
         if ended:
             self.end("submitted", self.error)

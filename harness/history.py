@@ -6,6 +6,20 @@ keys strategies and the viewer read (harness/README.md): the model's reply (``_s
 ``_parse_error``, ``_rejected_tool_calls`` for calls that cannot be run), the nudge after a reply
 without a tool call (``_nudge``) and each tool result (``_tool``, ``_args``, ``_error``,
 ``_resource``).
+
+The history also keeps a copy of every message as it was appended (``frozen_copy``) to catch
+in-place edits by a strategy (``History.first_change``, which the loop runs after every
+``prepare``; see ``harness.agent_loop``). The copy shares the message's strings, numbers and
+other leaves and copies its dicts and lists ``FROZEN_DEPTH`` levels deep (a tool call's
+``function`` and a result's ``_args`` included), so a check is one C-level ``==`` of two lists
+whose values are mostly the same objects (about 0.25 us a message on the reference machine:
+benchmarks/step_overhead.py prints it). What it catches: a key of
+a message set to an unequal value, added or removed, the same inside its nested dicts and lists
+down to ``FROZEN_DEPTH`` levels (e.g. ``tool_calls[0]["function"]["arguments"]``), and messages
+removed from or replaced in the history list. What it does not: an edit that leaves an equal
+value, an edit deeper than ``FROZEN_DEPTH`` levels, an edit inside an object that is not a dict or
+a list (a ``_resource`` of another type), and messages appended to the list (the harness's own
+appends outside ``History.append`` are taken as they come).
 """
 
 from __future__ import annotations
@@ -19,6 +33,9 @@ from harness.models.toolparse import parse_error_message
 from harness.tokens import TokenCounter
 from harness.tool_runner import CallResult
 
+FROZEN_DEPTH = 4
+"""How many levels of a message's nested dicts and lists its frozen copy copies (deeper ones are shared)."""
+
 
 class History:
     """The messages of one agent's run (``messages``, append-only) and their size in tokens (``tokens``)."""
@@ -26,6 +43,7 @@ class History:
     def __init__(self, messages: list[dict], counter: TokenCounter) -> None:
         self.messages, self.counter = messages, counter
         self.tokens = 0  # what ``append`` counted (the main agent adds its opening messages: ``Trial.start``)
+        self.frozen: list[Any] = []  # each message as it was appended (``frozen_copy``), for ``first_change``
 
     def append(self, message: dict) -> None:
         """Append one message and count it (lone surrogates in its text escaped: ``escape_text``)."""
@@ -33,7 +51,31 @@ class History:
         if isinstance(content, str) and not content.isascii():
             message["content"] = escape_text(content)
         self.messages.append(message)
+        self.freeze_new()
         self.tokens += self.counter.message(message)
+
+    def freeze_new(self) -> None:
+        """Keep a frozen copy of each message not copied yet (those appended to ``messages`` directly too)."""
+        frozen = self.frozen
+        for message in self.messages[len(frozen) :]:
+            frozen.append(frozen_copy(message))
+
+    def first_change(self) -> str | None:
+        """How the first message edited in place since it was appended differs from its frozen copy, e.g.
+        ``message 12 (tool) changed its content`` (``None`` when every message is as appended).
+
+        One C-level list comparison on the common path (the module docstring says what it catches);
+        the messages appended since the last call are copied after it.
+        """
+        messages, frozen = self.messages, self.frozen
+        known = messages if len(messages) == len(frozen) else messages[: len(frozen)]
+        if not differs(known, frozen):
+            self.freeze_new()
+            return None
+        for index, (message, copy) in enumerate(zip(known, frozen, strict=False)):
+            if differs(message, copy):
+                return f"message {index} ({message_role(message)}) {message_change(message, copy)}"
+        return f"{len(frozen) - len(known)} of its {len(frozen)} messages were removed"
 
     def append_reply(self, message: dict, step: int) -> dict:
         """Append the model's reply, made sendable first (``sendable_reply``); the reply as appended."""
@@ -106,3 +148,44 @@ def escaped_call(call: dict) -> dict:
         except (ValueError, RecursionError):
             arguments = "<arguments that cannot be written as JSON>"
     return {**call, "function": {**function, "name": escape_text(name), "arguments": escape_text(arguments)}}
+
+
+def frozen_copy(value: Any, depth: int = FROZEN_DEPTH) -> Any:
+    """``value`` with its dicts and lists copied ``depth`` levels deep and everything else shared (module
+    docstring)."""
+    if depth <= 0:
+        return value
+    if isinstance(value, dict):
+        return {key: frozen_copy(item, depth - 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [frozen_copy(item, depth - 1) for item in value]
+    return value
+
+
+def differs(value: Any, copy: Any) -> bool:
+    """Whether ``value`` is not equal to its frozen ``copy`` (a comparison that raises counts as a difference)."""
+    try:
+        return bool(value != copy)
+    except Exception:  # a value put in its place whose ``!=`` raises (an array) or recurses too deeply
+        return True
+
+
+def message_role(message: Any) -> str:
+    """A message's role for an error message (its type when it is not a dict)."""
+    if isinstance(message, dict):
+        return str(message.get("role"))[:40]
+    return f"a {type(message).__name__}, not a message"
+
+
+def message_change(message: Any, copy: dict) -> str:
+    """What differs between ``message`` and its frozen ``copy``: the keys it changed, lost and gained."""
+    if not isinstance(message, dict):
+        return "was replaced"
+    parts = []
+    changed = [key for key in copy if key in message and differs(message[key], copy[key])]
+    lost = [key for key in copy if key not in message]
+    gained = [key for key in message if key not in copy]
+    for what, keys in (("changed its", changed), ("lost its", lost), ("gained", gained)):
+        if keys:
+            parts.append(f"{what} {', '.join(str(key)[:40] for key in keys[:5])}")
+    return "; ".join(parts) or "changed"
