@@ -5,7 +5,8 @@ Three ways, all usable wherever a config name is (``strategy=...``, ``task=...``
 * a config folder of your own: ``hydra.searchpath=[file:///path/to/configs]`` holding
   ``strategy/<name>.yaml`` (or ``task/<name>.yaml``) with ``name`` and ``_target_``;
 * a class path: ``strategy=my_pkg.my_module:MyStrategy`` (parameters as usual:
-  ``strategy.keep=3``; their defaults come from the class's ``__init__``);
+  ``strategy.keep=3``; their defaults come from the class's ``__init__``, and so do their types:
+  harness/params.py converts each value by its hint before the first trial, as for a built-in strategy);
 * an installed package's entry point in the group ``ctxbench.strategies`` or ``ctxbench.tasks``
   (``elide = "my_pkg.my_module:Elide"`` in its ``pyproject.toml``), then ``strategy=elide``.
 

@@ -14,11 +14,9 @@ sawtooth of source 000 §7.3). Messages are never deleted; no model call.
 
 from __future__ import annotations
 
-from typing import Any
-
 from strategies._common import ToolResultClearer
 from strategies.base import BaseStrategy
-from strategies.triggers import RequestSizeMixin, SizeTrigger
+from strategies.triggers import RequestSizeMixin, SizeTrigger, Trigger
 
 
 class ClearToolResults(RequestSizeMixin, BaseStrategy):
@@ -40,7 +38,7 @@ class ClearToolResults(RequestSizeMixin, BaseStrategy):
     ``keep`` newest results stay, and can exceed the budget (3x at 8k on invoice_audit)."""
 
     def __init__(
-        self, trigger: Any = 1.0, keep: int = 3, clear_at_least: int = 0, exclude_tools: list[str] | None = None
+        self, trigger: Trigger = 1.0, keep: int = 3, clear_at_least: int = 0, exclude_tools: list[str] | None = None
     ) -> None:
         self.size_trigger = SizeTrigger(trigger, "clear_tool_results: trigger")
         self.trigger = trigger

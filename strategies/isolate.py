@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from harness.budget import parse_budget
+from harness.budget import Tokens, parse_budget
 from strategies.base import ToolError, WrappingStrategy, budget_guarantee
 
 
@@ -34,7 +34,7 @@ class Isolate(WrappingStrategy):
             ``8k`` works); a fresh copy of ``base`` manages it.
     """
 
-    def __init__(self, base: Any = None, subagent_max_steps: int = 60, subagent_budget: Any = None) -> None:
+    def __init__(self, base: Any = None, subagent_max_steps: int = 60, subagent_budget: Tokens | None = None) -> None:
         if subagent_max_steps < 1:
             raise ValueError("isolate: subagent_max_steps must be at least 1")
         if base is None:

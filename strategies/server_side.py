@@ -28,7 +28,7 @@ from typing import Any
 
 from strategies._common import check_threshold, resolve_tokens
 from strategies.base import BaseStrategy
-from strategies.triggers import RequestSizeMixin, SizeTrigger
+from strategies.triggers import RequestSizeMixin, SizeTrigger, Trigger
 
 CONTEXT_MANAGEMENT = "context_management"
 COMPACTION_BETA = "compact-2026-01-12"
@@ -85,9 +85,9 @@ class ServerClearToolUses(ServerSideStrategy):
 
     def __init__(
         self,
-        trigger: Any = 1.0,
+        trigger: Trigger = 1.0,
         keep: int = 3,
-        clear_at_least: Any = 0,
+        clear_at_least: Trigger = 0,
         exclude_tools: list[str] | None = None,
         clear_tool_inputs: bool | list[str] = False,
     ) -> None:
@@ -138,7 +138,7 @@ class ServerCompaction(ServerSideStrategy):
 
     method = "server_compaction"
 
-    def __init__(self, trigger: Any = 1.0, instructions: str | None = None) -> None:
+    def __init__(self, trigger: Trigger = 1.0, instructions: str | None = None) -> None:
         self.size_trigger = SizeTrigger(trigger, "server_compaction: trigger")
         self.trigger = trigger
         self.instructions = instructions

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from harness.conversation import iter_calls
 from strategies._common import result_calls, result_identity
@@ -77,7 +77,7 @@ class StatusBar(WrappingStrategy):
 
     def __init__(
         self,
-        mode: str = "replace",
+        mode: Literal["replace", "append"] = "replace",
         base: Any = None,
         limits: dict | None = None,
         max_steps: int | None = None,

@@ -19,11 +19,9 @@ everything after it. Each summary is one summarizer call, billed to the trial as
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.conversation import split_head, split_rounds
 from strategies.base import BaseStrategy
-from strategies.triggers import RequestSizeMixin, SizeTrigger
+from strategies.triggers import RequestSizeMixin, SizeTrigger, Trigger
 
 SUMMARY_PREFIX = (
     "[summary of the earlier work: {rounds} rounds, written by the summarizer; the recent rounds follow verbatim]\n"
@@ -54,7 +52,11 @@ class Summarize(RequestSizeMixin, BaseStrategy):
     everything after the last summary (as ``none``)."""
 
     def __init__(
-        self, threshold: Any = 0.8, keep_recent_rounds: int = 4, max_failures: int = 3, instructions: str = INSTRUCTIONS
+        self,
+        threshold: Trigger = 0.8,
+        keep_recent_rounds: int = 4,
+        max_failures: int = 3,
+        instructions: str = INSTRUCTIONS,
     ) -> None:
         self.size_trigger = SizeTrigger(threshold, "summarize: threshold")
         if keep_recent_rounds < 1:

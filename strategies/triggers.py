@@ -11,15 +11,41 @@ asks ``message_room()`` for the tokens its messages may take, and one that logs 
 As in inspect_ai, where the orchestrator decides when to compact, the trigger is declared data
 (``size_trigger``) and the rule that evaluates it lives here, so every strategy fires at the same
 boundary: strictly above the resolved threshold.
+
+``Trigger`` is the parameter type of such a threshold (harness/params.py converts a config's value with
+it before the strategy is built): ``trigger: Trigger = 1.0`` in a constructor accepts ``0.8`` (a fraction),
+``60000``, ``60k`` or ``0.5M`` (tokens, ``60k`` passed on as 60000) and ``null`` (the budget).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
+from harness.budget import parse_budget
 from strategies._common import check_threshold, resolve_tokens
 from strategies.base import StrategyContext
+
+
+class TriggerValue:
+    """The converter of ``Trigger`` (a ``ParamConverter``, harness/params.py): a fraction of the budget or tokens."""
+
+    expects = "a fraction of the budget in (0, 1] or a token count such as 60000, 60k or 0.5M"
+
+    def convert(self, value: object) -> float | int | None:
+        """``None`` and a float in (0, 1] as they are; a whole number or ``60k`` as tokens (an int).
+
+        ``ValueError`` for anything else: ``true``, ``0``, ``1.5`` (neither a fraction nor whole tokens), ``abc``.
+        """
+        if value is None or (isinstance(value, float) and 0 < value <= 1):
+            return value
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(f"not a trigger: {value!r}")
+        return parse_budget(value)
+
+
+Trigger = Annotated[float | int | None, TriggerValue()]
+"""A size threshold parameter: a float in (0, 1] (that fraction of the budget), a token count, or ``None``."""
 
 
 @dataclass(frozen=True)

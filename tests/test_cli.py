@@ -47,7 +47,7 @@ def harness(*args, cwd, pythonpath=()):
         (["trials=[1,2"], "bad override: "),
         (
             ["strategy=headtail", "strategy.min_recent_rounds=foo"],
-            "cannot build strategy headtail: parameter min_recent_rounds='foo' is not an int, default 1",
+            "strategy.min_recent_rounds=foo: headtail's parameter min_recent_rounds takes an integer (default 1)",
         ),
     ],
 )

@@ -85,7 +85,7 @@ def test_config_folder_outside_the_repo(tmp_path):
     [
         (
             ["strategy=elide_plugin:Elide", "strategy.keep=foo"],
-            "cannot build strategy elide_plugin:Elide: parameter keep='foo' is not an int, default 2",
+            "strategy.keep=foo: elide_plugin:Elide's parameter keep takes an integer (default 2)",
         ),
         (["strategy=elide_plugin:Nope"], "cannot import elide_plugin:Nope: AttributeError"),
         (
