@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness import importer, report, view
+from harness import check, importer, report, view
 from harness import power
 from harness.config import CONFIG_DIR, options
 from harness.errors import UsageError
 from harness.importer import DEFAULT_OUT, FORMATS
 from harness.plugins import plugin_entry_points
+from harness.task_conformance import DEFAULT_SEEDS
 
 PROG = "python -m harness"
 Handler = Callable[[argparse.Namespace], int]
@@ -187,6 +188,27 @@ def _power(parser: argparse.ArgumentParser) -> Handler:
     return lambda ns: power.cmd_power(
         power.Question(ns.base, ns.delta, ns.alpha, ns.power, ns.trials, ns.families, ns.worse_wins)
     )
+
+
+@subcommand("check", "the conformance suite on a strategy or a task family: a pass/fail row per check")
+def _check(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument(
+        "overrides",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="strategy=NAME|pkg.mod:Class [strategy.param=V ...] [budget=B], or task=NAME|pkg.mod:Class [task.knob=V]",
+    )
+    parser.add_argument(
+        "--histories",
+        type=int,
+        default=check.RANDOM_HISTORIES,
+        metavar="N",
+        help=f"random histories a strategy is checked on (default {check.RANDOM_HISTORIES})",
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=len(DEFAULT_SEEDS), metavar="N", help="seeds a task family is checked at"
+    )
+    return lambda ns: check.cmd_check(ns.overrides, ns.histories, ns.seeds)
 
 
 # ---------------------------------------------------------------- list

@@ -67,6 +67,10 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 STRATEGY_HOOKS = ("bind", "tools", "call", "order_tools", "expose_tools", "server_options", "observe_server_edits")
 """The hooks the loop calls besides ``prepare`` (module docstring); ``BaseStrategy`` defaults each."""
+BUDGET_GUARANTEES = ("hard", "soft", "none")
+"""The levels a strategy's ``budget_guarantee`` declares (what each promises: strategies/base.py)."""
+NOTE_ALLOWANCE = 64
+"""Tokens a ``hard`` strategy may spend on its own note (e.g. headtail's "N earlier rounds were cut")."""
 
 
 def tool_name(tool: dict) -> str:

@@ -25,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.contracts import (
+    BUDGET_GUARANTEES,
+    NOTE_ALLOWANCE,
     STRATEGY_HOOKS,
     AdaptedStrategy,
     BaseStrategy,
@@ -65,11 +67,6 @@ FORWARDED_ATTRIBUTES = ("rewrites_system", "server_side", "supporting_models")
 FINAL_TOOLS = ("submit", "report")
 """The tools that end an agent's work: the agent's ``submit``, a sub-agent's ``report``; ``expose_tools``
 keeps its loop's."""
-
-
-BUDGET_GUARANTEES = ("hard", "soft", "none")
-NOTE_ALLOWANCE = 64
-"""Tokens a ``hard`` strategy may spend on its own note (e.g. headtail's "N earlier rounds were cut")."""
 
 
 def budget_guarantee(strategy: Any) -> str:

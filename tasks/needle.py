@@ -176,6 +176,10 @@ class NeedleInstance(TaskInstance):
         """The exact code."""
         return exact_grade(answer, "code", self.code)
 
+    def answer_key(self) -> dict:
+        """The access code (what ``exact_grade`` compares with)."""
+        return {"code": self.code}
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """Where the fact sat: its document, the document count and its relative place (0 = first, 1 = last)."""
         place = (self.position - 1) / (self.count - 1) if self.count > 1 else 0.5

@@ -57,6 +57,7 @@ LAYERS: dict[str, int] = {
     "harness.__main__": FRONT_END,
     "harness.cli": FRONT_END,
     "harness.commands": FRONT_END,
+    "harness.check": FRONT_END,  # `check`: builds strategies and families as the runner does
     "harness.view": FRONT_END,
     "harness.view_data": FRONT_END,
     "harness.view_svg": FRONT_END,

@@ -104,6 +104,10 @@ class BrandReportInstance(TaskInstance):
         """All three exact for success; mean per-brand closeness for the score."""
         return grade_counts(answer, self.truth)
 
+    def answer_key(self) -> dict:
+        """Every brand's true count of negative mentions (what ``grade_counts`` compares with)."""
+        return {"counts": dict(self.truth)}
+
     def data_fingerprint(self) -> list:
         """The brands, the window and every item."""
         return [self.brands, self.start.isoformat(), self.end.isoformat(), [vars(i) for i in self.items]]

@@ -218,6 +218,14 @@ class CallBudgetInstance(TaskInstance):
         """Exact closed set and no violation for success; F1 minus 0.25 per violation (``grade.grade_accepted``)."""
         return grade_accepted(answer, set(self.answer_ids), self.closed, self.violations)
 
+    def answer_key(self) -> dict:
+        """The closable merchants, their deals closed first through ``call_merchant`` (1%, at most three calls
+        each): the grader counts only deals closed in this trial, so call it once, on a fresh instance."""
+        for merchant in self.answer_ids:
+            while merchant not in self.closed and self.calls[merchant] < MAX_CALLS:
+                self.call("call_merchant", {"merchant": merchant, "offer": 1})
+        return {"accepted": list(self.answer_ids)}
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """``call_violations`` and ``max_calls_per_merchant`` from the executed calls."""
         return call_metrics(tool_log)

@@ -114,6 +114,11 @@ class CallbackSearchInstance(TaskInstance):
         """Right target and exact call-site set for success; 0.4 target + 0.6 call-site F1 (``grade.grade_answer``)."""
         return grade_answer(self.target, self.sites, answer)
 
+    def answer_key(self) -> dict:
+        """The target handler and its call sites under src/ (what ``grade_answer`` compares with)."""
+        sites = [{"file": s["file"], "function": s["function"]} for s in self.sites]
+        return {**self.target, "call_sites": sites}
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """``files_read`` (distinct files read) and ``greps``."""
         return search_metrics(tool_log)

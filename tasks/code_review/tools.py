@@ -134,6 +134,10 @@ class CodeReviewInstance(TaskInstance):
         """Exact set of (file, function) for success; F1 for the score (``grade.grade_findings``)."""
         return grading.grade_findings(self.bugs, answer)
 
+    def answer_key(self) -> dict:
+        """The in-scope buggy functions (what ``grade_findings`` compares with)."""
+        return {"findings": [{"file": bug.file, "function": bug.function} for bug in self.bugs]}
+
     def completion_check(self, messages: list[dict], answer: dict) -> str | None:
         """Stop-hook check (source 000 §7.4): every in-scope file in the visible listing needs a visible review."""
         return grading.missing_reviews(messages, self.out_of_scope)

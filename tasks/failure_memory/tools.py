@@ -252,6 +252,10 @@ class FailureMemoryInstance(TaskInstance):
         """All four fields and no repeated failed call for success; right fractions, halved per repeat."""
         return grade_escalation(answer, self.expected, repeated_failed_calls(self.log))
 
+    def answer_key(self) -> dict:
+        """The four expected fields (what ``grade_escalation`` compares with; no call made, so no repeat)."""
+        return dict(self.expected)
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """``repeated_failed_calls`` and ``api_calls`` from the executed calls."""
         calls = [(e["name"], canonical_args(e["args"]), bool(e["is_error"])) for e in tool_log]

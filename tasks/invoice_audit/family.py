@@ -107,6 +107,10 @@ class InvoiceAuditInstance(TaskInstance):
         """Exact set for success, F1 for the score."""
         return grade_ids(answer, set(self.answer_ids))
 
+    def answer_key(self) -> dict:
+        """The ids of every invoice in a duplicate charge (what ``grade_ids`` compares with)."""
+        return {"invoice_ids": list(self.answer_ids)}
+
     def data_fingerprint(self) -> list:
         """Every invoice and the planted pairs."""
         return [[vars(i) for i in self.invoices], self.pairs]

@@ -92,6 +92,10 @@ class LateQuestionInstance(TaskInstance):
         """Exact set of container numbers for success, F1 for the score."""
         return grade_values(answer, self.answer)
 
+    def answer_key(self) -> dict:
+        """The container numbers the request asks for (what ``grade_values`` compares with)."""
+        return {"values": list(self.answer)}
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """The question's kind, the answer's size and the refused re-reads (a used ack token)."""
         refused = sum(1 for call in tool_log if call.get("name") == "read_next" and call.get("is_error"))

@@ -123,6 +123,11 @@ class LatestValueInstance(TaskInstance):
         """Every asked value, each compared with the value in force at the end of the channel."""
         return grade_values(answer, self.expected)
 
+    def answer_key(self) -> dict:
+        """Each asked value in force at the end of the channel (what ``grade_values`` compares with)."""
+        values = [{"shipment": s, "field": f, "value": str(v)} for (s, f), v in self.expected.items()]
+        return {"values": values}
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """Reads of archived pages (a value the agent went back for and could not get)."""
         return {

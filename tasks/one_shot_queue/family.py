@@ -111,6 +111,14 @@ class OneShotQueueInstance(TaskInstance):
         """One exact line per ticket (code, action, reference); score = F1 of the lines."""
         return grade_batch(answer, self.world.expected)
 
+    def answer_key(self) -> dict:
+        """One right batch line per ticket (what ``grade_batch`` compares with)."""
+        lines = [
+            {"ticket": ticket, "auth_code": code, "action": action, "reference": reference}
+            for ticket, (code, action, reference) in self.world.expected.items()
+        ]
+        return {"actions": lines}
+
     def trial_metrics(self, tool_log: list[dict]) -> dict:
         """Tickets claimed, pops of an empty queue, and how many actions need a reference only the ticket states."""
         pops = sum(1 for entry in tool_log if entry.get("name") == "pop_ticket" and not entry.get("is_error"))

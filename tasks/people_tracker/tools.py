@@ -116,6 +116,10 @@ class PeopleTrackerInstance(TaskInstance):
         """Exact set of (person, month, company) for success; F1 for the score (``grade.grade_moves``)."""
         return grade_moves(answer, self.moves)
 
+    def answer_key(self) -> dict:
+        """Every true employer change (what ``grade_moves`` compares with)."""
+        return {"moves": [{"person": m.person, "month": m.month, "company": m.to} for m in self.moves]}
+
     def data_fingerprint(self) -> list:
         """The people, their moves and every page."""
         return [self.names, [vars(m) for m in self.moves], [vars(p) for p in self.pages.values()]]
