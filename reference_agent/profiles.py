@@ -8,7 +8,7 @@ messages. A profile decides *how* it behaves like an LLM around that:
     the instrument of "what did the strategy preserve". Its records are the reference
     agent's records before profiles existed, byte for byte.
 ``realistic``
-    Shaped on the calibration trajectories of a frontier-class LLM (``shared/calibration``):
+    Shaped on the calibration trajectories of a frontier-class LLM (``calibration/``):
     it issues every call whose arguments it already knows as parallel calls in one turn (up
     to ``batch_cap``), writes its running state into its replies (the family policies' notes),
     and adds seeded variation from (seed, trial, step): batch sizes and order, a small chance

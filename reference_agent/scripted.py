@@ -13,9 +13,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from harness.models.base import Completion, ModelError, Usage
+from harness.models.base import Completion, ModelError, PreflightError, Usage
 from harness.summarizer import is_summary_request
-from reference_agent.policies import reference_policy
+from reference_agent.policies import missing_policy_line, policy_source, reference_policy
 from reference_agent.policy_kit import StrategyToolUse
 from reference_agent.profiles import AgentProfile, ProfiledPolicy, make_profile
 
@@ -60,6 +60,13 @@ class ScriptedModel:
         self.context_window = int(context_window)
         self.profile = make_profile(str(profile), **dict(profile_params or {}))
         self.label = reference_label(self.profile)
+
+    def check_task(self, instance: Any) -> None:
+        """Refuse, before any trial runs, a family it has no policy for (``PreflightError``; the runner calls it with
+        one instance of each family of the run): a family from outside the repository without ``reference_policy()``
+        (reference_agent/policies/__init__.py)."""
+        if policy_source(instance) is None:
+            raise PreflightError(missing_policy_line(instance.family))
 
     def for_trial(self, instance: Any, trial: int = 0) -> "ScriptedSession":
         """A session following ``instance``'s reference policy under the profile (seeded by seed and trial)."""

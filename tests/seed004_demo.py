@@ -1,4 +1,4 @@
-"""Source 004's context_demo, copied from the seed text (/work/shared/seeds/004_*.txt), for the layered test.
+"""Source 004's context_demo, copied from the seed text (source 004, docs/sources.md), for the layered test.
 
 ``est_tokens``, ``split_rounds``, ``LayeredContext``, ``SYSTEM`` and ``fake_history`` are
 the seed's code, byte for byte apart from the names prefixed ``seed_`` and comments. The

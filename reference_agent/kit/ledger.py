@@ -1,6 +1,6 @@
 """The ledger: the reference agent's whole state, restated in full in every reply.
 
-The calibration LLM (``shared/calibration/README.md``) opens every reply with its complete state,
+The calibration LLM (``calibration/README.md``) opens every reply with its complete state,
 rewritten each turn: the task's rules in its own words, every confirmed fact with its evidence,
 what it checked and found clean, and what remains. After any cut it continues from the newest
 ledger in view and re-reads only what that ledger does not cover. This module is that mechanism

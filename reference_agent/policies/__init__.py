@@ -8,6 +8,13 @@ on the messages it is given (``Policy``). A family names its policy in its regis
 gives a fresh policy for one trial: the family's from ``FACTORIES`` (keyed by ``TaskInstance.family``),
 else the instance's own ``reference_policy()`` (a family from a plugin may ship one), else the default
 policy (``default.EmptyAnswerPolicy``: it submits an empty answer, so its numbers mean little).
+
+Decision (issue 37): a *run* uses the default policy only for a family registered in ``tasks`` whose
+``FamilySpec`` names no policy. A family from outside the repository (not registered) with no
+``reference_policy()`` is refused before the first trial: ``ScriptedModel.check_task`` raises
+``PreflightError`` with ``missing_policy_line``, which the runner reports as one line, exit code 2, and no
+run folder is left. ``reference_policy`` itself still falls back to the default for any instance (the dry
+run's estimate and tests call it directly); ``policy_source`` says which of the three it would use.
 """
 
 from __future__ import annotations
@@ -52,6 +59,28 @@ FACTORIES: dict[str, Callable[[Any], Policy]] = {
     name: policy_factory(spec) for name, spec in registered_families().items() if spec.policy is not None
 }
 """Family name -> a fresh reference policy for one trial of an instance of it (from the families' registrations)."""
+
+
+def policy_source(instance: TaskInstance) -> str | None:
+    """Where ``reference_policy(instance)`` gets the policy: ``"family"`` (its registration's ``FamilySpec.policy``),
+    ``"instance"`` (its own ``reference_policy()``), ``"default"`` (a registered family that names none) or
+    ``None`` (a family from outside the repository with neither: a run refuses it)."""
+    if instance.family in FACTORIES:
+        return "family"
+    if callable(getattr(instance, "reference_policy", None)):
+        return "instance"
+    if instance.family in registered_families():
+        return "default"
+    return None
+
+
+def missing_policy_line(family: str) -> str:
+    """The one line that refuses ``model=scripted`` on a family without a reference policy, and says what to do."""
+    return (
+        f"model=scripted cannot run task family {family}: it has no reference policy; give its TaskInstance a "
+        "reference_policy() method (or, for a family in tasks/, a FamilySpec.policy; docs/new_task.md), "
+        "or run it with model=relay or a real backend (docs/backends.md)"
+    )
 
 
 def reference_policy(instance: TaskInstance) -> Policy:

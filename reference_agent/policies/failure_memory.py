@@ -59,7 +59,7 @@ class FailureMemoryPolicy:
     """Reference policy for ``failure_memory`` (see the module docstring).
 
     Every reply restates the findings (``Findings: ...``), as the calibration LLM did. The failure
-    is written where that LLM wrote it (shared/calibration/failure_memory_headtail_2k): in the
+    is written where that LLM wrote it (the older, unverified calibration runs; docs/reference_agent.md): in the
     replies right after it (``FAILED: query_api ...``) and as the reason of each export (``The
     billing API is known to fail ...``), not in every reply, so a strategy can cut it.
     """
