@@ -45,7 +45,7 @@ from harness.dryrun import DRY_RUN
 from harness.dryrun import dry_run as print_plan
 from harness.errors import ConfigError, UsageError
 from harness.identity import sweep_folder_name
-from harness.records import trial_files
+from harness.records import TRIALS, count_trials
 from harness.report import end_of_run_lines, print_study
 from harness.retry_errors import FAIL_FLAG, RETRY_FLAG, error_counts, error_line, retry_outcomes, set_aside_errors
 from harness.run_lock import hold_run_folder
@@ -66,7 +66,8 @@ a rerun of the same config resumes; --fresh deletes its records and starts over
 max_cost=USD: start no trial once the recorded trials cost that much"""
 PLUGINS_NOTE = """your own strategy or task: strategy=my_pkg.module:MyClass strategy.param=3, \
 an entry point in the group
-ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs]"""
+ctxbench.strategies / ctxbench.tasks, or a config folder: hydra.searchpath=[file:///path/to/configs];
+check it first: check strategy=my_pkg.module:MyClass (or task=...)"""
 SYNOPSIS_WIDTH = 32
 
 
@@ -318,12 +319,8 @@ def _remove_empty_run_dir(run_dir: Path) -> None:
 
 
 def recorded_trials(path: Path | None) -> int:
-    """Trial rows recorded at or below ``path`` (complete lines of every ``trials.jsonl``)."""
-    return sum(
-        line.endswith("\n")
-        for f in trial_files(path)
-        for line in f.read_text(encoding="utf-8").splitlines(keepends=True)
-    )
+    """Trial rows recorded at or below ``path`` (the valid rows of every ``trials.jsonl``: ``records.count_trials``)."""
+    return count_trials(path)
 
 
 def interrupted(target: Path | None) -> int:
@@ -338,7 +335,8 @@ def clear_records(run_dir: Path) -> str:
         return f"--fresh: no earlier records in {run_dir}"
     n = recorded_trials(run_dir)
     removed = [p for p in run_dir.iterdir() if p.name not in (".hydra", "run.lock") and not p.name.endswith(".log")]
-    for p in removed:
+    # trials.jsonl first (one unlink): after a crash halfway no trial is done, and a rerun removes the rest
+    for p in sorted(removed, key=lambda p: p.name != TRIALS):
         shutil.rmtree(p) if p.is_dir() else p.unlink()
     if not removed:
         return f"--fresh: no earlier records in {run_dir}"

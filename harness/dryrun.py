@@ -35,7 +35,16 @@ from harness.identity import folder_name
 from harness.trial import run_trial
 from harness.pricing import price_line
 from harness.records import RunWriter
-from harness.runner import _node, build, build_model, check_server_side, max_cost_from, plan, settings_from
+from harness.runner import (
+    _node,
+    build,
+    build_model,
+    check_server_side,
+    check_tasks,
+    max_cost_from,
+    plan,
+    settings_from,
+)
 
 REFERENCE_MODEL = "scripted"
 DRY_RUN = "--dry-run"
@@ -190,7 +199,9 @@ def estimate(job_cfg: DictConfig) -> tuple[int, Estimate, Any]:
     settings, strategy_spec, model_spec = settings_from(job_cfg, Path("dry-run"))
     jobs, _ = plan(job_cfg)
     strategy = build(strategy_spec, "strategy")  # bad parameters: one line, as a real run says it
-    check_server_side(strategy, build_model(model_spec), settings.strategy_name)  # refused as a real run refuses
+    model = build_model(model_spec)
+    check_server_side(strategy, model, settings.strategy_name)  # refused as a real run refuses
+    check_tasks([model], jobs)  # model=scripted on a family without a reference policy: refused as a real run
     max_cost_from(job_cfg)
     rows = reference_rows(reference_config(job_cfg, settings.cache_profile.name), settings.pricing)
     return len(jobs), scaled(rows, len(jobs)), settings

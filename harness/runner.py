@@ -9,7 +9,6 @@ raise ``ConfigError`` before anything is written.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import logging
 import sqlite3
@@ -25,22 +24,24 @@ from omegaconf import DictConfig, OmegaConf
 from harness.analysis import reference_note
 from harness.budget import BudgetError, format_budget, parse_budget
 from harness.cache_sim import get_profile
-from harness.config import CONFIG_DIR, SettingError, check_settings, container_dict
+from harness.config import CONFIG_DIR, SettingError, check_config, container_dict
 from harness.contracts import full_strategy
 from harness.errors import ConfigError
 from harness.hooks import Hooks
 from harness.identity import RUN_TIME_KEYS, RUN_TIME_MODEL_KEYS, run_key
+from harness.params import convert_spec, parameter_problem
 from harness.trial import TrialSettings, run_trial
 from harness.models.base import Model, ModelError, PreflightError, innermost
 from harness.models.faults import FaultInjecting
 from harness.models.response_cache import DEFAULT_PATH, Cached, ResponseStore, request_settings
+from harness.models.settings import check_model_settings
 from harness.models.wrappers import Delayed, Limits, Throttled
 from harness.pricing import header as pricing_header, pricing_from
-from harness.records import TRIALS, RunWriter, read_jsonl
+from harness.records import TRIALS, RunWriter, read_trials
 from harness.report import end_of_run_lines
 from harness.run_outputs import write_run_outputs
 from harness.run_lock import hold_run_folder
-from harness.workers import run_jobs, uses_processes
+from harness.workers import capped_workers, run_jobs, uses_processes
 from tasks.base import KnobError, TaskFamily
 
 IDENTITY_FILE = "identity.json"
@@ -48,6 +49,7 @@ NOT_IDENTITY = RUN_TIME_KEYS  # harness/identity.py: the one list
 NOT_IDENTITY_MODEL = RUN_TIME_MODEL_KEYS
 # keys of a spec that label it, or that the harness applies around it (model.max_concurrency), not constructor arguments
 LABEL_KEYS = ("name", "cache_profile", "max_concurrency")
+TYPED_KINDS = ("strategy",)  # what build converts by declared types (harness/params.py) before instantiating it
 DEFAULT_CACHE_PROFILE = "openai"
 PROGRESS_EVERY_S = 30.0  # without a terminal: a progress line at least this often (and at every tenth)
 log = logging.getLogger("ctxbench")  # Hydra writes it to ctxbench.log in the run folder
@@ -78,77 +80,40 @@ def build(spec: dict, what: str, labels: tuple[str, ...] = LABEL_KEYS) -> Any:
     """Instantiate a ``_target_`` spec (its ``labels`` keys, ``name`` and ``cache_profile`` by default, are
     not arguments).
 
-    A failure names the parameter whose value does not fit the constructor, when one can be told.
+    A strategy's parameters are converted by their declared types first (``params.convert_spec``: ``60k`` -> 60000;
+    a value they refuse is one line). Any other failure names the parameter whose value does not fit, when the
+    declared types tell it.
     """
+    kind = what.split(" ", 1)[0]
     name = spec.get("name")
     if name and str(name) not in what:
         what = f"{what} {name}"
-    spec = {k: v for k, v in spec.items() if k not in labels}
+    if kind in TYPED_KINDS:
+        spec = convert_spec(spec, kind)
+    arguments = {k: v for k, v in spec.items() if k not in labels}
     try:
-        return instantiate(spec, _convert_="all")
+        return instantiate(arguments, _convert_="all")
     except Exception as exc:  # hydra wraps constructor errors
         cause: BaseException = exc
         while cause.__cause__ is not None:
             cause = cause.__cause__
-        raise ConfigError(f"cannot build {what}: {bad_parameters(spec) or ''}{cause}") from None
+        named = {**arguments, "name": name} if name else arguments
+        raise ConfigError(f"cannot build {what}: {bad_parameters(named, kind)}{cause}") from None
 
 
 def build_model(spec: dict, what: str = "model") -> Any:
     """A model (or summarizer) from its preset; the preset's ``name`` is passed on, so that every message
-    of the model names the preset the user chose (``model vllm: cannot reach ...``)."""
+    of the model names the preset the user chose (``model vllm: cannot reach ...``). Every ``{what}.*`` value the
+    table of harness/models/settings.py names is checked first (a bad one: ``ConfigError``, before any trial)."""
+    check_model_settings(spec, what)
     return build(spec, what, labels=tuple(k for k in LABEL_KEYS if k != "name"))
 
 
-def _expected_type(param: inspect.Parameter, hints: dict) -> type | None:
-    """The plain type a constructor parameter wants: its annotation, else its default's type."""
-    hint = hints.get(param.name)
-    if hint in (int, float, bool, str):
-        return hint
-    default = param.default
-    if default is not inspect.Parameter.empty and isinstance(default, (int, float, bool, str)):
-        return type(default)
-    return None
-
-
-def _fits(value: Any, wanted: type) -> bool:
-    if wanted is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if wanted is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, wanted)
-
-
-def bad_parameters(spec: dict) -> str:
-    """``parameter keep='foo' is not an int (default 3); `` for values of the wrong type or unknown
-    parameters, else ``''``."""
-    import typing
-
-    from hydra.utils import get_class
-
-    try:
-        cls: type[Any] = get_class(str(spec.get("_target_")))  # type[Any]: a class, whose __init__ is read below
-        signature = inspect.signature(cls)
-    except Exception:  # not a class, or not importable: the cause says it
-        return ""
-    try:
-        hints = typing.get_type_hints(cls.__init__)
-    except Exception:  # annotations that do not evaluate
-        hints = {}
-    notes = []
-    open_ended = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
-    for name, value in spec.items():
-        param = signature.parameters.get(name)
-        if param is None:
-            if not open_ended and name != "_target_":
-                known = ", ".join(signature.parameters) or "none"
-                notes.append(f"no parameter {name!r} (its parameters: {known})")
-            continue
-        wanted = _expected_type(param, hints)
-        if wanted is not None and value is not None and not _fits(value, wanted):
-            default = "" if param.default is inspect.Parameter.empty else f", default {param.default!r}"
-            article = "an" if wanted.__name__[0] in "aeiou" else "a"
-            notes.append(f"parameter {name}={value!r} is not {article} {wanted.__name__}{default}")
-    return "; ".join(notes) + ("; " if notes else "")
+def bad_parameters(spec: dict, kind: str) -> str:
+    """``kind.keep=foo: ... takes an integer (default 3); `` when the declared types refuse a value or a key of
+    ``spec`` (harness/params.py), else ``''``."""
+    problem = parameter_problem(spec, kind)
+    return f"{problem}; " if problem else ""
 
 
 def recorded_strategy_name(spec: dict) -> str:
@@ -297,7 +262,7 @@ def settings_from(cfg: DictConfig, run_dir: Path) -> tuple[TrialSettings, dict, 
     except BudgetError as exc:
         raise ConfigError(str(exc)) from None
     try:
-        check_settings(cfg)  # trials, max_steps, workers, latency_s, ...: declared once, in harness/config.py
+        check_config(cfg)  # trials, seed, hooks, task knobs, the plan's size...: declared once, in harness/config.py
     except SettingError as exc:
         raise ConfigError(str(exc)) from None
     strategy_spec = _node(cfg.strategy)
@@ -465,6 +430,7 @@ def _execute(cfg: DictConfig, run_dir: Path, echo: Callable[[str], None] = print
     jobs = plan_in(run.plan, run_dir)
     models = [m for i, m in enumerate((model, summarizer)) if m is not None and (i == 0 or m is not model)]
     preflight(models)
+    check_tasks(models, jobs)
     with contextlib.ExitStack() as stack:
         for m in models:  # a backend with a lifecycle (the local llama.cpp server) starts here
             if hasattr(m, "__enter__"):
@@ -511,6 +477,24 @@ def preflight(models: list[Any]) -> None:
                 raise ConfigError(str(exc)) from None
 
 
+def check_tasks(models: list[Any], jobs: list[TrialJob]) -> None:
+    """Call each model's ``check_task(instance)`` (the reference agent: a policy for the family) on the first planned
+    instance of every family, before any trial runs; a ``PreflightError`` is one line, exit 2, nothing written.
+
+    A rerun that reads its plan back has no instances (``plan_in``) and checks nothing: its first run was checked."""
+    checks = [m.check_task for m in models if callable(getattr(m, "check_task", None))]
+    firsts: dict[str, Any] = {}
+    for job in jobs if checks else []:
+        if job.instance is not None:
+            firsts.setdefault(job.family, job.instance)
+    for instance in firsts.values():
+        for check in checks:
+            try:
+                check(instance)
+            except PreflightError as exc:
+                raise ConfigError(str(exc)) from None
+
+
 def _run(
     run: RunConfig,
     run_dir: Path,
@@ -551,7 +535,10 @@ def _run(
         )
 
     progress = _progress(len(pending), run.progress)
-    workers = run.workers
+    workers, capped = capped_workers(run.workers, len(pending))
+    if capped:
+        echo(capped)
+        log.info("%s", capped)
     spend = CostLimit(run.max_cost, *recorded_cost(run_dir, {job.trial_id for job in jobs}))
 
     def commit(row: dict, steps: list[dict]) -> None:
@@ -618,8 +605,9 @@ def max_cost_from(cfg: DictConfig) -> float | None:
 
 
 def recorded_cost(run_dir: Path, trial_ids: set[str]) -> tuple[float, int]:
-    """USD cost and number of the trials of ``trial_ids`` already recorded in ``run_dir/trials.jsonl``."""
-    rows = [r for r in read_jsonl(Path(run_dir) / TRIALS) if r.get("trial_id") in trial_ids]
+    """USD cost and number of the trials of ``trial_ids`` already recorded in ``run_dir/trials.jsonl`` (its valid
+    rows: ``RunWriter`` has set the others aside by now)."""
+    rows = [r for r in read_trials(Path(run_dir) / TRIALS) if r["trial_id"] in trial_ids]
     return sum(float(r.get("cost") or 0.0) for r in rows), len(rows)
 
 
