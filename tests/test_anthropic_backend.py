@@ -438,6 +438,7 @@ def test_a_backend_without_server_context_management_refuses_the_strategy():
         check_server_side(MemoryTool(base=ServerClearToolUses()), AnthropicModel(server_context_management=False), "m")
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_cli_refuses_a_server_strategy_on_another_backend(tmp_path):
     import subprocess
     import sys

@@ -100,6 +100,7 @@ def test_an_arm_s_parameter_and_budget_can_still_be_overridden():
     assert (cfg.strategy.name, cfg.strategy.trigger, cfg.budget) == ("clear60", "80k", "200k")
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_sweep_over_arms_writes_one_folder_per_arm_named_for_it(tmp_path):
     result = harness("run", "-m", "arm=none,clear60,sum100", *SMALL, *QUIET, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -141,6 +142,7 @@ def test_an_arm_beside_a_strategy_is_one_line_from_the_command_line(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_strategy_question_preset_sweeps_the_three_arms_on_the_long_suite():
     cfg = compose(["experiment=strategy_question"])
     assert OmegaConf.to_container(cfg.hydra.sweeper.params) == {"arm": "none,clear60,sum100"}

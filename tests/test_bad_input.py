@@ -16,6 +16,7 @@ def one_line_exit_2(result) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize(
     "override,needle",
     [
@@ -39,16 +40,19 @@ def test_a_misspelt_option_gets_a_suggestion(tmp_path):
     assert "did you mean --fresh?" in one_line_exit_2(harness("run", "--frseh", cwd=tmp_path))
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_every_value_of_a_sweep_is_checked(tmp_path):
     assert "workers=0 must be at least 1" in one_line_exit_2(harness("run", "-m", *SMOKE1, "workers=1,0", cwd=tmp_path))
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_preflight_names_the_preset_the_user_chose(tmp_path):
     line = one_line_exit_2(harness("run", *SMOKE1, "model=vllm", "model.base_url=http://127.0.0.1:9/v1", cwd=tmp_path))
     assert line.startswith("ctxbench: error: model vllm: cannot reach"), line
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_folder_that_cannot_be_written_is_one_line(tmp_path):
     (tmp_path / "blocker").write_text("a file where a folder should be")
     line = one_line_exit_2(harness("run", *SMOKE1, "hydra.run.dir=blocker/run", cwd=tmp_path))
@@ -59,6 +63,7 @@ def test_a_folder_that_cannot_be_written_is_one_line(tmp_path):
     assert "a file is in the way" in one_line_exit_2(harness("view", "run", "--out", "blocker/v.html", cwd=tmp_path))
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_report_on_records_that_are_not_ours_is_one_line(tmp_path):
     (tmp_path / "theirs").mkdir()
     (tmp_path / "theirs" / "trials.jsonl").write_text(json.dumps({"id": 1, "score": 0.5}) + "\n")

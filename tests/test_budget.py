@@ -1,5 +1,4 @@
 import pytest
-
 from harness.budget import BudgetError, format_budget, parse_budget
 
 

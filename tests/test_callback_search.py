@@ -480,6 +480,7 @@ SEEDS = range(20)
 RULES = dict(files=40, functions_per_file=4)  # the rules do not depend on size; every distractor is planted
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_call_sites_are_exactly_the_src_functions_that_call_the_target():
     """Rule: a call site is a function under src/ whose body calls the target, directly, through an import
     alias (the facade's re-export) or as a module attribute. Resolved from the code's imports and calls (ast),
@@ -503,6 +504,7 @@ def test_the_call_sites_are_exactly_the_src_functions_that_call_the_target():
         assert alias_caller is not None
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_exactly_one_function_is_the_payment_gateway_callback_handler():
     """Rule: the target is the one src function documented as handling the payment gateway's callback that is
     neither deprecated (its twin says DEPRECATED and nothing under src/ calls it) nor an endpoint that passes

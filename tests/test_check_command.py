@@ -157,6 +157,7 @@ def failed(found: dict[str, tuple[str, str]]) -> dict[str, str]:
 # ---------------------------------------------------------------- strategies
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_check_fails_a_mutating_strategy_with_one_line_and_exit_1(tmp_path):
     result = harness("check", f"strategy={HERE}:Mutating", "--histories", "2", cwd=tmp_path, pythonpath=[ROOT])
     assert result.returncode == 1, result.stderr
@@ -171,6 +172,7 @@ def test_check_fails_a_strategy_that_is_not_deterministic():
     assert "two fresh instances returned different outputs" in found["deterministic"]
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_check_fails_a_strategy_whose_outputs_differ_in_another_process(capsys):
     assert check.cmd_check([f"strategy={HERE}:HashOrdered"], histories=1) == 1
     out = capsys.readouterr().out

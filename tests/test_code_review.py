@@ -277,6 +277,7 @@ def _template_verdicts(text: str, helpers: dict) -> dict[str, bool]:
     return verdicts
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_every_template_misbehaves_exactly_where_a_bug_is_planted_over_many_seeds():
     """Issue 13 §3, for every template at once: over 25 repositories, each bug and decoy template function is
     run on the input its docstring describes. The planted bugs misbehave; every decoy and clean variant does

@@ -26,6 +26,7 @@ def smoke_run(folder: Path, *overrides: str) -> Path:
     return folder
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_compare_refuses_instances_of_different_family_knobs(tmp_path):
     base = smoke_run(tmp_path / "base", "strategy=none")
     cand = smoke_run(tmp_path / "cand", "strategy=headtail")
@@ -41,6 +42,7 @@ def test_compare_refuses_instances_of_different_family_knobs(tmp_path):
         ], result.stderr
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_three_runs_print_arms_families_holm_verdicts_and_the_frontier(tmp_path):
     runs = [str(FIXTURE / name) for name in ("none", "headtail", "sliding_window")]
     result = harness("compare", *runs, "--fail-on-regression", cwd=tmp_path)
@@ -84,6 +86,7 @@ def copy_runs(root: Path, *names: str) -> None:
         shutil.copytree(FIXTURE / name, root / name)
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_reports_of_different_runs_go_to_different_folders(tmp_path):
     runs = tmp_path / "results" / "runs"
     copy_runs(runs, "none", "headtail", "sliding_window")
@@ -102,6 +105,7 @@ def test_reports_of_different_runs_go_to_different_folders(tmp_path):
     assert "holds a report of other runs (../none, ../sliding_window); give another --out" in lines[0]
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_default_folder_of_other_runs_gets_a_distinct_name(tmp_path):
     copy_runs(tmp_path / "x", "none", "headtail")
     copy_runs(tmp_path / "y", "none")

@@ -166,6 +166,7 @@ print(json.dumps({**folders, "harness_imported": sorted(m for m in sys.modules i
 """
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_plain_hydra_composes_and_names_folders_without_the_harness(tmp_path, compose_config):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # a source checkout: hydra_plugins/ is found from the repository
     result = subprocess.run(

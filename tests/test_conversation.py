@@ -1,5 +1,4 @@
 import pytest
-
 from harness.conversation import (
     InvalidConversation,
     drop_orphans,

@@ -7,6 +7,8 @@ be in ``sys.modules``. The adapter's cost cannot reach ctxbench's own runs.
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import subprocess
 import sys
@@ -69,6 +71,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_core_runs_with_inspect_ai_blocked():
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT],

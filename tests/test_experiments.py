@@ -38,6 +38,7 @@ def sweep_points(name: str) -> list[list[str]]:
     return points
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("name", PRESETS)
 def test_preset_composes_and_names_valid_strategies_and_tasks(name, tmp_path):
     first = (CONFIG_DIR / "experiment" / f"{name}.yaml").read_text().splitlines()[0]
@@ -58,6 +59,7 @@ def test_preset_composes_and_names_valid_strategies_and_tasks(name, tmp_path):
         settings_from(cfg, tmp_path)  # budget, steps, pricing and hooks parse
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_variants_differ_where_the_seed_says():
     def composed(name, *over):
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
@@ -93,6 +95,7 @@ def harness(*args, cwd):
     )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_small_preset_variant_runs_end_to_end(tmp_path):
     sweep = tmp_path / "sweep"
     args = [
@@ -117,6 +120,7 @@ def test_small_preset_variant_runs_end_to_end(tmp_path):
     assert again.returncode == 0 and "already recorded: 1" in again.stdout
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_cli_lists_presets_and_validates_variants(tmp_path):
     listed = harness("list", cwd=tmp_path)
     assert all(name in listed.stdout for name in PRESETS)

@@ -512,6 +512,7 @@ def test_every_tool_answers_any_arguments_with_a_result(family, tool):
     answers()
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("family", sorted(CONFIGS))
 def test_every_grader_answers_any_submission_with_a_grade(family):
     instance = small_instance(family)

@@ -5,6 +5,8 @@ quotes between its ``<!-- gate-example:NAME -->`` markers."""
 
 from __future__ import annotations
 
+import pytest
+
 import re
 from pathlib import Path
 
@@ -28,6 +30,7 @@ def quoted(name: str) -> list[str]:
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_gate_fails_a_success_loss_and_passes_a_token_saving(tmp_path: Path):
     for folder, (strategy, budget) in RUNS.items():
         result = harness(

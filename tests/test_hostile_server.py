@@ -314,6 +314,7 @@ def test_a_hostile_reply_ends_as_an_error_the_model_sees_or_a_recorded_outcome(s
     check(server, backend, mode, in_process(server, backend, mode, tmp_path))
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("backend", list(PRESETS))
 def test_hostile_replies_through_the_command_line(server, tmp_path, backend):
     result, runs = sweep(server, backend, CLI_SAMPLE, tmp_path, tag="cli-")

@@ -87,6 +87,7 @@ def test_suite_sizes_are_separate_rows_and_duplicates_are_pooled_with_a_note(tmp
     )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_pooling_different_task_sizes_warns_loudly(tmp_path):
     # runs without identity.json fall back to strategy/params/budget/model, which cannot tell sizes apart
     for name in ("small", "big"):

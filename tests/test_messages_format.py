@@ -1,5 +1,6 @@
 """OpenAI format <-> Messages format: the round trip is lossless for what the harness holds (hypothesis)."""
 
+import pytest
 import json
 
 from hypothesis import given, settings
@@ -62,6 +63,7 @@ TOOLS = st.lists(
 )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @settings(max_examples=300, deadline=None)
 @given(conversations(), TOOLS)
 def test_round_trip_is_lossless(messages, tools):
@@ -70,6 +72,7 @@ def test_round_trip_is_lossless(messages, tools):
     assert tools_back == tools
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @settings(max_examples=200, deadline=None)
 @given(conversations())
 def test_every_parallel_result_sits_in_one_user_turn_right_after_its_calls(messages):

@@ -3,6 +3,7 @@
 The strategies below are loaded by class path too (``strategy=tests.test_mutation_guard:ClearsInPlace``).
 """
 
+import pytest
 from harness.history import History, frozen_copy
 from harness.models.base import Completion, Usage
 from harness.records import read_jsonl
@@ -175,6 +176,7 @@ def test_a_frozen_copy_shares_leaves_and_stops_at_its_depth():
     assert copy["deep"]["a"]["b"]["c"] is deep["a"]["b"]["c"]  # four levels copied, the fifth shared
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_cli_run_of_a_mutating_class_path_strategy_is_a_strategy_error(tmp_path):
     strategy = "strategy=tests.test_mutation_guard:ClearsInPlace"
     result = harness(

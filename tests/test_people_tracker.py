@@ -284,6 +284,7 @@ def _rule_instances():
             yield PeopleTracker(**knobs).generate(seed)
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_rule_every_true_move_is_stated_with_its_month_and_both_companies():
     for instance in _rule_instances():
         people = set(instance.names)
@@ -293,6 +294,7 @@ def test_rule_every_true_move_is_stated_with_its_month_and_both_companies():
             assert (move.person, move.month, move.to) in stated, (instance.id, move)
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_rule_a_reported_move_that_is_not_true_is_denied_explicitly_and_the_denial_is_true():
     """Every move a page reports that did not happen is a (person, company) that a page denies in so many words
     ("... were false: C denied that it had hired P, and P never joined C"), and no denied company is one the
@@ -308,6 +310,7 @@ def test_rule_a_reported_move_that_is_not_true_is_denied_explicitly_and_the_deni
         assert len(denied) == len(instance.names)  # one denied report per person
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_rule_the_denial_is_read_long_before_the_late_round_up_that_repeats_it():
     """A late round-up reports an early person's denied move; its headline (what search finds it by) names only
     the last people of the prompt, so the agent opens it only when it gets to them."""
@@ -324,6 +327,7 @@ def test_rule_the_denial_is_read_long_before_the_late_round_up_that_repeats_it()
             )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_rule_a_similar_name_is_another_person_and_never_a_tracked_move():
     for instance in _rule_instances():
         people = set(instance.names)
@@ -337,6 +341,7 @@ def test_rule_a_similar_name_is_another_person_and_never_a_tracked_move():
                 assert not page_moves(page.body, people), (instance.id, page.url)
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_rule_talks_comments_and_related_links_state_no_move():
     from tasks.people_tracker import SPOKE
 

@@ -45,6 +45,7 @@ def _without_costs(rows: list[dict]) -> list[dict]:
     ]
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_an_offline_run_is_priced_by_default_and_pricing_none_changes_only_its_costs(tmp_path):
     common = ["suite=smoke", "strategy=headtail", "budget=2k", "trials=1", "progress=false", "plots=false"]
     priced = harness("run", *common, f"hydra.run.dir={tmp_path / 'auto'}", cwd=tmp_path)

@@ -171,6 +171,7 @@ RUN = (
 )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_run_with_shared_limits_and_429s_records_what_one_worker_records(tmp_path):
     execute(compose(*RUN), tmp_path / "one" / "run", echo=lambda _: None)
     execute(compose(*RUN, "workers=4", "+model.max_concurrency=2"), tmp_path / "four" / "run", echo=lambda _: None)

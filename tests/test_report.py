@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "results" / "fixtures" / "smoke-1500"
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_report_on_a_sweep_folder(tmp_path):
     sweep = tmp_path / "sweep"
     shutil.copytree(FIXTURE, sweep)
@@ -30,6 +31,7 @@ def test_report_on_a_sweep_folder(tmp_path):
     assert (sweep / "summary.csv").exists()
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_report_several_runs_with_out(tmp_path):
     result = harness(
         "report", str(FIXTURE / "none"), str(FIXTURE / "headtail"), "--out", str(tmp_path / "out"), cwd=tmp_path
@@ -38,6 +40,7 @@ def test_report_several_runs_with_out(tmp_path):
     assert (tmp_path / "out" / "summary.md").exists() and (tmp_path / "out" / "plots" / "pareto.png").exists()
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("command", ["report", "compare"])
 def test_unknown_path_is_one_line_exit_2(tmp_path, command):
     args = [str(tmp_path / "nope")] if command == "report" else [str(FIXTURE / "none"), str(tmp_path / "nope")]
@@ -47,6 +50,7 @@ def test_unknown_path_is_one_line_exit_2(tmp_path, command):
     assert len(lines) == 1 and "nope" in lines[0], result.stderr
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_compare_gate(tmp_path):
     worse = harness(
         "compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), "--fail-on-regression", cwd=tmp_path
@@ -64,6 +68,7 @@ def test_compare_gate(tmp_path):
     assert ambiguous.returncode == 2 and "several values" in ambiguous.stderr
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_run_writes_new_summary_columns(tmp_path):
     run = tmp_path / "run"
     result = harness(
@@ -85,6 +90,7 @@ def test_run_writes_new_summary_columns(tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("name", ["compare_strategies.ipynb", "token_curves.ipynb"])
 def test_notebook_executes_on_the_fixture(name, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -98,6 +104,7 @@ def test_notebook_executes_on_the_fixture(name, monkeypatch):
     assert any("image/png" in o.get("data", {}) for o in outputs), "no figure shown"
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_plots_false_writes_records_and_summary_but_no_plots(tmp_path):
     from harness.runner import execute
     from tests.helpers import compose
@@ -122,6 +129,7 @@ def test_compare_labels_the_counts_base_first_with_three_decimals(tmp_path):
     assert re.search(r"success diff \(candidate - base\) [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]$", line), line
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_compare_json_holds_every_figure_and_keeps_the_exit_code(tmp_path):
     text = harness("compare", str(FIXTURE / "none"), str(FIXTURE / "sliding_window"), cwd=tmp_path).stdout
     result = harness(

@@ -50,6 +50,7 @@ def run(tmp_path: Path, name: str, overrides: tuple[str, ...], lines: list[str] 
     return folder
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("overrides", [SMOKE, FAKE], ids=["reference-agent", "fake-paid-model"])
 def test_a_rerun_is_served_from_the_cache_at_no_cost_and_replays_the_records(tmp_path, overrides):
     first, again = run(tmp_path, "first", overrides), run(tmp_path, "again", overrides)
@@ -81,6 +82,7 @@ SUMMARIZE = (
 )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("strategy", [("strategy=isolate",), SUMMARIZE], ids=["subagents", "separate-summarizer"])
 def test_every_kind_of_call_is_replayed(tmp_path, strategy):
     overrides = ("suite=smoke", "trials=1", "budget=3k", *PAID, *strategy)
@@ -91,6 +93,7 @@ def test_every_kind_of_call_is_replayed(tmp_path, strategy):
     assert compare_records([str(first), str(again), "--ignore-columns", COST_COLUMNS]) == 0
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_summary_reports_what_was_paid_and_what_it_would_have_cost(tmp_path):
     import pandas as pd
 
@@ -104,6 +107,7 @@ def test_the_summary_reports_what_was_paid_and_what_it_would_have_cost(tmp_path)
     assert paid["from_cache_calls"] == 0
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_replayed_side_compares_on_what_its_calls_cost(tmp_path):
     from harness import analysis
 

@@ -24,6 +24,7 @@ def forge_outage(run_dir, index=0, outcome="model_error"):
     return rows[index]["trial_id"]
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_retry_errors_reruns_only_the_failed_trial_and_keeps_its_first_records(tmp_path):
     run = [*SMOKE1, "task=call_budget", f"hydra.run.dir={tmp_path / 'run'}"]
     assert harness("run", *run, cwd=tmp_path).returncode == 0
@@ -48,6 +49,7 @@ def test_retry_errors_reruns_only_the_failed_trial_and_keeps_its_first_records(t
     assert transcript_path(aside, failed) == aside / "transcripts" / f"{failed}.jsonl.gz"
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_fail_on_error_exits_1_when_the_provider_is_down(tmp_path):
     down = harness("run", *SMOKE1, "task=call_budget", "faults=down", "--fail-on-error", cwd=tmp_path)
     assert down.returncode == 1

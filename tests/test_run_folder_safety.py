@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import fcntl
 import json
 import os
@@ -57,6 +59,7 @@ def _transcripts_text(folder: Path) -> str:
 # ---------------------------------------------------------------- 1. the cache and injected replies
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_run_without_faults_after_one_with_faults_holds_no_injected_reply(tmp_path):
     cache = f"response_cache={tmp_path / 'responses.sqlite'}"
     cached = (*ONE, "cache_responses=true", cache)
@@ -158,6 +161,7 @@ def test_a_trial_does_not_see_what_an_aborted_attempt_left_in_its_store(tmp_path
 # ---------------------------------------------------------------- 3. one process per run folder
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_second_process_on_a_held_run_folder_says_who_holds_it_and_exits_2(tmp_path):
     from harness.run_lock import LOCK_FILE, RunFolderBusy, hold_run_folder
 
@@ -224,6 +228,7 @@ def test_a_config_error_leaves_no_lock_file_and_no_folder(tmp_path):
 # ---------------------------------------------------------------- 4. corrupt lines
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_corrupt_trial_line_is_kept_aside_and_said_on_rerun_and_in_report(tmp_path, caplog):
     folder = _run(tmp_path / "run", *ONE, "trials=2")
     trials = (folder / "trials.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -246,6 +251,7 @@ def test_a_corrupt_trial_line_is_kept_aside_and_said_on_rerun_and_in_report(tmp_
     assert "trials.jsonl.corrupt" in report.stdout + report.stderr
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_torn_last_step_line_is_kept_aside_and_said(tmp_path):
     folder = _run(tmp_path / "run", *ONE)
     steps = folder / "steps.jsonl"

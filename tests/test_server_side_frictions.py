@@ -21,6 +21,7 @@ def test_the_refusal_names_the_preset_the_user_chose(tmp_path):
     assert len(lines) == 1 and "model llamacpp_messages does not" in lines[0], result.stderr
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_a_server_that_applies_no_edit_is_warned_about_once(tmp_path):
     pytest.importorskip("anthropic")
     with HostileServer(submit_arguments=SUBMIT) as server:

@@ -24,6 +24,7 @@ from tests.test_cli import ROOT, harness
 ARMS = ("arm-none_suite-smoke", "arm-clear60_suite-smoke", "arm-sum100_suite-smoke")
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_study_preset_ends_with_the_comparison_and_the_pareto_plot(tmp_path):
     sweep = tmp_path / "sq"
     args = ["experiment=strategy_question", "suite=smoke", "trials=1", "progress=false", f"hydra.sweep.dir={sweep}"]

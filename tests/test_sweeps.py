@@ -26,6 +26,7 @@ LAUNCHERS = [
 ]
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("launcher", LAUNCHERS, ids=["basic", "joblib", "submitit_local"])
 def test_sweep_writes_one_folder_per_job(tmp_path, launcher):
     sweep = tmp_path / "sweep"
@@ -54,6 +55,7 @@ def test_sweep_writes_one_folder_per_job(tmp_path, launcher):
     assert "sweep done" in result.stdout and "success [95% CI]" in result.stdout
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_sweep_folder_is_named_by_the_sweep_and_a_rerun_resumes(tmp_path):
     """No hydra.sweep.dir: results/sweeps/<swept keys>-<hash>; the same sweep spelled differently resumes there."""
     common = [*SMALL, "trials=1", "progress=false", "plots=false"]

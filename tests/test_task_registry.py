@@ -75,6 +75,7 @@ def test_the_default_policy_submits_an_empty_answer_and_summarizes():
     assert policy.summarize("")
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_no_import_cycle_inside_tasks():
     graph = {m: {t for t in targets if t.startswith("tasks")} for m, targets in import_graph().items()}
     assert not [c for c in cycles(graph) if any(m.startswith("tasks") for m in c)]

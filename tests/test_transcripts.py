@@ -25,6 +25,7 @@ def _run(folder: Path, monkeypatch) -> Path:
     return folder
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_transcripts_are_gzip_zcat_readable_and_byte_identical_across_runs(tmp_path, monkeypatch):
     a, b = _run(tmp_path / "a", monkeypatch), _run(tmp_path / "b", monkeypatch)
     files = transcript_files(a / "transcripts")

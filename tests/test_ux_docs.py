@@ -1,5 +1,6 @@
 """Small things: folder names from identity, the docs' interpreter and gate size, where reports land."""
 
+import pytest
 import re
 import shutil
 
@@ -70,6 +71,7 @@ def test_readme_gate_is_large_enough_for_14_of_28_vs_18_of_28():
     assert mcnemar_exact(round(4 * pairs / 28), 0) < 0.05
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_gate_and_reports_are_ignored_and_multi_run_reports_land_under_results(tmp_path):
     ignored = (ROOT / ".gitignore").read_text().splitlines()
     assert "gate/" in ignored and "reports/" in ignored and "results/*" in ignored

@@ -105,6 +105,7 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_smoke_suite_at_seed_4723_dry_runs(tmp_path):
     dry = harness("run", "suite=smoke", "seed=4723", "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
