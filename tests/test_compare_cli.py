@@ -66,6 +66,7 @@ def test_three_runs_print_arms_families_holm_verdicts_and_the_frontier(tmp_path)
     assert alone.returncode == 1 and alone.stdout.splitlines()[-1] == "verdict: REGRESSION"
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_three_runs_as_json(tmp_path):
     runs = [str(FIXTURE / name) for name in ("none", "headtail", "sliding_window")]
     data = json.loads(harness("compare", *runs, "--json", cwd=tmp_path).stdout)

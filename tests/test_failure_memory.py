@@ -247,6 +247,7 @@ def test_rule_other_accounts_are_never_the_account():
             assert not re.search(rf"They say {instance.account}\b", text)
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_rule_exactly_one_ticket_is_escalated_and_the_withdrawn_one_is_cancelled_in_so_many_words():
     for instance in _rule_instances():
         headers = [instance.call("read_ticket", {"ticket_id": t}).content.splitlines()[1] for t in instance.ticket_ids]

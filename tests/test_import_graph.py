@@ -267,6 +267,7 @@ def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_the_graph_sees_imports_inside_functions():
     modules = project_modules()
     assert "harness.cli" in import_graph()["harness.__main__"]

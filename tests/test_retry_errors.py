@@ -58,6 +58,7 @@ def test_fail_on_error_exits_1_when_the_provider_is_down(tmp_path):
     )
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_retry_errors_refuses_other_outcomes_and_fresh(tmp_path):
     assert retry_outcomes("--retry-errors") == ("model_error",)
     assert retry_outcomes("--retry-errors=model_error,strategy_error") == ("model_error", "strategy_error")

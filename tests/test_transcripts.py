@@ -108,6 +108,7 @@ def test_a_gzip_transcript_replaces_an_older_uncompressed_one_of_the_trial(tmp_p
     assert transcript_files(tmp_path) == {"t": tmp_path / "t.jsonl.gz"}
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 @pytest.mark.parametrize("kind", ["gz", "plain"])
 def test_compare_records_reads_both_kinds(tmp_path, monkeypatch, kind):
     from benchmarks.compare_records import main as compare_records
@@ -121,6 +122,7 @@ def test_compare_records_reads_both_kinds(tmp_path, monkeypatch, kind):
     assert compare_records([str(a), str(b)]) == 0
 
 
+@pytest.mark.slow  # over 1 s (benchmarks/speed_targets.py): the default tier stays under 3 minutes on 2 cores
 def test_resuming_an_older_folder_writes_gzip_beside_its_uncompressed_transcripts(tmp_path, monkeypatch):
     from harness.records import TRIALS, dumps
     from harness.view import write_pages
