@@ -29,9 +29,11 @@ from __future__ import annotations
 import bisect
 import hashlib
 import random
+import typing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.params import Mismatch, convert_value, shown
 from reference_agent.kit.limits import prompt_limit
 from reference_agent.policy_kit import call_identity, submit
 from tasks.base import RATE_LIMITED
@@ -121,13 +123,28 @@ arrives in one or two rounds under it gives strategies nothing to manage."""
 PROFILES = {"perfect": PERFECT, "realistic": REALISTIC, "greedy": GREEDY}
 
 
+def typed(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` converted by the types ``cls`` (a dataclass) declares for them; an unknown key is left for
+    ``replace`` to refuse. ``ValueError`` names the first value its field's type does not take."""
+    hints = typing.get_type_hints(cls)
+    converted = {}
+    for key, value in values.items():
+        try:
+            converted[key] = convert_value(hints[key], value) if key in hints else value
+        except Mismatch as exc:
+            raise ValueError(f"reference-agent profile parameter {key}={shown(value)} must be {exc.expects}") from None
+    return converted
+
+
 def make_profile(name: str, **overrides: Any) -> AgentProfile:
     """The named profile with some parameters overridden (``None`` values are ignored)."""
     if name not in PROFILES:
         raise ValueError(f"unknown reference-agent profile {name!r} (valid: {', '.join(PROFILES)})")
     profile = PROFILES[name]
-    attention = {k: v for k, v in (overrides.pop("attention", None) or {}).items() if v is not None}
-    given = {k: v for k, v in overrides.items() if v is not None}
+    attention = typed(
+        AttentionModel, {k: v for k, v in (overrides.pop("attention", None) or {}).items() if v is not None}
+    )
+    given = typed(AgentProfile, {k: v for k, v in overrides.items() if v is not None and k != "attention"})
     if attention:
         given["attention"] = replace(profile.attention, **attention)
     try:

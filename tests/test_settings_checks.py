@@ -48,6 +48,8 @@ def refused(capsys, tmp_path, monkeypatch, *args: str) -> str:
         (["faults=flaky", "faults.seed=abc"], "faults.seed=abc must be an integer"),
         ([f"seed={SEED_MAX}", "suite.instances=2"], f"the last instance's seed {SEED_MAX + 1} must be at most"),
         (["trials=100000000"], f"plans 1,000,000,000 trials; a run plans at most {MAX_PLANNED_TRIALS:,}"),
+        (["model.profile_params.batch_cap=abc"], "reference-agent profile parameter batch_cap=abc must be an integer"),
+        (["+model.profile_params.attention.rot=x"], "reference-agent profile parameter rot=x must be a number"),
         pytest.param(["suite.instances=100000"], "plans 1,000,000 trials", marks=pytest.mark.slow),
     ],
 )
