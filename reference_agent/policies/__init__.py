@@ -85,10 +85,9 @@ def missing_policy_line(family: str) -> str:
 
 def reference_policy(instance: TaskInstance) -> Policy:
     """A fresh reference policy for one trial of ``instance``: its family's, the instance's own, or the default."""
-    factory = FACTORIES.get(instance.family)
-    if factory is not None:
-        return factory(instance)
-    own = getattr(instance, "reference_policy", None)
-    if callable(own):
-        return own()
+    source = policy_source(instance)
+    if source == "family":
+        return FACTORIES[instance.family](instance)
+    if source == "instance":
+        return instance.reference_policy()  # type: ignore[attr-defined]  # a plugin family's own (policy_source)
     return EmptyAnswerPolicy()
