@@ -94,20 +94,7 @@ def _escaped(text: str) -> str:
 
 def read_jsonl(path: Path) -> list[dict]:
     """Read a JSONL file, ignoring a torn last line left by a crash (and any line that is not a JSON object)."""
-    return scan_jsonl(path)[0]
-
-
-def scan_jsonl(path: Path, required: str | None = None) -> tuple[list[dict], list[bytes]]:
-    """The rows of a JSONL file and its bad lines, as they are (bytes, each ending in a newline).
-
-    A bad line does not decode as UTF-8 JSON, is not an object, or (``required``) lacks that key.
-    """
-    scan = scan_records(path, None if required is None else _requiring(required))
-    return scan.rows, scan.bad
-
-
-def _requiring(key: str) -> Callable[[Any], str | None]:
-    return lambda row: None if key in row else f"missing {key}"
+    return scan_records(path).rows
 
 
 @dataclass
@@ -522,14 +509,14 @@ class RunWriter:
         scan = scan_trials(trials_path)
         done = {row["trial_id"] for row in scan.rows}
         set_aside = _trial_ids_of(scan.bad) - done
-        moved = self._set_aside_leftovers(set_aside)
+        steps_path = self.run_dir / STEPS
+        steps = scan_steps(steps_path) if steps_path.exists() else None
+        moved = self._set_aside_leftovers(set_aside, set(steps.bad) if steps else set())
         if scan.bad:
             self.recovered.append(keep_aside(trials_path, scan.bad, scan.reason_text()) + moved)
         if trials_path.exists() and (scan.bad or _has_torn_line(trials_path)):
             rewrite(trials_path, scan.rows)
-        steps_path = self.run_dir / STEPS
-        if steps_path.exists():
-            steps = scan_steps(steps_path)
+        if steps is not None:
             if steps.bad:
                 self.recovered.append(keep_aside(steps_path, steps.bad, steps.reason_text()))
             kept = [row for row in steps.rows if row["trial_id"] in done]
@@ -544,16 +531,24 @@ class RunWriter:
                     remove_store(store)
         return done
 
-    def _set_aside_leftovers(self, trial_ids: set[str]) -> str:
+    def _set_aside_leftovers(self, trial_ids: set[str], bad_steps: set[bytes]) -> str:
         """Keep the step rows and transcripts of set-aside trial rows beside the records (``.corrupt``), so the
-        rerun of those trials overwrites nothing; what moved, as the end of the trials line (or "")."""
+        rerun of those trials overwrites nothing; what moved, as the end of the trials line (or "").
+
+        ``bad_steps`` (the step lines that do not validate) are left out: ``_recover`` keeps them aside itself,
+        once."""
         if not trial_ids:
             return ""
         steps_path = self.run_dir / STEPS
         lines = []
         if steps_path.exists():
             with steps_path.open("rb") as handle:
-                lines = [raw for raw in handle if _trial_ids_of([raw]) & trial_ids]
+                lines = [
+                    raw
+                    for raw in handle
+                    if (raw if raw.endswith(b"\n") else raw + b"\n") not in bad_steps
+                    and _trial_ids_of([raw]) & trial_ids
+                ]
         if lines:
             aside = steps_path.with_name(STEPS + CORRUPT)
             with aside.open("ab") as handle:

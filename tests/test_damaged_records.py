@@ -18,6 +18,7 @@ from harness import retry_errors
 from harness.cli import clear_records, main
 from harness.records import (
     CORRUPT,
+    RunWriter,
     read_jsonl,
     read_steps,
     read_trials,
@@ -247,3 +248,17 @@ def test_fresh_that_crashes_halfway_leaves_no_trial_done_and_a_rerun_completes_i
     assert sorted(p.name for p in run.iterdir()) == sorted(
         p.name for p in run.iterdir() if p.name in (".hydra", "run.lock") or p.name.endswith(".log")
     )
+
+
+def test_a_bad_step_row_of_a_set_aside_trial_is_kept_aside_once(run):
+    trial_id = damage(run, 0, cost="abc")
+    path = run / "steps.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    own = [index for index, line in enumerate(lines) if json.loads(line)["trial_id"] == trial_id]
+    row = json.loads(lines[own[0]])
+    row["step"] = "first"
+    lines[own[0]] = (json.dumps(row) + "\n").encode()
+    path.write_bytes(b"".join(lines))
+    RunWriter(run).close()
+    aside = (run / ("steps.jsonl" + CORRUPT)).read_bytes().splitlines()
+    assert sorted(aside) == sorted(line.rstrip(b"\n") for line in (lines[index] for index in own))
