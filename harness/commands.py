@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness import check, importer, report, view
-from harness import power
+from harness import check, importer, power, report, view
 from harness.config import CONFIG_DIR, options
 from harness.errors import UsageError
 from harness.importer import DEFAULT_OUT, FORMATS

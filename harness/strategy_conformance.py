@@ -54,6 +54,7 @@ from harness.conversation import (
     validate_projection,
 )
 from harness.tokens import CountsTokens, TokenCounter
+from harness.trial import submit_tool
 
 HISTORIES_DIR = Path(__file__).resolve().parent / "conformance_histories"
 RECORDED_BUDGET = 4_000
@@ -73,14 +74,8 @@ TASK_TOOL = {
         "parameters": {"type": "object", "properties": {}},
     },
 }
-SUBMIT_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "submit",
-        "description": "Submit your final answer.",
-        "parameters": {"type": "object", "properties": {}},
-    },
-}
+SUBMIT_TOOL = submit_tool({"type": "object", "properties": {}})
+"""The ``submit`` tool the loop offers last (harness/trial.py), with an empty answer schema."""
 SERVER_EDITS: list[dict[str, Any]] = [
     {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 1_200},
     {"type": "compact_20260112", "summary": "Key findings: pages 1-3 read."},

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from harness.strategy_conformance import Failure, digest, one_line
+from harness.strategy_conformance import Failure, digest, one_line, short_args
 from tasks.base import TaskFamily, TaskInstance, ToolResult
 
 DEFAULT_SEEDS = (0, 1, 2)
@@ -140,19 +140,17 @@ def schema_calls(tool: dict) -> list[dict]:
     """Arguments for one tool: none, each property with each sample of its type, every property hostile."""
     parameters = tool.get("function", {}).get("parameters", {})
     properties: dict[str, dict] = parameters.get("properties", {}) or {}
+    typical = {name: samples(prop)[0] for name, prop in properties.items()}  # each at its first sample
     calls: list[dict] = [{}]
     for name, prop in properties.items():
-        values = prop.get("enum") or SAMPLES.get(str(prop.get("type")), ("x",))
-        calls += [{**typical(properties), name: value} for value in values]
+        calls += [{**typical, name: value} for value in samples(prop)]
     calls += [{name: value for name in properties} for value in HOSTILE_VALUES]
     return calls
 
 
-def typical(properties: dict[str, dict]) -> dict:
-    """Every property at the first sample of its type (or its enum's first value)."""
-    return {
-        name: (prop.get("enum") or SAMPLES.get(str(prop.get("type")), ("x",)))[0] for name, prop in properties.items()
-    }
+def samples(prop: dict) -> tuple[Any, ...]:
+    """The values a property is called with: its enum, else the samples of its type."""
+    return prop.get("enum") or SAMPLES.get(str(prop.get("type")), ("x",))
 
 
 def tool_failures(family: TaskFamily, seeds: tuple[int, ...]) -> Iterator[Failure]:
@@ -171,7 +169,7 @@ def tool_failures(family: TaskFamily, seeds: tuple[int, ...]) -> Iterator[Failur
                 result = instance.call(name, dict(args))
             except Exception as exc:
                 yield Failure(
-                    "tools", f"seed {seed}: {name}({short(args)}) raised {type(exc).__name__}: {one_line(exc)}"
+                    "tools", f"seed {seed}: {name}({short_args(args)}) raised {type(exc).__name__}: {one_line(exc)}"
                 )
                 return
             if not isinstance(result, ToolResult):
@@ -180,8 +178,3 @@ def tool_failures(family: TaskFamily, seeds: tuple[int, ...]) -> Iterator[Failur
             if name == UNKNOWN_TOOL and not result.is_error:
                 yield Failure("tools", f"seed {seed}: a call to an unknown tool is not an error result")
                 return
-
-
-def short(args: dict) -> str:
-    """Arguments as ``key=value`` with values cut at 20 characters."""
-    return ", ".join(f"{k}={repr(v)[:20]}" for k, v in args.items())
