@@ -85,7 +85,7 @@ class Setting:
             raise SettingError(f"{key}={value} must be a number, not true/false ({self.meaning})")
         try:
             number = self.kind(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
             raise SettingError(
                 f"{key}={value} must be {'an integer' if self.kind is int else 'a number'} ({self.meaning})"
             ) from None

@@ -48,9 +48,9 @@ class ModelSetting:
         null = " or null" if self.nullable else ""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key}={value!r} must be {wanted}{null} ({self.meaning})")
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):  # an int is finite, however large
             raise ConfigError(f"{key}={value!r} must be a finite number ({self.meaning})")
-        if self.kind is int and not float(value).is_integer():
+        if self.kind is int and isinstance(value, float) and not value.is_integer():
             raise ConfigError(f"{key}={value!r} must be an integer ({self.meaning})")
         return value
 
